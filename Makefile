@@ -1,0 +1,43 @@
+# The course's commands. A fresh machine needs only `make lab` or `make test`:
+# both create .venv and install the pinned set first (quick when nothing changed).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+NBVAL_CELL_TIMEOUT ?= 120
+# An outer limit for the whole test run, in case a kernel hangs.
+TEST_TIMEOUT ?= 3600
+
+.PHONY: setup lab test bench lock clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; set PYTHON=python3.x")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $@
+
+lab: setup
+	$(BIN)/jupyter lab notebooks
+
+test: setup
+	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(wildcard notebooks/*/*.ipynb) \
+	    $(if $(wildcard notebooks/*/*.ipynb),--nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT))
+
+bench: setup
+	@for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
+
+# Re-resolve requirements.in into requirements.txt (one set of versions for
+# Python 3.10 to 3.13), then regenerate environment.yml and binder/.
+lock: setup
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip compile requirements.in --universal --python-version 3.10 \
+	    --fork-strategy fewest --no-header -o requirements.txt
+	$(BIN)/python tools/sync_envs.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
