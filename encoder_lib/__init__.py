@@ -1,0 +1,30 @@
+"""encoder_lib: the Transformer encoder block in small numpy functions.
+
+The course's shared library. Every function takes arrays of shape
+``(..., seq, d_model)`` (any leading batch axes), keeps float32 and float64
+as given, and checks its arguments with messages that name the argument.
+Importing it loads numpy only; the widgets and plots live in modules of their
+own that only the notebooks import.
+
+    >>> import numpy as np, encoder_lib as el
+    >>> rng = np.random.default_rng(0)
+    >>> layers = [el.init_block_params(16, 64, rng) for _ in range(2)]
+    >>> x = rng.standard_normal((2, 5, 16), dtype=np.float32)
+    >>> el.encoder(x, layers, n_heads=4, norm="pre").shape
+    (2, 5, 16)
+"""
+
+from .attention import merge_heads, multi_head_attention, scaled_dot_product_attention, softmax, split_heads
+from .block import encoder, encoder_block, trace_encoder, trace_encoder_block
+from .feed_forward import feed_forward, gelu, relu
+from .layer_norm import layer_norm
+from .params import count_params, from_torch_state_dict, init_block_params, to_torch_state_dict
+from .positional import positional_encoding
+
+__all__ = [
+    "softmax", "scaled_dot_product_attention", "split_heads", "merge_heads", "multi_head_attention",
+    "feed_forward", "relu", "gelu", "layer_norm", "encoder_block", "encoder",
+    "trace_encoder_block", "trace_encoder", "positional_encoding", "init_block_params",
+    "count_params", "from_torch_state_dict", "to_torch_state_dict",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,73 @@
+"""The position-wise feed-forward network: expand, bend, project back."""
+
+import numpy as np
+
+from . import _checks
+
+FFN_KEYS = ("w1", "b1", "w2", "b2")
+ACTIVATIONS = ("relu", "gelu")
+
+
+def relu(x):
+    """max(x, 0), elementwise."""
+    return np.maximum(x, 0)
+
+
+def gelu(x):
+    """The exact GELU, ``x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))``, as PyTorch's default.
+
+    ``erf`` comes from SciPy, imported here rather than with the package so
+    that ``import encoder_lib`` stays quick.
+    """
+    from scipy.special import erf
+
+    x = np.asarray(x)
+    half = np.asarray(0.5, dtype=x.dtype)
+    return half * x * (1 + erf(x * np.asarray(np.sqrt(0.5), dtype=x.dtype)))
+
+
+def check_ffn_params(params, d_model, dtype, where="params"):
+    """Check w1 (d_model, d_ff), b1 (d_ff,), w2 (d_ff, d_model), b2 (d_model,); returns them."""
+    if not isinstance(params, dict):
+        raise TypeError(f"{where} must be a dict with keys {list(FFN_KEYS)}, got {type(params).__name__}")
+    w1 = params.get("w1")
+    if w1 is None:
+        raise ValueError(f"{where} is missing the key 'w1'; it has {sorted(params)}")
+    d_ff = np.shape(w1)[-1] if np.ndim(w1) == 2 else 0
+    if d_ff < 1:
+        raise ValueError(f"{where}['w1'] must have shape (d_model, d_ff) = ({d_model}, d_ff), got {np.shape(w1)}")
+    shapes = {"w1": (d_model, d_ff), "b1": (d_ff,), "w2": (d_ff, d_model), "b2": (d_model,)}
+    return {key: _checks.param_array(params, key, shapes[key], dtype, where) for key in FFN_KEYS}
+
+
+def _ffn(x, params, activation, trace=None):
+    """The unchecked core of feed_forward; records the hidden layer in ``trace``."""
+    lead = x.shape[:-1]
+    h = x.reshape(-1, x.shape[-1]) @ params["w1"]  # (positions, d_ff): every position at once
+    h += params["b1"]
+    if activation == "relu":
+        np.maximum(h, 0, out=h)
+    else:
+        h = gelu(h)
+    if trace is not None:
+        trace["ffn_hidden"] = h.reshape(*lead, h.shape[-1])
+    y = h @ params["w2"]  # (positions, d_model)
+    y += params["b2"]
+    return y.reshape(*lead, y.shape[-1])
+
+
+def feed_forward(x, params, activation="relu"):
+    """``act(x @ w1 + b1) @ w2 + b2`` at every position, with the same weights everywhere.
+
+    x: (..., seq, d_model); params: ``w1`` (d_model, d_ff), ``b1`` (d_ff,),
+    ``w2`` (d_ff, d_model), ``b2`` (d_model,); activation: "relu" or "gelu".
+    Returns (..., seq, d_model).
+
+    >>> from encoder_lib.fixtures import lesson_ffn_params
+    >>> feed_forward(np.array([1.0, 0.0, 0.5, -1.0]), lesson_ffn_params())
+    array([ 0.4125   , -0.1171875, -0.928125 , -0.178125 ])
+    """
+    x = _checks.float_array(x, "x", min_ndim=1)
+    activation = _checks.choice(activation, "activation", ACTIVATIONS)
+    params = check_ffn_params(params, x.shape[-1], x.dtype)
+    return _ffn(x, params, activation)
