@@ -1,0 +1,34 @@
+"""Shared test helpers.
+
+Reference packages (PyTorch) are optional on a learner's machine: tests that
+need one skip with a printed reason when it is missing. In CI (the ``CI``
+environment variable set, as `.ci/run` runs) a missing reference package is
+a failure, so a check skipped locally always runs there.
+"""
+
+import importlib
+import os
+
+import pytest
+
+
+def in_ci():
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+def require(module, why):
+    """Import ``module``, or skip (locally) / fail (in CI) with ``why`` in the message."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        message = f"{module} is not installed ({exc}); {why}"
+        if in_ci():
+            pytest.fail(f"CI must run this test: {message}. `.ci/run` installs it.", pytrace=False)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def torch():
+    torch = require("torch", "install it with `.venv/bin/pip install torch==2.13.0` to compare against PyTorch")
+    torch.manual_seed(0)
+    return torch

@@ -1,0 +1,45 @@
+"""The package as a whole: light import, runnable docstrings, environment files in step with the lock."""
+
+import doctest
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ["encoder_lib", "encoder_lib.attention", "encoder_lib.feed_forward", "encoder_lib.layer_norm",
+           "encoder_lib.block", "encoder_lib.positional", "encoder_lib.params", "encoder_lib.fixtures"]
+
+
+def test_import_loads_numpy_only():
+    code = ("import sys, encoder_lib; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'matplotlib', 'ipywidgets', 'torch', 'IPython'}))")
+    heavy = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert heavy == "[]", f"import encoder_lib also imported {heavy}"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {name} failed (run with -s to see them)"
+
+
+def test_every_public_function_has_an_example_or_says_its_shapes():
+    import encoder_lib
+
+    for name in encoder_lib.__all__:
+        doc = getattr(encoder_lib, name).__doc__ or ""
+        assert doc.strip(), f"encoder_lib.{name} has no docstring"
+
+
+def test_environment_files_match_the_lock():
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "sync_envs.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_binder_installs_the_library():
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert "pip install" in post_build and "-e ." in post_build

@@ -1,0 +1,141 @@
+"""Properties that hold for every input, checked on random shapes with hypothesis."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import encoder_lib as el
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def configs(draw):
+    """A small random encoder: batch axes, seq, d_model, heads, d_ff, dtype, placement, activation."""
+    n_heads = draw(st.sampled_from([1, 2, 4]))
+    d_model = n_heads * draw(st.integers(1, 4))
+    return {
+        "lead": tuple(draw(st.lists(st.integers(1, 3), max_size=2))),
+        "seq": draw(st.integers(1, 7)),
+        "d_model": d_model,
+        "n_heads": n_heads,
+        "d_ff": draw(st.integers(1, 12)),
+        "dtype": draw(st.sampled_from([np.float32, np.float64])),
+        "norm": draw(st.sampled_from(["post", "pre"])),
+        "activation": draw(st.sampled_from(["relu", "gelu"])),
+        "n_layers": draw(st.integers(1, 3)),
+        "seed": draw(st.integers(0, 2**16)),
+    }
+
+
+def build(c):
+    rng = np.random.default_rng(c["seed"])
+    layers = [el.init_block_params(c["d_model"], c["d_ff"], rng, dtype=c["dtype"]) for _ in range(c["n_layers"])]
+    for p in layers:  # non-trivial norms, so the tests do not rely on gamma 1, beta 0
+        for key in ("norm1", "norm2"):
+            p[key]["gamma"] = rng.uniform(0.5, 1.5, c["d_model"]).astype(c["dtype"])
+            p[key]["beta"] = rng.normal(0, 0.1, c["d_model"]).astype(c["dtype"])
+    x = rng.standard_normal(c["lead"] + (c["seq"], c["d_model"])).astype(c["dtype"])
+    return rng, x, layers
+
+
+def run(c, x, layers, **kw):
+    return el.encoder(x, layers, c["n_heads"], norm=c["norm"], activation=c["activation"], **kw)
+
+
+def tolerance(dtype):
+    return 2e-5 if dtype == np.float32 else 1e-11
+
+
+@SETTINGS
+@given(configs())
+def test_block_and_stack_preserve_shape_and_dtype(c):
+    _, x, layers = build(c)
+    one = el.encoder_block(x, layers[0], c["n_heads"], norm=c["norm"], activation=c["activation"])
+    out = run(c, x, layers)
+    assert one.shape == out.shape == x.shape
+    assert one.dtype == out.dtype == x.dtype
+
+
+@SETTINGS
+@given(configs(), st.data())
+def test_attention_rows_are_distributions(c, data):
+    rng, x, layers = build(c)
+    mask = rng.random(c["lead"] + (c["seq"],)) < data.draw(st.sampled_from([0.0, 0.4, 1.0]))
+    _, weights = el.multi_head_attention(x, c["n_heads"], layers[0]["attn"], padding_mask=mask)
+    assert weights.shape == c["lead"] + (c["n_heads"], c["seq"], c["seq"])
+    assert (weights >= 0).all()
+    sums = weights.sum(axis=-1)
+    all_padded = mask.all(axis=-1)[..., None, None]  # a sequence with no real key: weights all zero
+    np.testing.assert_allclose(sums, np.broadcast_to(np.where(all_padded, 0.0, 1.0), sums.shape), atol=tolerance(c["dtype"]) * 10)
+    padded_keys = np.broadcast_to(mask[..., None, None, :], weights.shape)
+    assert (weights[padded_keys] == 0).all()
+
+
+@SETTINGS
+@given(configs())
+def test_without_positional_encoding_the_encoder_is_permutation_equivariant(c):
+    rng, x, layers = build(c)
+    perm = rng.permutation(c["seq"])
+    out = run(c, x, layers)
+    out_of_shuffled = run(c, x[..., perm, :], layers)
+    np.testing.assert_allclose(out_of_shuffled, out[..., perm, :], atol=tolerance(c["dtype"]))
+
+
+@SETTINGS
+@given(configs())
+def test_values_at_padded_positions_do_not_reach_real_positions(c):
+    rng, x, layers = build(c)
+    mask = rng.random(c["lead"] + (c["seq"],)) < 0.4
+    other = np.where(mask[..., None], rng.standard_normal(x.shape) * 10, x).astype(c["dtype"])
+    out = run(c, x, layers, padding_mask=mask)
+    out_other = run(c, other, layers, padding_mask=mask)
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(out_other[~mask], out[~mask], atol=tolerance(c["dtype"]))
+
+
+@SETTINGS
+@given(
+    st.integers(1, 5), st.integers(2, 16),
+    st.floats(-100, 100), st.floats(0.01, 100),
+    st.sampled_from([np.float32, np.float64]), st.integers(0, 2**16),
+)
+def test_layer_norm_ignores_shifting_and_positively_scaling_a_row(seq, d, shift, scale, dtype, seed):
+    x = np.random.default_rng(seed).standard_normal((seq, d)).astype(dtype)
+    base = el.layer_norm(x, eps=1e-12)
+    moved = el.layer_norm((x * dtype(scale) + dtype(shift)).astype(dtype), eps=1e-12)
+    np.testing.assert_allclose(moved, base, atol=5e-3 if dtype == np.float32 else 1e-8)
+
+
+@SETTINGS
+@given(configs())
+def test_batch_elements_are_independent(c):
+    rng, x, layers = build(c)
+    x = x.reshape((-1, c["seq"], c["d_model"]))
+    together = run(c, x, layers)
+    for i in range(x.shape[0]):
+        alone = run(c, x[i], layers)
+        np.testing.assert_allclose(alone, together[i], atol=tolerance(c["dtype"]))
+
+
+@SETTINGS
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**16))
+def test_softmax_is_stable_and_shift_invariant(rows, cols, seed):
+    x = np.random.default_rng(seed).standard_normal((rows, cols)) * 300
+    p = el.softmax(x)
+    assert np.isfinite(p).all()
+    np.testing.assert_allclose(p.sum(axis=-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(el.softmax(x + 1000.0), p, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_fully_padded_sequence_gets_zero_weights_and_no_nan(dtype):
+    rng = np.random.default_rng(1)
+    p = el.init_block_params(8, 16, rng, dtype=dtype)
+    x = rng.standard_normal((2, 4, 8)).astype(dtype)
+    mask = np.array([[False, False, True, True], [True, True, True, True]])
+    trace = el.trace_encoder_block(x, p, 2, padding_mask=mask)
+    assert all(np.isfinite(v).all() for v in trace.values())
+    assert (trace["attn_weights"][1] == 0).all()
+    np.testing.assert_allclose(trace["attn_out"][1], np.broadcast_to(p["attn"]["b_o"], (4, 8)), atol=1e-6)
