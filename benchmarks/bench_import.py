@@ -1,0 +1,38 @@
+"""How long `import encoder_lib` takes in a fresh interpreter (target: under 150 ms).
+
+    .venv/bin/python benchmarks/bench_import.py [--runs 10]
+
+Reports the median and worst of fresh-process imports, each measured inside
+the child with perf_counter around the import (numpy included, since
+encoder_lib needs it), next to a bare `import numpy` for scale.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+
+from _report import table
+
+CHILD = "import time; t = time.perf_counter(); import {mod}; print(time.perf_counter() - t)"
+
+
+def measure(module, runs):
+    return [float(subprocess.run([sys.executable, "-c", CHILD.format(mod=module)], capture_output=True,
+                                 text=True, check=True).stdout) for _ in range(runs)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args()
+    rows = []
+    for module in ("numpy", "encoder_lib"):
+        times = measure(module, args.runs)
+        rows.append((f"import {module}", f"{statistics.median(times) * 1e3:.1f}", f"{max(times) * 1e3:.1f}"))
+    print(f"fresh-process import time, {args.runs} runs")
+    table(rows, ("what", "median ms", "worst ms"))
+
+
+if __name__ == "__main__":
+    main()
