@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.installed
 NBVAL_CELL_TIMEOUT ?= 120
 # An outer limit for the whole test run, in case a kernel hangs.
 TEST_TIMEOUT ?= 3600
+# Kernels and extensions come from .venv, even if the user has others installed.
+export JUPYTER_PREFER_ENV_PATH := 1
 
 .PHONY: setup lab test bench lock clean
 
@@ -26,7 +28,7 @@ lab: setup
 
 test: setup
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(wildcard notebooks/*/*.ipynb) \
-	    $(if $(wildcard notebooks/*/*.ipynb),--nbval --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT))
+	    $(if $(wildcard notebooks/*/*.ipynb),--nbval --nbval-current-env --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT))
 
 bench: setup
 	@for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

@@ -1,0 +1,50 @@
+"""Plot helpers shared by the notebooks and the widgets (imports matplotlib; not loaded by `import encoder_lib`).
+
+Colours: heatmaps use cividis, which is perceptually uniform and reads in
+greyscale and for colour-blind readers; lines use the Okabe-Ito palette and
+differ by marker too, so they stay apart without colour.
+"""
+
+import numpy as np
+
+CMAP = "cividis"
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def heatmap(ax, data, *, title, xlabel, ylabel, row_labels=None, col_labels=None,
+            vmin=0.0, vmax=1.0, annotate=True, fmt="{:.2f}", colorbar=True):
+    """Draw ``data`` (rows, cols) as a labelled heatmap; returns ``(image, texts)`` for ``update_heatmap``.
+
+    Cell values are written in the cells (black on light, white on dark), so
+    the numbers can be read without the colour scale.
+    """
+    data = np.asarray(data)
+    image = ax.imshow(data, cmap=CMAP, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    rows, cols = data.shape
+    ax.set_xticks(range(cols), col_labels if col_labels is not None else range(cols))
+    ax.set_yticks(range(rows), row_labels if row_labels is not None else range(rows))
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    texts = None
+    if annotate:
+        texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=9) for j in range(cols)] for i in range(rows)]
+    update_heatmap(image, texts, data, fmt=fmt)
+    return image, texts
+
+
+def update_heatmap(image, texts, data, fmt="{:.2f}"):
+    """Put new ``data`` (same shape) into a heatmap made by ``heatmap``, in place."""
+    data = np.asarray(data)
+    image.set_data(data)
+    if texts is None:
+        return
+    low, high = image.get_clim()
+    middle = (low + high) / 2
+    for i, row in enumerate(texts):
+        for j, text in enumerate(row):
+            text.set_text(fmt.format(data[i, j]))
+            text.set_color("black" if data[i, j] > middle else "white")

@@ -1,0 +1,62 @@
+"""The committed notebooks: laid out as nbgrader assignments, executed, and free of run-to-run noise."""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import encoder_lib
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
+LESSONS = ["00", "01", "02", "03", "04", "05", "06"]
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def ids(paths):
+    return [p.name for p in paths]
+
+
+def code_cells(path):
+    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code" and c.source.strip()]
+
+
+def test_each_lesson_is_a_folder_with_its_numbered_notebook():
+    numbers = sorted(p.name[:2] for p in NOTEBOOKS)
+    assert numbers[: len(LESSONS)] == LESSONS
+    for path in NOTEBOOKS:
+        assert re.fullmatch(r"\d\d_[a-z0-9_]+", path.parent.name), path
+        assert path.name.startswith(path.parent.name[:3]), f"{path}: name must start with its folder's number"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_every_code_cell_has_stored_outputs_from_a_run(path):
+    never_run = [c.source.splitlines()[0] for c in code_cells(path) if c.execution_count is None]
+    assert not never_run, f"cells never executed (run tools/execute_notebooks.py): {never_run}"
+    counts = [c.execution_count for c in code_cells(path)]
+    assert counts == sorted(counts), "cells were run out of order; re-execute top to bottom"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_widget_state_is_not_committed_and_widget_cells_are_ignored_by_nbval(path):
+    nb = nbformat.read(path, as_version=4)
+    assert "widgets" not in nb.metadata, "metadata.widgets is committed; run tools/execute_notebooks.py"
+    for cell in code_cells(path):
+        shows_widget = any(WIDGET_MIME in out.get("data", {}) for out in cell.outputs)
+        if shows_widget:
+            assert "nbval-ignore-output" in cell.metadata.get("tags", []), cell.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_notebooks_do_not_copy_library_functions(path):
+    for cell in code_cells(path):
+        for name in encoder_lib.__all__:
+            assert not re.search(rf"^\s*def {name}\(", cell.source, re.M), f"{path.name} redefines {name}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=ids(NOTEBOOKS[1:]))
+def test_each_lesson_marks_where_its_exercise_goes(path):
+    nb = nbformat.read(path, as_version=4)
+    slots = [c for c in nb.cells if "exercise-slot" in c.metadata.get("tags", [])]
+    assert len(slots) >= 1 and all(c.cell_type == "markdown" and "## Exercise" in c.source for c in slots)

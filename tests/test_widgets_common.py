@@ -1,0 +1,48 @@
+"""What every course widget promises, checked on all of them without a browser."""
+
+import pytest
+from matplotlib.image import AxesImage
+
+from encoder_lib.widgets import all_explorers
+from encoder_lib.widgets._base import control_values
+
+EXPLORERS = all_explorers()
+IDS = [f"{module}.{builder.__name__}" for module, builder in EXPLORERS]
+
+
+@pytest.fixture(params=EXPLORERS, ids=IDS)
+def explorer(request):
+    return request.param[1]()
+
+
+def test_default_state_shows_a_picture_and_a_readout(explorer):
+    assert bytes(explorer.image.value).startswith(b"\x89PNG")
+    assert explorer.state, "draw() must return what the picture shows"
+    assert explorer.controls, "a widget without controls answers nothing"
+
+
+def test_every_plot_has_a_title_and_labelled_axes(explorer):
+    axes = [ax for ax in explorer.figure.axes if ax.get_label() != "<colorbar>"]
+    assert axes
+    for ax in axes:
+        assert ax.get_title(), f"an axis of {explorer!r} has no title"
+        assert ax.get_xlabel() and ax.get_ylabel(), f"{ax.get_title()!r} lacks an axis label"
+
+
+def test_heatmaps_use_the_colour_blind_safe_map(explorer):
+    for ax in explorer.figure.axes:
+        for image in ax.get_images():
+            if isinstance(image, AxesImage):
+                assert image.get_cmap().name.startswith("cividis"), image.get_cmap().name
+
+
+def test_each_control_changes_the_picture_in_place(explorer):
+    figure = explorer.figure
+    for name, control in explorer.controls.items():
+        original, pictures = control.value, set()
+        for value in control_values(control):
+            control.value = value
+            assert explorer.figure is figure, "a redraw must not build a new figure"
+            pictures.add(bytes(explorer.image.value))
+        assert len(pictures) > 1, f"moving {name!r} never changed the picture"
+        control.value = original

@@ -1,0 +1,54 @@
+"""Re-execute course notebooks in place, so their stored outputs come from the current code.
+
+    .venv/bin/python tools/execute_notebooks.py                      # every notebook
+    .venv/bin/python tools/execute_notebooks.py notebooks/01_*/*.ipynb
+
+Each notebook runs top to bottom in a fresh kernel from its own folder, as
+nbval will run it. Afterwards the widget state (``metadata.widgets``) and
+per-cell timing metadata are dropped, so the committed file holds the
+outputs a reader needs and nothing that changes from run to run.
+"""
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+# the kernel of this environment, even if the user has another "python3" kernel
+os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
+ROOT = Path(__file__).resolve().parent.parent
+CELL_TIMEOUT = 120
+
+
+def clean(nb):
+    """Drop what differs between runs without meaning anything to a reader."""
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("collapsed", None)
+        if cell.cell_type == "code":
+            for output in cell.outputs:
+                output.get("metadata", {}).pop("execution", None)
+    return nb
+
+
+def execute(path):
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    nbformat.write(clean(nb), path)
+    return time.perf_counter() - start
+
+
+def main(argv):
+    paths = [Path(p).resolve() for p in argv] or sorted((ROOT / "notebooks").glob("*/*.ipynb"))
+    for path in paths:
+        print(f"{execute(path):6.1f} s  {path.relative_to(ROOT)}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
