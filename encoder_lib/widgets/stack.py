@@ -1,0 +1,101 @@
+"""Lesson 06 widget: how the residual stream's scale changes with depth, pre-norm vs post-norm.
+
+Both 24-layer stacks are run once, when the widget is built, with the same
+seeded blocks and input; the depth slider only chooses how many layers to show.
+"""
+
+import matplotlib.ticker
+import numpy as np
+
+import encoder_lib as el
+
+from ._base import COLORS, MARKERS, Explorer, slider, toggle
+
+D_MODEL, N_HEADS, D_FF, MAX_DEPTH = 32, 4, 128, 24
+BATCH, SEQ = 2, 10
+
+
+def rms(a):
+    """Root mean square over every entry (float64 accumulation)."""
+    return float(np.sqrt(np.mean(np.square(a, dtype=np.float64))))
+
+
+def residual_scale(x, layers, n_heads, norm):
+    """``[RMS of x, RMS after block 1, ..., RMS after block N]`` for one stack: length N + 1."""
+    traces = el.trace_encoder(x, layers, n_heads, norm=norm)
+    return np.array([rms(x)] + [rms(t["output"]) for t in traces])
+
+
+def toy_stack(seed=0, depth=MAX_DEPTH):
+    """``depth`` freshly initialised blocks (each its own params) and an input (BATCH, SEQ, D_MODEL)."""
+    rng = np.random.default_rng(seed)
+    layers = [el.init_block_params(D_MODEL, D_FF, rng) for _ in range(depth)]
+    x = rng.standard_normal((BATCH, SEQ, D_MODEL)).astype(np.float32)
+    return layers, x
+
+
+class StackScaleExplorer(Explorer):
+    """How does the residual stream's scale change with depth in pre-norm vs post-norm?"""
+
+    NAMES = {"pre": "pre-norm", "post": "post-norm"}
+
+    def __init__(self, layers=None, x=None, n_heads=N_HEADS):
+        if layers is None or x is None:
+            layers, x = toy_stack()
+        self.scale = {norm: residual_scale(x, layers, n_heads, norm) for norm in ("pre", "post")}
+        self.max_depth = len(layers)
+        controls = {
+            "depth": slider("depth", min(12, self.max_depth), 1, self.max_depth),
+            "norm": toggle("placement", (("pre-norm", "pre"), ("post-norm", "post")), "pre"),
+        }
+        super().__init__(
+            "The residual stream, layer by layer",
+            "The RMS of the hidden state after each block (layer 0 is the input). The highlighted curve is "
+            "the chosen placement, the faint one the other. Post-norm ends every block in a layer norm with "
+            "gamma 1 and beta 0; pre-norm only ever adds to the stream. Watch both curves as depth grows.",
+            controls,
+        )
+
+    def setup(self, figure):
+        ax = self.ax = figure.add_subplot()
+        ax.axhline(1.0, color="0.6", lw=0.8, ls=":")
+        self.lines = {}
+        for i, (norm, style) in enumerate((("pre", "-"), ("post", "--"))):
+            (self.lines[norm],) = ax.plot([0], [1], ls=style, marker=MARKERS[i], color=COLORS[i],
+                                          markersize=4, label=self.NAMES[norm])
+        self.end_label = ax.text(0, 0, "", fontsize=9, ha="left", va="bottom")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax.set_xlabel("layer")
+        ax.set_ylabel("RMS of the residual stream")
+        ax.set_title(" ")
+        ax.legend(loc="upper left", fontsize=9)
+
+    def draw(self, depth, norm):
+        layers = np.arange(depth + 1)
+        for name, line in self.lines.items():
+            line.set_data(layers, self.scale[name][: depth + 1])
+            chosen = name == norm
+            line.set_alpha(1.0 if chosen else 0.3)
+            line.set_linewidth(2.0 if chosen else 1.0)
+            line.set_zorder(3 if chosen else 2)
+        shown = max(float(self.scale[name][: depth + 1].max()) for name in self.scale)
+        self.ax.set_xlim(-0.5, depth + 0.5 + 0.08 * depth)  # room for the end label
+        self.ax.set_ylim(0, 1.15 * shown)
+        value = float(self.scale[norm][depth])
+        self.end_label.set_position((depth + 0.1 + 0.02 * depth, value))
+        self.end_label.set_text(f"{value:.2f}")
+        self.ax.set_title(f"after {depth} layer{'s' if depth > 1 else ''}: pre-norm "
+                          f"{self.scale['pre'][depth]:.2f}, post-norm {self.scale['post'][depth]:.2f}")
+        return {
+            "depth": depth, "norm": norm,
+            "rms_pre": float(self.scale["pre"][depth]), "rms_post": float(self.scale["post"][depth]),
+            "rms_selected": value, "rms_input": float(self.scale[norm][0]),
+            "growth_pre": float(self.scale["pre"][depth] / self.scale["pre"][0]),
+        }
+
+    def describe(self, s):
+        return (f"after {s['depth']} layers the RMS of the residual stream is <b>{s['rms_pre']:.2f}</b> in pre-norm "
+                f"({s['growth_pre']:.2f} times the input's) and <b>{s['rms_post']:.2f}</b> in post-norm")
+
+
+EXPLORERS = (StackScaleExplorer,)
