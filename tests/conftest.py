@@ -32,3 +32,12 @@ def torch():
     torch = require("torch", "install it with `.venv/bin/pip install torch==2.13.0` to compare against PyTorch")
     torch.manual_seed(0)
     return torch
+
+
+# Hypothesis explores new random examples on every local run; CI replays a
+# fixed set, so a red CI run always means a change broke something.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, database=None)
+if in_ci():
+    settings.load_profile("ci")

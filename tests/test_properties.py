@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import encoder_lib as el
@@ -103,6 +103,8 @@ def test_values_at_padded_positions_do_not_reach_real_positions(c):
 )
 def test_layer_norm_ignores_shifting_and_positively_scaling_a_row(seq, d, shift, scale, dtype, seed):
     x = np.random.default_rng(seed).standard_normal((seq, d)).astype(dtype)
+    # the property holds while eps is negligible next to every row's variance
+    assume(((x * scale).var(axis=-1) > 1e-3).all())
     base = el.layer_norm(x, eps=1e-12)
     moved = el.layer_norm((x * dtype(scale) + dtype(shift)).astype(dtype), eps=1e-12)
     np.testing.assert_allclose(moved, base, atol=5e-3 if dtype == np.float32 else 1e-8)
