@@ -9,6 +9,7 @@ import encoder_lib as el
 from encoder_lib import fixtures
 from encoder_lib.widgets import add_norm
 from encoder_lib.widgets._base import control_values
+from widget_helpers import set_controls
 
 READOUT = re.compile(r"row variances: (-?\d+\.\d{3}), (-?\d+\.\d{3}), (-?\d+\.\d{3})$")
 
@@ -19,9 +20,7 @@ def explorer():
 
 
 def show(explorer, norm, residual):
-    explorer.controls["norm"].value = norm
-    explorer.controls["residual"].value = residual
-    return explorer.state
+    return set_controls(explorer, norm=norm, residual=residual)
 
 
 def readout_variances(explorer):

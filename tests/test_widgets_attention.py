@@ -1,24 +1,13 @@
 """Lesson 01's widget: the weights it shows for each setting of its controls."""
 
-import io
 
 import numpy as np
-import PIL.Image
 import pytest
 
 import encoder_lib as el
 from encoder_lib.widgets import attention
 from encoder_lib.widgets._base import control_values
-
-
-def pixels(explorer):
-    return np.asarray(PIL.Image.open(io.BytesIO(explorer.image.value)).convert("RGB"), dtype=float)
-
-
-def set_controls(explorer, **values):
-    for name, value in values.items():
-        explorer.controls[name].value = value
-    return explorer.state
+from widget_helpers import pixels, set_controls
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import pytest
 import encoder_lib as el
 from encoder_lib.widgets import feed_forward as ffw
 from encoder_lib.widgets._base import control_values
+from widget_helpers import set_controls
 
 
 @pytest.fixture(scope="module")
@@ -14,9 +15,7 @@ def explorer():
 
 
 def show(explorer, factor, activation):
-    explorer.controls["factor"].value = factor
-    explorer.controls["activation"].value = activation
-    return explorer.state
+    return set_controls(explorer, factor=factor, activation=activation)
 
 
 def test_controls_offer_the_four_factors_and_both_activations(explorer):

@@ -1,25 +1,14 @@
 """Lesson 02's widget: which positions each head reads, on the lesson's fixture."""
 
-import io
 
 import numpy as np
-import PIL.Image
 import pytest
 
 import encoder_lib as el
 from encoder_lib import fixtures
 from encoder_lib.widgets import heads
 from encoder_lib.widgets._base import control_values
-
-
-def pixels(explorer):
-    return np.asarray(PIL.Image.open(io.BytesIO(explorer.image.value)).convert("RGB"), dtype=float)
-
-
-def set_controls(explorer, **values):
-    for name, value in values.items():
-        explorer.controls[name].value = value
-    return explorer.state
+from widget_helpers import pixels, set_controls
 
 
 @pytest.fixture
