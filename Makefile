@@ -24,7 +24,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $@
 
 lab: setup
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: setup
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(wildcard notebooks/*/*.ipynb) \
