@@ -48,3 +48,24 @@ def update_heatmap(image, texts, data, fmt="{:.2f}"):
         for j, text in enumerate(row):
             text.set_text(fmt.format(data[i, j]))
             text.set_color("black" if data[i, j] > middle else "white")
+
+
+def labelled_bars(ax, n, *, title, xlabel, ylabel, ylim=(0.0, 1.0), fontsize=8):
+    """``n`` bars at 0..n-1 with their values written above them; returns ``(bars, texts)`` for ``update_bars``."""
+    positions = np.arange(n)
+    bars = ax.bar(positions, np.zeros(n), color=COLORS[0], edgecolor="black", linewidth=0.6)
+    texts = [ax.text(i, 0, "", ha="center", va="bottom", fontsize=fontsize) for i in positions]
+    ax.set_ylim(*ylim)
+    ax.set_xticks(positions)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    return bars, texts
+
+
+def update_bars(bars, texts, values, fmt="{:.2f}"):
+    """Put new heights (and their labels) into bars made by ``labelled_bars``, in place."""
+    for bar, text, value in zip(bars, texts, values):
+        bar.set_height(value)
+        text.set_y(value + 0.01)
+        text.set_text(fmt.format(value))

@@ -67,14 +67,9 @@ class AttentionExplorer(Explorer):
 
     def setup(self, figure):
         bar_ax, map_ax = figure.subplots(1, 2, width_ratios=(1, 1.15))
-        keys = np.arange(self.seq)
-        self.bars = bar_ax.bar(keys, np.zeros(self.seq), color=COLORS[0], edgecolor="black", linewidth=0.6)
-        self.bar_texts = [bar_ax.text(i, 0, "", ha="center", va="bottom", fontsize=8) for i in keys]
-        bar_ax.set_ylim(0, 1.15)
-        bar_ax.set_xticks(keys)
-        bar_ax.set_xlabel("key position")
-        bar_ax.set_ylabel("attention weight")
-        self.bar_title = bar_ax.set_title("")
+        self.bars, self.bar_texts = plots.labelled_bars(
+            bar_ax, self.seq, title="", xlabel="key position", ylabel="attention weight", ylim=(0, 1.15))
+        self.bar_title = bar_ax.title
         self.weights_map, self.texts = plots.heatmap(
             map_ax, np.full((self.seq, self.seq), 1 / self.seq), title="all weights (row = query)",
             xlabel="key position", ylabel="query position", annotate=False)  # the bars carry the numbers
@@ -90,10 +85,7 @@ class AttentionExplorer(Explorer):
         q, k = self.data[d_k]
         weights = attention_weights(q, k, scale, temperature)  # (seq, seq)
         row = weights[query]
-        for bar, text, w in zip(self.bars, self.bar_texts, row):
-            bar.set_height(w)
-            text.set_y(w + 0.01)
-            text.set_text(f"{w:.2f}")
+        plots.update_bars(self.bars, self.bar_texts, row)
         self.bar_title.set_text(f"query {query}: its weights over the keys")
         plots.update_heatmap(self.weights_map, self.texts, weights)
         self.row_box.set_y(query - 0.5)

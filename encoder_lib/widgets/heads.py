@@ -54,14 +54,9 @@ class HeadsExplorer(Explorer):
             map_ax, np.zeros((self.seq, self.seq)), title="", xlabel="key position",
             ylabel="query position", row_labels=labels, col_labels=labels)
         self.map_title = map_ax.title
-        keys = np.arange(self.seq)
-        self.bars = bar_ax.bar(keys, np.zeros(self.seq), color=COLORS[0], edgecolor="black", linewidth=0.6)
-        self.bar_texts = [bar_ax.text(i, 0, "", ha="center", va="bottom", fontsize=9) for i in keys]
-        bar_ax.set_ylim(0, 1.0)
-        bar_ax.set_xticks(keys)
-        bar_ax.set_xlabel("key position")
-        bar_ax.set_ylabel("mean weight over queries")
-        bar_ax.set_title("how much it reads each key")
+        self.bars, self.bar_texts = plots.labelled_bars(
+            bar_ax, self.seq, title="how much it reads each key", xlabel="key position",
+            ylabel="mean weight over queries", fontsize=9)
 
     def dynamic_artists(self):
         frame = list(self.weights_map.axes.spines.values())  # drawn over the repainted heatmap
@@ -76,12 +71,10 @@ class HeadsExplorer(Explorer):
         self.map_title.set_text(f"head {head} of {n_heads}: columns {start}:{stop} of x")
         mean_per_key = weights.mean(axis=0)  # (seq,): the average weight each key receives
         most = top_keys(mean_per_key)  # usually one position; all of them when they tie
-        for i, (bar, text, w) in enumerate(zip(self.bars, self.bar_texts, mean_per_key)):
-            bar.set_height(w)
+        plots.update_bars(self.bars, self.bar_texts, mean_per_key)
+        for i, bar in enumerate(self.bars):  # the most-read position stands out by colour and hatching
             bar.set_facecolor(COLORS[1] if i in most else COLORS[0])
             bar.set_hatch("//" if i in most else "")
-            text.set_y(w + 0.01)
-            text.set_text(f"{w:.2f}")
         return {
             "n_heads": int(n_heads),
             "head": int(head),
