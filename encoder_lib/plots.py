@@ -12,6 +12,11 @@ COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
+def rms(a):
+    """Root mean square of every entry (float64 accumulation): one number for "how big" an array is."""
+    return float(np.sqrt(np.mean(np.square(a, dtype=np.float64))))
+
+
 def heatmap(ax, data, *, title, xlabel, ylabel, row_labels=None, col_labels=None,
             vmin=0.0, vmax=1.0, annotate=True, fmt="{:.2f}", colorbar=True):
     """Draw ``data`` (rows, cols) as a labelled heatmap; returns ``(image, texts)`` for ``update_heatmap``.

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import encoder_lib as el
+from encoder_lib.plots import rms
 from encoder_lib.widgets import stack
 from encoder_lib.widgets._base import control_values
 
@@ -78,10 +79,10 @@ def test_redraws_reuse_the_traces_instead_of_running_the_stack(explorer, monkeyp
 def test_the_curves_match_running_the_blocks_one_by_one():
     layers, x = stack.toy_stack(depth=4)
     for norm in ("pre", "post"):
-        h, expected = x, [stack.rms(x)]
+        h, expected = x, [rms(x)]
         for params in layers:
             h = el.encoder_block(h, params, stack.N_HEADS, norm=norm)
-            expected.append(stack.rms(h))
+            expected.append(rms(h))
         np.testing.assert_allclose(stack.residual_scale(x, layers, stack.N_HEADS, norm), expected, rtol=1e-6)
 
 

@@ -34,7 +34,8 @@ class Explorer:
       draw's time) is drawn once into a saved background, and each redraw
       paints only these on top of it (blitting), in the order listed. List
       them in drawing order, and include the spines of an axes whose image is
-      repainted (the image would otherwise cover the frame).
+      repainted (the image would otherwise cover the frame): ``drawing_order``
+      does both.
     - ``adjust_controls(change)``: keep linked controls consistent (say, clamp
       a head slider when the number of heads drops) before the one redraw
       that follows; control changes made inside it do not redraw again.
@@ -144,6 +145,16 @@ class Explorer:
     def __repr__(self):
         shown = ", ".join(f"{k}={v!r}" for k, v in self.values().items())
         return f"<{type(self).__name__}: {self.title} ({shown})>"
+
+
+def drawing_order(artists, spines_of=()):
+    """``artists`` plus the spines of the axes ``spines_of``, sorted by zorder as a full draw orders them.
+
+    For ``dynamic_artists()``: a repainted heatmap or marker would otherwise
+    cover the frame of its axes.
+    """
+    spines = [spine for ax in spines_of for spine in ax.spines.values()]
+    return sorted([*artists, *spines], key=lambda artist: artist.get_zorder())
 
 
 def slider(description, value, low, high, step=1, **kwargs):

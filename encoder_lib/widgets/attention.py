@@ -12,7 +12,7 @@ from matplotlib.patches import Rectangle
 import encoder_lib as el
 
 from .. import plots
-from ._base import COLORS, Explorer, checkbox, slider, toggle
+from ._base import COLORS, Explorer, checkbox, drawing_order, slider, toggle
 
 D_K_OPTIONS = (4, 16, 64, 256)
 
@@ -78,8 +78,8 @@ class AttentionExplorer(Explorer):
             Rectangle((-0.5, -0.5), self.seq, 1, fill=False, edgecolor=COLORS[1], linewidth=2.5))
 
     def dynamic_artists(self):
-        frame = list(self.weights_map.axes.spines.values())  # drawn over the repainted heatmap
-        return [self.bar_title, *self.bars, *self.bar_texts, self.weights_map, *frame, self.row_box]
+        changing = [self.bar_title, *self.bars, *self.bar_texts, self.weights_map, self.row_box]
+        return drawing_order(changing, spines_of=[self.weights_map.axes])
 
     def draw(self, query, temperature, scale, d_k):
         q, k = self.data[d_k]

@@ -13,8 +13,8 @@ import numpy as np
 
 import encoder_lib as el
 
-from ..plots import heatmap
-from ._base import COLORS, MARKERS, Explorer, checkbox, slider, toggle
+from ..plots import heatmap, rms
+from ._base import COLORS, MARKERS, Explorer, checkbox, drawing_order, slider, toggle
 
 D_MODEL, N_HEADS, D_FF, SEQ = 16, 4, 64, 6
 
@@ -62,19 +62,6 @@ def _labels_from(labels):
         return labels[pos] if pos is not None and pos < len(labels) else ""
 
     return matplotlib.ticker.FuncFormatter(label)
-
-
-def _in_drawing_order(artists, spines_of=()):
-    """``artists`` plus the spines of the axes ``spines_of``, sorted by zorder as a full draw orders them.
-
-    The frame is redrawn because a redrawn heatmap or marker would otherwise cover it.
-    """
-    spines = [spine for ax in spines_of for spine in ax.spines.values()]
-    return sorted([*artists, *spines], key=lambda artist: artist.get_zorder())
-
-
-def _rms(a):
-    return float(np.sqrt(np.mean(np.square(a, dtype=np.float64))))
 
 
 class BlockStepExplorer(Explorer):
@@ -132,7 +119,7 @@ class BlockStepExplorer(Explorer):
     def dynamic_artists(self):
         changing = [self.map_image, self.ax_map.title, self.ax_map.xaxis, self.mean_dots, self.std_dots]
         colorbar = self.map_image.colorbar.ax  # its scale follows the data: redrawn whole, after the rest
-        return _in_drawing_order(changing, (self.ax_map, self.ax_stats)) + [colorbar]
+        return drawing_order(changing, (self.ax_map, self.ax_stats)) + [colorbar]
 
     def draw(self, step, norm):
         name, meaning = STEPS[norm][step]
@@ -156,7 +143,7 @@ class BlockStepExplorer(Explorer):
             "shape": f"({rows}, {cols})", "rows": rows, "cols": cols,
             "max_abs_row_mean": float(np.abs(means).max()),
             "min_row_std": float(stds.min()), "max_row_std": float(stds.max()),
-            "rms": _rms(data), "input_rms": _rms(self.traces[norm]["input"]), "colour_limit": top,
+            "rms": rms(data), "input_rms": rms(self.traces[norm]["input"]), "colour_limit": top,
         }
 
     def describe(self, s):
@@ -238,7 +225,7 @@ class PaddingExplorer(Explorer):
 
     def dynamic_artists(self):
         changing = [self.w_image, self.ax_w.xaxis, self.ax_w.yaxis, self.out_image, self.ax_out.title]
-        return _in_drawing_order(changing, (self.ax_w, self.ax_out))
+        return drawing_order(changing, (self.ax_w, self.ax_out))
 
     def draw(self, n_pad, use_mask):
         out, weights = self.runs[n_pad, use_mask]  # (REAL, d_model), (n_heads, seq, seq)
@@ -341,7 +328,7 @@ class PermutationExplorer(Explorer):
 
     def dynamic_artists(self):
         changing = [self.a_image, self.b_image, *(ax.yaxis for ax in self.axes), self.headline]
-        return _in_drawing_order(changing, self.axes)
+        return drawing_order(changing, self.axes)
 
     def draw(self, shuffle, use_pe):
         of_shuffled, shuffled_out = self.runs[shuffle, use_pe]

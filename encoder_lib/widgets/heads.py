@@ -10,7 +10,7 @@ import numpy as np
 import encoder_lib as el
 
 from .. import fixtures, plots
-from ._base import COLORS, Explorer, slider, toggle
+from ._base import COLORS, Explorer, drawing_order, slider, toggle
 
 HEAD_COUNTS = (1, 2, 4)
 TIE = 1e-9  # weights this close to a row's largest count as a tie
@@ -59,8 +59,8 @@ class HeadsExplorer(Explorer):
             ylabel="mean weight over queries", fontsize=9)
 
     def dynamic_artists(self):
-        frame = list(self.weights_map.axes.spines.values())  # drawn over the repainted heatmap
-        return [self.map_title, self.weights_map, *frame, *(t for row in self.texts for t in row), *self.bars, *self.bar_texts]
+        changing = [self.map_title, self.weights_map, *(t for row in self.texts for t in row), *self.bars, *self.bar_texts]
+        return drawing_order(changing, spines_of=[self.weights_map.axes])
 
     def draw(self, n_heads, head):
         head = min(head, n_heads - 1)

@@ -9,15 +9,11 @@ import numpy as np
 
 import encoder_lib as el
 
+from ..plots import rms
 from ._base import COLORS, MARKERS, Explorer, slider, toggle
 
 D_MODEL, N_HEADS, D_FF, MAX_DEPTH = 32, 4, 128, 24
 BATCH, SEQ = 2, 10
-
-
-def rms(a):
-    """Root mean square over every entry (float64 accumulation)."""
-    return float(np.sqrt(np.mean(np.square(a, dtype=np.float64))))
 
 
 def residual_scale(x, layers, n_heads, norm):
