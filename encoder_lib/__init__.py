@@ -14,16 +14,18 @@ own that only the notebooks import.
     (2, 5, 16)
 """
 
-from .attention import merge_heads, multi_head_attention, scaled_dot_product_attention, softmax, split_heads
-from .block import encoder, encoder_block, trace_encoder, trace_encoder_block
+from .attention import (masked_softmax, merge_heads, multi_head_attention, scaled_dot_product_attention, softmax,
+                        split_heads)
+from .block import encoder, encoder_block, post_norm, pre_norm, trace_encoder, trace_encoder_block
 from .feed_forward import feed_forward, gelu, relu
 from .layer_norm import layer_norm
 from .params import count_params, from_torch_state_dict, init_block_params, to_torch_state_dict
 from .positional import positional_encoding
 
 __all__ = [
-    "softmax", "scaled_dot_product_attention", "split_heads", "merge_heads", "multi_head_attention",
-    "feed_forward", "relu", "gelu", "layer_norm", "encoder_block", "encoder",
+    "softmax", "masked_softmax", "scaled_dot_product_attention", "split_heads", "merge_heads",
+    "multi_head_attention",
+    "feed_forward", "relu", "gelu", "layer_norm", "post_norm", "pre_norm", "encoder_block", "encoder",
     "trace_encoder_block", "trace_encoder", "positional_encoding", "init_block_params",
     "count_params", "from_torch_state_dict", "to_torch_state_dict",
 ]

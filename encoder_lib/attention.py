@@ -45,6 +45,24 @@ def _masked_softmax(scores, mask):
     return scores
 
 
+def masked_softmax(scores, padding_mask=None):
+    """Attention weights from ``scores`` (..., seq_q, seq_k), never putting weight on a padded key.
+
+    ``padding_mask`` is boolean (..., seq_k), True at padding. Padded keys get
+    score -inf *before* the softmax, so every row still sums to 1 over the real
+    keys; a row whose keys are all padding gets all-zero weights, not NaN.
+
+    >>> masked_softmax(np.zeros((1, 3)), np.array([False, False, True]))
+    array([[0.5, 0.5, 0. ]])
+    """
+    scores = _checks.float_array(scores, "scores", min_ndim=2, finite=False)
+    if np.isnan(scores).any() or np.isposinf(scores).any():
+        raise ValueError("scores must not contain NaN or +inf")
+    # checked like a (..., seq_k, features) input: batch axes scores.shape[:-2], length seq_k
+    mask = _checks.padding_mask(padding_mask, scores.shape[:-2] + scores.shape[-1:] + (1,), "padding_mask")
+    return _masked_softmax(scores.copy(), None if mask is None else mask[..., None, :])
+
+
 def _attend(q, k, v, mask):
     """The unchecked core: (..., s_q, d_k), (..., s_k, d_k), (..., s_k, d_v) -> out, weights."""
     scale = np.asarray(1.0 / np.sqrt(q.shape[-1]), dtype=q.dtype)

@@ -56,6 +56,43 @@ def _check_options(norm, activation, eps, dropout, rng):
         )
 
 
+def _sublayer_io(x, sublayer, gamma, beta, eps):
+    x = _checks.sequence(x)
+    if not callable(sublayer):
+        raise TypeError(f"sublayer must be a function of one array (e.g. lambda h: feed_forward(h, p)), got {type(sublayer).__name__}")
+    d_model = x.shape[-1]
+    gamma = None if gamma is None else _checks.exact_array(gamma, "gamma", (d_model,), x.dtype)
+    beta = None if beta is None else _checks.exact_array(beta, "beta", (d_model,), x.dtype)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not eps > 0:
+        raise ValueError(f"eps must be a positive number, got {eps!r}")
+    return x, gamma, beta
+
+
+def post_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    """Add & Norm with the norm after the sum: ``LN(x + sublayer(x))`` (the original Transformer, BERT).
+
+    >>> from encoder_lib import feed_forward
+    >>> from encoder_lib.fixtures import lesson_ffn_params, lesson_input
+    >>> out = post_norm(lesson_input(), lambda h: feed_forward(h, lesson_ffn_params()))
+    >>> out.var(axis=-1).round(3)
+    array([1., 1., 1.])
+    """
+    x, gamma, beta = _sublayer_io(x, sublayer, gamma, beta, eps)
+    return _layer_norm(x + sublayer(x), gamma, beta, eps)
+
+
+def pre_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    """Add & Norm with the norm in front of the sub-layer: ``x + sublayer(LN(x))`` (GPT-2, Whisper).
+
+    >>> from encoder_lib import feed_forward
+    >>> from encoder_lib.fixtures import lesson_ffn_params, lesson_input
+    >>> pre_norm(lesson_input(), lambda h: feed_forward(h, lesson_ffn_params())).shape
+    (3, 4)
+    """
+    x, gamma, beta = _sublayer_io(x, sublayer, gamma, beta, eps)
+    return x + sublayer(_layer_norm(x, gamma, beta, eps))
+
+
 def _dropout(y, rate, rng):
     """Zero each entry with probability ``rate`` and scale the rest by 1 / (1 - rate)."""
     if rate == 0:
