@@ -68,6 +68,11 @@ CASES = [
     ("identity attention to PyTorch", lambda: el.to_torch_state_dict(fixtures.lesson_block_params()), ValueError, ["params", "'attn'"]),
     ("params not a dict", lambda: el.encoder_block(X, [P], 2), TypeError, ["params", "dict"]),
     ("None as input", lambda: el.layer_norm(None), TypeError, ["x", "None"]),
+    ("masked_softmax with a float mask", lambda: el.masked_softmax(np.zeros((2, 3)), np.zeros(3)), TypeError, ["padding_mask", "boolean"]),
+    ("masked_softmax with a mask of the wrong length", lambda: el.masked_softmax(np.zeros((2, 3)), np.zeros(4, bool)), ValueError, ["padding_mask", "(4,)"]),
+    ("masked_softmax with NaN scores", lambda: el.masked_softmax(np.full((2, 2), np.nan)), ValueError, ["scores", "NaN"]),
+    ("post_norm with a sublayer that is not a function", lambda: el.post_norm(X, P), TypeError, ["sublayer", "function"]),
+    ("pre_norm with gamma of the wrong size", lambda: el.pre_norm(X, lambda h: h, gamma=np.ones(3, np.float32)), ValueError, ["gamma", "(8,)"]),
 ]
 
 

@@ -79,3 +79,13 @@ def test_the_lesson_stack_example_keeps_its_shape():
     assert out.shape == (4, 100, 512)
     assert out.dtype == np.float32
     assert np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_the_block_is_two_add_and_norms(norm):
+    """encoder_block = Add & Norm around attention, then Add & Norm around the FFN."""
+    x, p = fixtures.lesson_input(), fixtures.lesson_block_params()
+    add_norm = el.post_norm if norm == "post" else el.pre_norm
+    h = add_norm(x, lambda y: el.multi_head_attention(y, 2)[0], p["norm1"]["gamma"], p["norm1"]["beta"])
+    out = add_norm(h, lambda y: el.feed_forward(y, p["ffn"]), p["norm2"]["gamma"], p["norm2"]["beta"])
+    np.testing.assert_allclose(out, el.encoder_block(x, p, 2, norm=norm), atol=1e-12)

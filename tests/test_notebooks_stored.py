@@ -48,15 +48,38 @@ def test_widget_state_is_not_committed_and_widget_cells_are_ignored_by_nbval(pat
             assert "nbval-ignore-output" in cell.metadata.get("tags", []), cell.source
 
 
+def nbgrader(cell):
+    return cell.metadata.get("nbgrader", {})
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
-def test_notebooks_do_not_copy_library_functions(path):
+def test_notebooks_do_not_copy_library_functions_outside_exercise_answers(path):
     for cell in code_cells(path):
+        if nbgrader(cell).get("solution"):
+            continue  # the learner writes their own version here
         for name in encoder_lib.__all__:
             assert not re.search(rf"^\s*def {name}\(", cell.source, re.M), f"{path.name} redefines {name}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=ids(NOTEBOOKS[1:]))
-def test_each_lesson_marks_where_its_exercise_goes(path):
-    nb = nbformat.read(path, as_version=4)
-    slots = [c for c in nb.cells if "exercise-slot" in c.metadata.get("tags", [])]
-    assert len(slots) >= 1 and all(c.cell_type == "markdown" and "## Exercise" in c.source for c in slots)
+def test_each_exercise_is_an_answer_a_self_check_and_a_locked_grade_cell_with_hidden_tests(path):
+    cells = nbformat.read(path, as_version=4).cells
+    answers = [i for i, c in enumerate(cells) if nbgrader(c).get("solution")]
+    assert answers, f"{path.name} has no exercise"
+    for i in answers:
+        name = nbgrader(cells[i])["grade_id"].removesuffix("_answer")
+        answer, check, tests = cells[i : i + 3]
+        assert f"def {name}(" in answer.source
+        assert "### BEGIN SOLUTION" in answer.source and "### END SOLUTION" in answer.source
+        assert nbgrader(check).get("locked") and f"grading.self_check({name})" in check.source
+        assert nbgrader(tests).get("grade") and nbgrader(tests).get("locked") and nbgrader(tests)["points"] > 0
+        assert "### BEGIN HIDDEN TESTS" in tests.source and f"grading.hidden_tests({name})" in tests.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=ids(NOTEBOOKS[1:]))
+def test_exercises_come_after_every_widget(path):
+    """In a student version, Run All reaches every explanation and widget before the first exercise stops it."""
+    cells = nbformat.read(path, as_version=4).cells
+    first_exercise = min(i for i, c in enumerate(cells) if nbgrader(c).get("solution"))
+    widgets = [i for i, c in enumerate(cells) if "nbval-ignore-output" in c.metadata.get("tags", [])]
+    assert widgets and max(widgets) < first_exercise

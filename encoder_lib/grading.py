@@ -1,0 +1,762 @@
+"""The course's exercises: self-checks that name the likely mistake, and the graders' hidden tests.
+
+Each exercise asks the learner for a function with the same name and
+arguments as the library's (``softmax``, ``layer_norm``, ...). Three things
+use the ``EXERCISES`` table below:
+
+- ``self_check(fn)``, in the cell under an answer: runs the exercise's cases,
+  prints which pass, and when one fails, compares the answer with a catalogue
+  of typical wrong implementations to say which mistake it probably is;
+- ``hidden_tests(fn)``, in nbgrader's hidden tests: the same comparison on
+  random shapes (d_ff different from d_model, batch axes, several seeds),
+  raising ``AssertionError`` with the diagnosis;
+- ``on_its_own(fn)``, around the visible tests.
+
+All three grade an answer on its own: while it runs, the learner's earlier
+answers it may call (their ``softmax`` inside their attention, say) are
+replaced by the library's, so one mistake costs one exercise; and the
+library's own implementation of the exercise is blocked, so calling
+``el.softmax`` from ``softmax`` does not pass.
+"""
+
+import contextlib
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import attention as _attention
+from . import block as _block
+from . import fixtures
+from . import positional as _positional
+from .params import init_block_params
+
+# encoder_lib.feed_forward and encoder_lib.layer_norm are the functions; the modules are here
+_ffn = sys.modules[f"{__package__}.feed_forward"]
+_ln = sys.modules[f"{__package__}.layer_norm"]
+
+ATOL = 1e-6
+
+
+@dataclass
+class Exercise:
+    """One exercise: how to call it, what is right, and what typical wrong answers compute."""
+
+    name: str
+    cases: object  # (rng, hidden) -> [(description, args, kwargs)]
+    reference: object  # the right answer, a callable with the exercise's signature
+    mistakes: tuple = ()  # ((explanation, model), ...): a model computes what the mistake computes
+    uses: tuple = ()  # names of earlier exercises' functions the answer may call
+    blocked: tuple = field(default_factory=tuple)  # library functions the answer must not call
+
+
+# --------------------------------------------------------------- comparing
+
+
+def _close(a, b, equal_nan=False):
+    """Same structure, shapes and values (to ATOL, relative above 1)."""
+    if isinstance(b, tuple):
+        return isinstance(a, tuple) and len(a) == len(b) and all(_close(x, y, equal_nan) for x, y in zip(a, b))
+    try:
+        a = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    b = np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=ATOL, atol=ATOL, equal_nan=equal_nan))
+
+
+def _describe_difference(got, expected):
+    """One sentence on how ``got`` differs from ``expected`` when no known mistake matches."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            return f"it should return a tuple of {len(expected)} arrays, it returned {type(got).__name__}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if not _close(g, e):
+                return f"item {i} of the returned tuple: " + _describe_difference(g, e)
+    try:
+        got = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return f"it returned {type(got).__name__}, not an array of numbers"
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape:
+        return f"the result has shape {got.shape}, expected {expected.shape}"
+    if not np.isfinite(got).all():
+        return "the result contains NaN or infinity"
+    return f"the values differ from the library's by up to {np.abs(got - expected).max():.3g}"
+
+
+def _fresh(args, kwargs):
+    """Copies of the arguments, so an answer that changes its inputs in place cannot spoil the next call."""
+    def copy(a):
+        if isinstance(a, np.ndarray):
+            return a.copy()
+        if isinstance(a, dict):
+            return {k: copy(v) for k, v in a.items()}
+        if isinstance(a, list):
+            return [copy(v) for v in a]
+        return a
+    return [copy(a) for a in args], {k: copy(v) for k, v in kwargs.items()}
+
+
+# --------------------------------------------------------------- isolation
+
+
+def _blocked(*args, **kwargs):  # its code replaces a blocked library function's for a while
+    raise PermissionError("__encoder_lib_blocked__")
+
+
+class UsedTheLibrary(Exception):
+    """The answer called the library's own implementation of the exercise."""
+
+
+def _blocked_name(exc):
+    if isinstance(exc, PermissionError) and exc.args == ("__encoder_lib_blocked__",):
+        tb = exc.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        return tb.tb_frame.f_code.co_name
+    return None
+
+
+@contextlib.contextmanager
+def on_its_own(fn):
+    """Grade ``fn`` alone: earlier exercises it calls are the library's, and the library's own
+    version of this exercise is blocked (calling it raises ``UsedTheLibrary``)."""
+    exercise = _exercise(fn)
+    namespace = getattr(fn, "__globals__", {})
+    saved = {name: namespace[name] for name in exercise.uses if name in namespace}
+    codes = {f: f.__code__ for f in exercise.blocked}
+    try:
+        for name in exercise.uses:  # provided even where the earlier answer is missing
+            namespace[name] = getattr(sys.modules["encoder_lib"], name)
+        for f in codes:
+            f.__code__ = _blocked.__code__.replace(co_name=f.__name__)
+        try:
+            yield
+        except PermissionError as exc:
+            name = _blocked_name(exc)
+            if name is None:
+                raise
+            raise UsedTheLibrary(
+                f"`{exercise.name}` calls encoder_lib's own `{name.lstrip('_')}`: write it yourself") from None
+    finally:
+        for f, code in codes.items():
+            f.__code__ = code
+        for name in exercise.uses:
+            if name in saved:
+                namespace[name] = saved[name]
+            else:
+                namespace.pop(name, None)
+
+
+def _exercise(fn):
+    name = getattr(fn, "__name__", None)
+    if name not in EXERCISES:
+        raise ValueError(f"{name!r} is not one of the course's exercises: {sorted(EXERCISES)}")
+    return EXERCISES[name]
+
+
+# --------------------------------------------------------------- running
+
+
+def _verdicts(fn, cases):
+    """Yield ``(description, ok, problem, mistake)`` for each case; raises NotImplementedError through."""
+    exercise = _exercise(fn)
+    for description, args, kwargs in cases:
+        a, k = _fresh(args, kwargs)
+        expected = exercise.reference(*a, **k)
+        models = []
+        for explanation, model in exercise.mistakes:
+            a, k = _fresh(args, kwargs)
+            with np.errstate(all="ignore"):
+                try:
+                    models.append((explanation, model(*a, **k)))
+                except Exception:  # a model that does not apply to this case
+                    pass
+        a, k = _fresh(args, kwargs)
+        try:
+            with on_its_own(fn), np.errstate(all="ignore"):
+                got = fn(*a, **k)
+        except NotImplementedError:
+            raise
+        except UsedTheLibrary as exc:
+            yield description, False, str(exc), None
+            continue
+        except Exception as exc:  # the answer's own error: report it, keep checking
+            yield description, False, f"it raised {type(exc).__name__}: {exc}", None
+            continue
+        if _close(got, expected):
+            yield description, True, "", None
+            continue
+        mistake = next((explanation for explanation, out in models if _close(got, out, equal_nan=True)), None)
+        yield description, False, _describe_difference(got, expected), mistake
+
+
+def self_check(fn):
+    """Check an answer and print what passed, what failed and the likely mistake; returns True if all pass."""
+    exercise = _exercise(fn)
+    lines, mistakes, passed = [], [], 0
+    try:
+        results = list(_verdicts(fn, exercise.cases(np.random.default_rng(0), hidden=False)))
+    except NotImplementedError:
+        print(f"`{exercise.name}`: not done yet. Write it in the cell above, run that cell, then run this one.")
+        return False
+    for description, ok, problem, mistake in results:
+        passed += ok
+        lines.append(f"  {'✓' if ok else '✗'} {description}" + ("" if ok else f": {problem}"))
+        if mistake and mistake not in mistakes:
+            mistakes.append(mistake)
+    print(f"`{exercise.name}`: {passed} of {len(results)} checks passed")
+    print("\n".join(lines))
+    for mistake in mistakes:
+        print(f"Likely mistake: {mistake}")
+    if passed == len(results):
+        print("Well done.")
+    return passed == len(results)
+
+
+def hidden_tests(fn, seeds=3):
+    """The grader's tests: the visible cases plus random shapes over ``seeds`` seeds; AssertionError on failure."""
+    exercise = _exercise(fn)
+    cases = list(exercise.cases(np.random.default_rng(0), hidden=False))
+    for seed in range(seeds):
+        cases += exercise.cases(np.random.default_rng(1000 + seed), hidden=True)
+    failures = [(d, problem, mistake) for d, ok, problem, mistake in _verdicts(fn, cases) if not ok]
+    if failures:
+        description, problem, _ = failures[0]
+        mistake = next((m for _, _, m in failures if m), None)
+        raise AssertionError(f"{exercise.name}, {description}: {problem}" + (f". Likely mistake: {mistake}" if mistake else ""))
+
+
+# --------------------------------------------------------------- friendly errors
+
+
+def friendly_not_implemented():
+    """In a notebook: show an unanswered exercise as one short line, not a traceback.
+
+    A stub answer raises ``NotImplementedError``; Run All then stops at the
+    first unanswered exercise with a sentence that names the function to write.
+    """
+    try:
+        shell = get_ipython()  # noqa: F821 - defined inside IPython only
+    except NameError:
+        return
+
+    def handler(shell, etype, value, tb, tb_offset=None):
+        name = None
+        while tb is not None:  # the innermost frame is the stub's function
+            name, tb = tb.tb_frame.f_code.co_name, tb.tb_next
+        where = f"`{name}`" if name and name != "<module>" else "the function above"
+        return [f"NotImplementedError: {where} is not written yet. "
+                "Write it in its answer cell, run that cell, then run this one."]
+
+    shell.set_custom_exc((NotImplementedError,), handler)
+
+
+# =============================================================== the exercises
+
+
+def _cases(*items):
+    return [(d, tuple(a), dict(k)) for d, a, k in items]
+
+
+def _normal(rng, *shape):
+    return rng.standard_normal(shape)
+
+
+# --- 01: softmax and attention ---------------------------------------------
+
+
+def _softmax_cases(rng, hidden):
+    if hidden:
+        shape = tuple(rng.integers(1, 6, size=rng.integers(1, 4)))
+        axis = int(rng.integers(-len(shape), len(shape)))
+        return _cases((f"random scores {shape}, axis={axis}", [_normal(rng, *shape) * 5], {"axis": axis}),
+                      ("scores near 1000", [1000 + _normal(rng, 3, 4)], {}))
+    return _cases(
+        ("the row (1, 2, 3)", [np.array([1.0, 2.0, 3.0])], {}),
+        ("batched scores (2, 3, 5), last axis", [_normal(rng, 2, 3, 5)], {}),
+        ("large scores (1000, 999, 0)", [np.array([[1000.0, 999.0, 0.0], [0.0, 1.0, -1000.0]])], {}),
+        ("axis=0 of a (4, 3) array", [_normal(rng, 4, 3)], {"axis": 0}),
+    )
+
+
+def _softmax_no_max(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_wrong_axis(x, axis=-1):
+    axis = axis % x.ndim
+    other = 0 if axis == x.ndim - 1 else x.ndim - 1
+    return _attention.softmax(x, axis=other)
+
+
+def _sdpa_cases(rng, hidden):
+    if hidden:
+        lead = tuple(rng.integers(1, 4, size=rng.integers(0, 3)))
+        s_q, s_k, d_k, d_v = (int(n) for n in rng.integers(1, 7, size=4))
+        d_k += 2
+        return _cases((f"random q {lead + (s_q, d_k)}, k {lead + (s_k, d_k)}, v {lead + (s_k, d_v)}",
+                       [_normal(rng, *lead, s_q, d_k) * 2, _normal(rng, *lead, s_k, d_k) * 2,
+                        _normal(rng, *lead, s_k, d_v)], {}))
+    return _cases(
+        ("the lesson's tie case (output 7)", fixtures.lesson_tie_case(), {}),
+        ("3 queries, 5 keys, d_k 4, d_v 2", [_normal(rng, 3, 4) * 2, _normal(rng, 5, 4) * 2, _normal(rng, 5, 2)], {}),
+        ("a batch (2, 4, 6, 8)", [_normal(rng, 2, 4, 6, 8), _normal(rng, 2, 4, 6, 8), _normal(rng, 2, 4, 6, 8)], {}),
+    )
+
+
+def _sdpa_scaled(q, k, v, factor):
+    return _attention.scaled_dot_product_attention(q * factor(q.shape[-1]), k, v)
+
+
+def _sdpa_weights_over_queries(q, k, v):
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    weights = _attention.softmax(scores, axis=-2)
+    return weights @ v, weights
+
+
+# --- 02: heads ----------------------------------------------------------------
+
+
+def _split_cases(rng, hidden):
+    if hidden:
+        lead = tuple(rng.integers(1, 4, size=rng.integers(0, 3)))
+        n_heads, d_head, seq = (int(n) for n in rng.integers(2, 5, size=3))
+        return _cases((f"random {lead + (seq, n_heads * d_head)} into {n_heads} heads",
+                       [_normal(rng, *lead, seq, n_heads * d_head)], {"n_heads": n_heads}))
+    return _cases(
+        ("the lesson's input (3, 4) into 2 heads", [fixtures.lesson_input()], {"n_heads": 2}),
+        ("(2, 5, 12) into 3 heads", [_normal(rng, 2, 5, 12)], {"n_heads": 3}),
+    )
+
+
+def _split_no_transpose(x, n_heads):
+    *lead, seq, d_model = x.shape
+    return x.reshape(*lead, n_heads, seq, d_model // n_heads)
+
+
+def _split_interleaved(x, n_heads):
+    *lead, seq, d_model = x.shape
+    return np.moveaxis(x.reshape(*lead, seq, d_model // n_heads, n_heads), -1, -3)
+
+
+def _merge_cases(rng, hidden):
+    if hidden:
+        lead = tuple(rng.integers(1, 4, size=rng.integers(0, 3)))
+        n_heads, seq, d_head = (int(n) for n in rng.integers(2, 5, size=3))
+        return _cases((f"random {lead + (n_heads, seq, d_head)}", [_normal(rng, *lead, n_heads, seq, d_head)], {}))
+    return _cases(
+        ("2 heads of (3, 2)", [_normal(rng, 2, 3, 2)], {}),
+        ("a batch (2, 3, 5, 4)", [_normal(rng, 2, 3, 5, 4)], {}),
+    )
+
+
+def _merge_no_transpose(x):
+    *lead, n_heads, seq, d_head = x.shape
+    return x.reshape(*lead, seq, n_heads * d_head)
+
+
+def _merge_wrong_order(x):
+    *lead, n_heads, seq, d_head = x.shape
+    return np.moveaxis(x, -3, -1).reshape(*lead, seq, n_heads * d_head)  # (..., seq, d_head, n_heads)
+
+
+def _random_attention_params(rng, d_model):
+    p = init_block_params(d_model, 2 * d_model, rng, dtype=np.float64)["attn"]
+    for key in ("b_q", "b_k", "b_v", "b_o"):
+        p[key] = rng.normal(0, 0.1, d_model)
+    return p
+
+
+def _mha_cases(rng, hidden):
+    if hidden:
+        lead = tuple(rng.integers(1, 3, size=rng.integers(0, 2)))
+        n_heads, d_head, seq = (int(n) for n in rng.integers(2, 5, size=3))
+        d = n_heads * d_head
+        return _cases((f"random x {lead + (seq, d)}, {n_heads} heads, with projections",
+                       [_normal(rng, *lead, seq, d), n_heads], {"params": _random_attention_params(rng, d)}))
+    return _cases(
+        ("the lesson's fixture, 2 heads, identity projections", [fixtures.lesson_input(), 2], {}),
+        ("(2, 5, 8), 2 heads, with projections", [_normal(rng, 2, 5, 8), 2], {"params": _random_attention_params(rng, 8)}),
+        ("(4, 12), 3 heads, with projections", [_normal(rng, 4, 12), 3], {"params": _random_attention_params(rng, 12)}),
+    )
+
+
+def _mha_model(x, n_heads, params=None, *, scale_by_d_model=False, split=None, project=True):
+    d_model = x.shape[-1]
+    split = split or _attention.split_heads
+    if params is None:
+        q = k = v = x
+    else:
+        q, k, v = (x @ params[f"w_{n}"] + params[f"b_{n}"] for n in "qkv")
+    q, k, v = (split(t, n_heads) for t in (q, k, v))
+    scale = np.sqrt(d_model if scale_by_d_model else d_model // n_heads)
+    weights = _attention.softmax(q @ np.swapaxes(k, -1, -2) / scale)
+    out = _attention.merge_heads(weights @ v)
+    if params is not None and project:
+        out = out @ params["w_o"] + params["b_o"]
+    return out, weights
+
+
+# --- 03: the FFN ---------------------------------------------------------------
+
+
+def _random_ffn_params(rng, d_model, d_ff):
+    return init_block_params(d_model, d_ff, rng, dtype=np.float64)["ffn"]
+
+
+def _ffn_cases(rng, hidden):
+    if hidden:
+        d_model, d_ff, seq = int(rng.integers(2, 7)), int(rng.integers(7, 13)), int(rng.integers(1, 5))
+        lead = tuple(rng.integers(1, 3, size=rng.integers(0, 2)))
+        return _cases((f"random x {lead + (seq, d_model)}, d_ff {d_ff}",
+                       [_normal(rng, *lead, seq, d_model), _random_ffn_params(rng, d_model, d_ff)], {}),
+                      (f"random x ({seq}, {d_model}), d_ff {d_ff}, GELU",
+                       [_normal(rng, seq, d_model), _random_ffn_params(rng, d_model, d_ff)], {"activation": "gelu"}))
+    return _cases(
+        ("the lesson's row (1, 0, 0.5, -1)", [np.array(fixtures.FFN_ROW), fixtures.lesson_ffn_params()], {}),
+        ("the lesson's input (3, 4)", [fixtures.lesson_input(), fixtures.lesson_ffn_params()], {}),
+        ("(2, 5, 6) with d_ff 10", [_normal(rng, 2, 5, 6), _random_ffn_params(rng, 6, 10)], {}),
+        ("(5, 6) with d_ff 10, GELU", [_normal(rng, 5, 6), _random_ffn_params(rng, 6, 10)], {"activation": "gelu"}),
+    )
+
+
+def _ffn_model(x, params, activation="relu", *, relu_first=True, relu_last=False, b1=True, b2=True):
+    if activation != "relu":
+        raise ValueError("the models are of ReLU mistakes")
+    h = x @ params["w1"] + (params["b1"] if b1 else 0)
+    if relu_first:
+        h = np.maximum(h, 0)
+    y = h @ params["w2"] + (params["b2"] if b2 else 0)
+    return np.maximum(y, 0) if relu_last else y
+
+
+def _gelu_cases(rng, hidden):
+    if hidden:
+        return _cases(("random (3, 5) values", [_normal(rng, 3, 5) * 3], {}))
+    return _cases(("17 points from -4 to 4", [np.linspace(-4, 4, 17)], {}),
+                  ("a (2, 3) array", [_normal(rng, 2, 3)], {}))
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _gelu_no_sqrt2(x):
+    from scipy.special import erf
+    return 0.5 * x * (1 + erf(x))
+
+
+# --- 04: layer norm, Add & Norm -------------------------------------------------
+
+
+def _ln_cases(rng, hidden):
+    if hidden:
+        d = int(rng.integers(3, 9))
+        lead = tuple(rng.integers(1, 4, size=rng.integers(1, 3)))
+        return _cases((f"random x {lead + (d,)} with gamma and beta",
+                       [_normal(rng, *lead, d) * 3 + 1, rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {}),
+                      ("rows of variance about 1e-5", [_normal(rng, 4, d) * 3e-3], {}))
+    return _cases(
+        ("the lesson's input (3, 4)", [fixtures.lesson_input()], {}),
+        ("(2, 5, 6) with gamma and beta", [_normal(rng, 2, 5, 6), rng.uniform(0.5, 2, 6), rng.normal(0, 1, 6)], {}),
+        ("rows of variance about 1e-5 (eps matters)", [_normal(rng, 3, 6) * 3e-3], {}),
+    )
+
+
+def _ln_model(x, gamma=None, beta=None, eps=1e-5, *, axis=-1, ddof=0, eps_outside=False, affine=True):
+    mean = x.mean(axis=axis, keepdims=True)
+    std = x.std(axis=axis, keepdims=True, ddof=ddof)
+    y = (x - mean) / (std + eps if eps_outside else np.sqrt(std ** 2 + eps))
+    if affine and gamma is not None:
+        y = y * gamma
+    if affine and beta is not None:
+        y = y + beta
+    return y
+
+
+def _sublayer_cases(rng, hidden):
+    def ffn_of(params):
+        return lambda h: _ffn.feed_forward(h, params)
+
+    if hidden:
+        d, d_ff, seq = int(rng.integers(3, 8)), int(rng.integers(8, 14)), int(rng.integers(1, 5))
+        return _cases((f"random x ({seq}, {d}), an FFN sub-layer with d_ff {d_ff}, gamma and beta",
+                       [_normal(rng, seq, d) * 2, ffn_of(_random_ffn_params(rng, d, d_ff)),
+                        rng.uniform(0.5, 2, d), rng.normal(0, 0.5, d)], {}))
+    return _cases(
+        ("the lesson's input and FFN", [fixtures.lesson_input(), ffn_of(fixtures.lesson_ffn_params())], {}),
+        ("(2, 4, 6) with an FFN, gamma and beta", [_normal(rng, 2, 4, 6) * 2, ffn_of(_random_ffn_params(rng, 6, 10)),
+                                                   rng.uniform(0.5, 2, 6), rng.normal(0, 0.5, 6)], {}),
+    )
+
+
+def _ln_of(gamma, beta, eps):
+    return lambda y: _ln.layer_norm(y, gamma, beta, eps)
+
+
+def _post_variants(kind):
+    def model(x, sublayer, gamma=None, beta=None, eps=1e-5):
+        ln = _ln_of(gamma, beta, eps)
+        return {"pre": lambda: x + sublayer(ln(x)), "no_residual": lambda: ln(sublayer(x)),
+                "norm_input": lambda: ln(x) + sublayer(x), "post": lambda: ln(x + sublayer(x)),
+                "double": lambda: ln(x + sublayer(ln(x))), "norm_output": lambda: x + ln(sublayer(x)),
+                "pre_no_residual": lambda: sublayer(ln(x))}[kind]()
+    return model
+
+
+# --- 05: the block ---------------------------------------------------------------
+
+
+def _masked_cases(rng, hidden):
+    if hidden:
+        batch, seq_q, seq_k = (int(n) for n in rng.integers(1, 5, size=3))
+        mask = rng.random((batch, seq_k)) < 0.4
+        return _cases((f"random scores ({batch}, {seq_q}, {seq_k}) and mask", [_normal(rng, batch, seq_q, seq_k) * 3, mask], {}))
+    return _cases(
+        ("scores (2, 3, 3), the last key of sequence 0 padded",
+         [_normal(rng, 2, 3, 3), np.array([[False, False, True], [False, False, False]])], {}),
+        ("a sequence that is all padding", [_normal(rng, 2, 2, 3), np.array([[False, True, True], [True, True, True]])], {}),
+        ("no mask", [_normal(rng, 3, 4)], {"padding_mask": None}),
+    )
+
+
+def _masked_after(scores, padding_mask=None):
+    weights = _attention.softmax(scores)
+    return weights if padding_mask is None else weights * ~padding_mask[..., None, :]
+
+
+def _masked_polarity(scores, padding_mask=None):
+    return _attention.masked_softmax(scores, None if padding_mask is None else ~padding_mask)
+
+
+def _masked_nan(scores, padding_mask=None):
+    if padding_mask is not None:
+        scores = np.where(padding_mask[..., None, :], -np.inf, scores)
+    return _softmax_no_max(scores - np.max(scores, axis=-1, keepdims=True))
+
+
+def _masked_queries(scores, padding_mask=None):
+    if padding_mask is None:
+        return _attention.softmax(scores)
+    return _attention.softmax(np.where(padding_mask[..., :, None], -1e9, scores))
+
+
+def _pe_cases(rng, hidden):
+    if hidden:
+        seq_len, d_model = int(rng.integers(1, 30)), 2 * int(rng.integers(1, 17))
+        return _cases((f"seq_len {seq_len}, d_model {d_model}", [seq_len, d_model], {}))
+    return _cases(("seq_len 4, d_model 6", [4, 6], {}), ("seq_len 50, d_model 16", [50, 16], {}))
+
+
+def _pe_model(seq_len, d_model, *, swap=False, exponent_i=False, halves=False):
+    pos = np.arange(seq_len)[:, None]
+    i = np.arange(d_model // 2)
+    angle = pos / 10000 ** ((i if exponent_i else 2 * i) / d_model)
+    first, second = (np.cos(angle), np.sin(angle)) if swap else (np.sin(angle), np.cos(angle))
+    if halves:
+        return np.concatenate([first, second], axis=-1)
+    pe = np.empty((seq_len, d_model))
+    pe[:, 0::2], pe[:, 1::2] = first, second
+    return pe
+
+
+def _random_block(rng, d_model, d_ff):
+    p = init_block_params(d_model, d_ff, rng, dtype=np.float64)
+    for key in ("norm1", "norm2"):
+        p[key] = {"gamma": rng.uniform(0.5, 1.5, d_model), "beta": rng.normal(0, 0.2, d_model)}
+    for key in ("b_q", "b_k", "b_v", "b_o"):
+        p["attn"][key] = rng.normal(0, 0.1, d_model)
+    return p
+
+
+def _block_cases(rng, hidden):
+    if hidden:
+        n_heads, d_head = int(rng.integers(1, 4)), int(rng.integers(2, 4))
+        d, seq, batch = n_heads * d_head, int(rng.integers(2, 6)), int(rng.integers(1, 3))
+        norm = ("post", "pre")[int(rng.integers(2))]
+        mask = rng.random((batch, seq)) < 0.3
+        mask[:, 0] = False
+        return _cases((f"random x ({batch}, {seq}, {d}), {n_heads} heads, {norm}-norm, with a mask",
+                       [_normal(rng, batch, seq, d), _random_block(rng, d, 2 * d + 1), n_heads],
+                       {"norm": norm, "padding_mask": mask}))
+    return _cases(
+        ("the lesson's fixture, post-norm", [fixtures.lesson_input(), fixtures.lesson_block_params(), 2], {}),
+        ("the lesson's fixture, pre-norm", [fixtures.lesson_input(), fixtures.lesson_block_params(), 2], {"norm": "pre"}),
+        ("(2, 5, 8), 2 heads, d_ff 12, post-norm, a padding mask",
+         [_normal(rng, 2, 5, 8), _random_block(rng, 8, 12), 2],
+         {"padding_mask": np.array([[False] * 5, [False] * 3 + [True] * 2])}),
+        ("(2, 5, 8), 2 heads, d_ff 12, pre-norm", [_normal(rng, 2, 5, 8), _random_block(rng, 8, 12), 2], {"norm": "pre"}),
+    )
+
+
+def _block_swapped(x, params, n_heads, norm="post", padding_mask=None):
+    other = "pre" if norm == "post" else "post"
+    return _block.encoder_block(x, params, n_heads, norm=other, padding_mask=padding_mask)
+
+
+def _block_no_residual(x, params, n_heads, norm="post", padding_mask=None):
+    return _block.encoder_block(x, params, n_heads, norm=norm, padding_mask=padding_mask, residual=False)
+
+
+def _block_no_mask(x, params, n_heads, norm="post", padding_mask=None):
+    return _block.encoder_block(x, params, n_heads, norm=norm)
+
+
+def _block_one_norm(x, params, n_heads, norm="post", padding_mask=None):
+    return _block.encoder_block(x, {**params, "norm2": params["norm1"]}, n_heads, norm=norm, padding_mask=padding_mask)
+
+
+# --- 06: the stack ----------------------------------------------------------------
+
+
+def _encoder_cases(rng, hidden):
+    if hidden:
+        n_layers, n_heads = int(rng.integers(2, 5)), int(rng.integers(1, 3))
+        d = 2 * n_heads * int(rng.integers(1, 3))
+        norm = ("post", "pre")[int(rng.integers(2))]
+        layers = [_random_block(rng, d, d + 3) for _ in range(n_layers)]
+        return _cases((f"{n_layers} random {norm}-norm layers on (2, 4, {d})",
+                       [_normal(rng, 2, 4, d), layers, n_heads], {"norm": norm}))
+    layers = [_random_block(rng, 8, 12) for _ in range(3)]
+    return _cases(
+        ("3 post-norm layers on (2, 4, 8)", [_normal(rng, 2, 4, 8), layers, 2], {}),
+        ("3 pre-norm layers on (2, 4, 8)", [_normal(rng, 2, 4, 8), layers, 2], {"norm": "pre"}),
+        ("2 layers with a padding mask", [_normal(rng, 2, 4, 8), layers[:2], 2],
+         {"padding_mask": np.array([[False] * 4, [False, False, True, True]])}),
+    )
+
+
+def _encoder_reused(x, layers, n_heads, norm="post", padding_mask=None):
+    return _block.encoder(x, [layers[0]] * len(layers), n_heads, norm=norm, padding_mask=padding_mask)
+
+
+def _encoder_last_only(x, layers, n_heads, norm="post", padding_mask=None):
+    return _block.encoder_block(x, layers[-1], n_heads, norm=norm, padding_mask=padding_mask)
+
+
+def _encoder_each_from_input(x, layers, n_heads, norm="post", padding_mask=None):
+    out = x
+    for p in layers:
+        out = _block.encoder_block(x, p, n_heads, norm=norm, padding_mask=padding_mask)
+    return out
+
+
+def _encoder_ignores_norm(x, layers, n_heads, norm="post", padding_mask=None):
+    return _block.encoder(x, layers, n_heads, padding_mask=padding_mask)
+
+
+A = _attention
+EXERCISES = {e.name: e for e in [
+    Exercise("softmax", _softmax_cases, _attention.softmax, (
+        ("exp overflows on large scores: subtract each row's maximum before np.exp "
+         "(softmax(x) = softmax(x - max), and exp(1000) is inf)", _softmax_no_max),
+        ("softmax over the wrong axis: normalise along `axis` (the last one by default), "
+         "so each row of weights sums to 1", _softmax_wrong_axis),
+        ("normalised over every entry at once: sum along `axis` with keepdims=True", lambda x, axis=-1: np.exp(x - x.max()) / np.exp(x - x.max()).sum()),
+    ), blocked=(A.softmax, A._masked_softmax, A.masked_softmax)),
+    Exercise("scaled_dot_product_attention", _sdpa_cases, _attention.scaled_dot_product_attention, (
+        ("no 1/sqrt(d_k) scaling: divide the scores q k^T by sqrt(d_k) before the softmax",
+         lambda q, k, v: _sdpa_scaled(q, k, v, np.sqrt)),
+        ("scores divided by d_k: the scale is 1/sqrt(d_k), the square root of the key size",
+         lambda q, k, v: _sdpa_scaled(q, k, v, lambda d: 1 / np.sqrt(d))),
+        ("softmax over the queries: each query's weights (a row, the last axis) must sum to 1",
+         _sdpa_weights_over_queries),
+        ("returned (weights, out): return the output first, then the weights",
+         lambda q, k, v: _attention.scaled_dot_product_attention(q, k, v)[::-1]),
+    ), uses=("softmax",), blocked=(A.scaled_dot_product_attention, A._attend, A.multi_head_attention, A._mha)),
+    Exercise("split_heads", _split_cases, _attention.split_heads, (
+        ("heads split by a reshape without the transpose, which mixes positions: reshape to "
+         "(..., seq, n_heads, d_head), then swap the seq and head axes", _split_no_transpose),
+        ("head h must take columns h*d_head to (h+1)*d_head; yours takes every n_heads-th column "
+         "(reshape to (..., seq, n_heads, d_head), not (..., seq, d_head, n_heads))", _split_interleaved),
+    ), blocked=(A.split_heads, A.multi_head_attention, A._mha)),
+    Exercise("merge_heads", _merge_cases, _attention.merge_heads, (
+        ("heads merged by a reshape without the transpose, which mixes positions: swap the head and "
+         "seq axes first, to (..., seq, n_heads, d_head)", _merge_no_transpose),
+        ("heads merged in the wrong order: head 0's columns must come first, then head 1's "
+         "(move the head axis next to d_head as (n_heads, d_head), not (d_head, n_heads))", _merge_wrong_order),
+    ), blocked=(A.merge_heads, A.multi_head_attention, A._mha)),
+    Exercise("multi_head_attention", _mha_cases, _attention.multi_head_attention, (
+        ("scores scaled by sqrt(d_model): each head's scale is sqrt(d_head), d_head = d_model / n_heads",
+         lambda x, n, params=None: _mha_model(x, n, params, scale_by_d_model=True)),
+        ("heads split by a reshape without the transpose, which mixes positions",
+         lambda x, n, params=None: _mha_model(x, n, params, split=_split_no_transpose)),
+        ("the output projection is missing: merge the heads, then apply w_o and b_o",
+         lambda x, n, params=None: _mha_model(x, n, params, project=False)),
+    ), uses=("softmax", "scaled_dot_product_attention", "split_heads", "merge_heads"),
+        blocked=(A.multi_head_attention, A._mha, _block.encoder_block, _block._block)),
+    Exercise("feed_forward", _ffn_cases, _ffn.feed_forward, (
+        ("ReLU after the second linear layer: the ReLU goes between the two layers only",
+         lambda x, p, activation="relu": _ffn_model(x, p, activation, relu_first=False, relu_last=True)),
+        ("a ReLU after the second linear layer too: the FFN's output is not passed through ReLU",
+         lambda x, p, activation="relu": _ffn_model(x, p, activation, relu_last=True)),
+        ("the ReLU is missing: apply max(h, 0) to the hidden layer", lambda x, p, activation="relu": _ffn_model(x, p, activation, relu_first=False)),
+        ("a missing bias: add b1 after the first layer", lambda x, p, activation="relu": _ffn_model(x, p, activation, b1=False)),
+        ("a missing bias: add b2 after the second layer", lambda x, p, activation="relu": _ffn_model(x, p, activation, b2=False)),
+    ), uses=("gelu",), blocked=(_ffn.feed_forward, _ffn._ffn, _block.encoder_block, _block._block)),
+    Exercise("gelu", _gelu_cases, _ffn.gelu, (
+        ("that is the tanh approximation; the exact GELU is 0.5 x (1 + erf(x / sqrt(2)))", _gelu_tanh),
+        ("erf needs x / sqrt(2), not x: GELU is x times the normal CDF", _gelu_no_sqrt2),
+        ("that is ReLU; GELU is 0.5 x (1 + erf(x / sqrt(2)))", lambda x: np.maximum(x, 0)),
+    ), blocked=(_ffn.gelu,)),
+    Exercise("layer_norm", _ln_cases, _ln.layer_norm, (
+        ("layer norm over the sequence axis: take the mean and variance over the last axis "
+         "(a position's features), not over positions", lambda x, g=None, b=None, eps=1e-5: _ln_model(x, g, b, eps, axis=-2)),
+        ("layer norm with the unbiased variance: divide by d_model (np.var's default), not d_model - 1",
+         lambda x, g=None, b=None, eps=1e-5: _ln_model(x, g, b, eps, ddof=1)),
+        ("eps outside the square root: divide by sqrt(var + eps), not sqrt(var) + eps",
+         lambda x, g=None, b=None, eps=1e-5: _ln_model(x, g, b, eps, eps_outside=True)),
+        ("gamma and beta are ignored: multiply by gamma and add beta when they are given",
+         lambda x, g=None, b=None, eps=1e-5: _ln_model(x, g, b, eps, affine=False)),
+    ), blocked=(_ln.layer_norm, _ln._layer_norm, _block.post_norm, _block.pre_norm)),
+    Exercise("post_norm", _sublayer_cases, _block.post_norm, (
+        ("post-norm and pre-norm swapped: post-norm is LN(x + sublayer(x))", _post_variants("pre")),
+        ("the residual connection is missing: add x to the sub-layer's output before the norm",
+         _post_variants("no_residual")),
+        ("in post-norm the norm goes on the sum x + sublayer(x), not on the sub-layer's input",
+         _post_variants("norm_input")),
+        ("the norm is applied twice; post-norm normalises once, after the sum", _post_variants("double")),
+    ), uses=("layer_norm",), blocked=(_block.post_norm, _block.pre_norm, _block.encoder_block, _block._block)),
+    Exercise("pre_norm", _sublayer_cases, _block.pre_norm, (
+        ("post-norm and pre-norm swapped: pre-norm is x + sublayer(LN(x))", _post_variants("post")),
+        ("the residual connection is missing: add x to sublayer(LN(x))", _post_variants("pre_no_residual")),
+        ("the norm is on the sub-layer's output; in pre-norm it goes on the sub-layer's input",
+         _post_variants("norm_output")),
+        ("a norm after the sum as well: pre-norm leaves the sum un-normalised", _post_variants("double")),
+    ), uses=("layer_norm",), blocked=(_block.post_norm, _block.pre_norm, _block.encoder_block, _block._block)),
+    Exercise("masked_softmax", _masked_cases, _attention.masked_softmax, (
+        ("the mask is applied after the softmax: set padded scores to -inf before it, "
+         "so the real keys' weights still sum to 1", _masked_after),
+        ("the mask has the wrong polarity: True marks padding, so those keys get weight 0", _masked_polarity),
+        ("a sequence that is all padding gives NaN: give such rows zero weights", _masked_nan),
+        ("the mask is applied to the queries (rows); it marks keys, the last axis", _masked_queries),
+    ), uses=("softmax",), blocked=(A.masked_softmax, A._masked_softmax, A.scaled_dot_product_attention,
+                                   A._attend, A.multi_head_attention, A._mha)),
+    Exercise("positional_encoding", _pe_cases,
+             lambda seq_len, d_model: _positional.positional_encoding(seq_len, d_model, dtype=np.float64), (
+        ("sine and cosine swapped: sine goes in the even columns 0, 2, 4, ..., cosine in the odd ones",
+         lambda s, d: _pe_model(s, d, swap=True)),
+        ("the exponent: the pair of columns (2i, 2i+1) uses 10000^(2i / d_model)",
+         lambda s, d: _pe_model(s, d, exponent_i=True)),
+        ("sines and cosines must interleave (even, odd columns), not fill the first and second half",
+         lambda s, d: _pe_model(s, d, halves=True)),
+    ), blocked=(_positional.positional_encoding,)),
+    Exercise("encoder_block", _block_cases, _block.encoder_block, (
+        ("post-norm and pre-norm swapped: post is LN(x + f(x)), pre is x + f(LN(x))", _block_swapped),
+        ("the residual connection is missing: each sub-layer's output is added to its input", _block_no_residual),
+        ("the padding mask is not passed on to the attention", _block_no_mask),
+        ("norm1's parameters used for both norms: the second Add & Norm uses params['norm2']", _block_one_norm),
+    ), uses=("masked_softmax", "post_norm", "pre_norm"),
+        blocked=(_block.encoder_block, _block._block, _block.encoder, _block.trace_encoder_block)),
+    Exercise("encoder", _encoder_cases, _block.encoder, (
+        ("one set of parameters reused for every layer of the stack: block i uses layers[i]", _encoder_reused),
+        ("only the last block is applied: the output of each block is the input of the next", _encoder_last_only),
+        ("every block reads the stack's input: feed each block the previous block's output",
+         _encoder_each_from_input),
+        ("the norm placement is not passed on to the blocks", _encoder_ignores_norm),
+    ), blocked=(_block.encoder, _block.trace_encoder)),
+]}
+del A

@@ -1,0 +1,157 @@
+"""The catalogue of typical mistakes: each one a wrong answer, written as a learner would write it.
+
+Every entry says which exercise it answers, in which lesson, and a phrase that
+the self-check must print when it sees this answer. tests/test_exercises.py
+checks that the self-check names each mistake and that the hidden tests fail
+it; tests/test_grading_pipeline.py checks that nbgrader takes exactly that
+exercise's points.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mistake:
+    id: str
+    exercise: str
+    assignment: str
+    says: str
+    source: str
+
+
+MISTAKES = [
+    Mistake("softmax_without_max", "softmax", "01_attention", "subtract each row's maximum", '''
+def softmax(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+'''),
+    Mistake("softmax_wrong_axis", "softmax", "01_attention", "softmax over the wrong axis", '''
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)
+'''),
+    Mistake("attention_without_scaling", "scaled_dot_product_attention", "01_attention", "no 1/sqrt(d_k) scaling", '''
+def scaled_dot_product_attention(q, k, v):
+    weights = softmax(q @ np.swapaxes(k, -1, -2), axis=-1)
+    return weights @ v, weights
+'''),
+    Mistake("attention_divided_by_d_k", "scaled_dot_product_attention", "01_attention", "divided by d_k", '''
+def scaled_dot_product_attention(q, k, v):
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / q.shape[-1], axis=-1)
+    return weights @ v, weights
+'''),
+    Mistake("split_heads_without_transpose", "split_heads", "02_multi_head_attention", "without the transpose", '''
+def split_heads(x, n_heads):
+    *lead, seq, d_model = x.shape
+    return x.reshape(*lead, n_heads, seq, d_model // n_heads)
+'''),
+    Mistake("merge_heads_in_the_wrong_order", "merge_heads", "02_multi_head_attention", "merged in the wrong order", '''
+def merge_heads(x):
+    *lead, n_heads, seq, d_head = x.shape
+    return np.moveaxis(x, -3, -1).reshape(*lead, seq, n_heads * d_head)
+'''),
+    Mistake("attention_scaled_by_d_model", "multi_head_attention", "02_multi_head_attention", "sqrt(d_model)", '''
+def multi_head_attention(x, n_heads, params=None):
+    if params is None:
+        q = k = v = x
+    else:
+        q, k, v = (x @ params["w_" + n] + params["b_" + n] for n in "qkv")
+    q, k, v = (split_heads(t, n_heads) for t in (q, k, v))
+    weights = el.softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(x.shape[-1]))
+    out = merge_heads(weights @ v)
+    if params is not None:
+        out = out @ params["w_o"] + params["b_o"]
+    return out, weights
+'''),
+    Mistake("relu_after_the_second_layer", "feed_forward", "03_feed_forward", "ReLU after the second linear layer", '''
+def feed_forward(x, params, activation="relu"):
+    act = (lambda h: np.maximum(h, 0)) if activation == "relu" else el.gelu
+    return act((x @ params["w1"] + params["b1"]) @ params["w2"] + params["b2"])
+'''),
+    Mistake("ffn_missing_bias", "feed_forward", "03_feed_forward", "missing bias", '''
+def feed_forward(x, params, activation="relu"):
+    act = (lambda h: np.maximum(h, 0)) if activation == "relu" else el.gelu
+    return act(x @ params["w1"]) @ params["w2"] + params["b2"]
+'''),
+    Mistake("gelu_tanh_approximation", "gelu", "03_feed_forward", "tanh approximation", '''
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+'''),
+    Mistake("layer_norm_over_the_sequence", "layer_norm", "04_add_and_norm", "over the sequence axis", '''
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    y = (x - x.mean(axis=-2, keepdims=True)) / np.sqrt(x.var(axis=-2, keepdims=True) + eps)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y
+'''),
+    Mistake("layer_norm_unbiased_variance", "layer_norm", "04_add_and_norm", "unbiased variance", '''
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    y = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, ddof=1, keepdims=True) + eps)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y
+'''),
+    Mistake("layer_norm_eps_outside_the_root", "layer_norm", "04_add_and_norm", "eps outside the square root", '''
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    y = (x - x.mean(axis=-1, keepdims=True)) / (x.std(axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        y = y * gamma
+    if beta is not None:
+        y = y + beta
+    return y
+'''),
+    Mistake("post_norm_written_as_pre_norm", "post_norm", "04_add_and_norm", "post-norm and pre-norm swapped", '''
+def post_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    return x + sublayer(layer_norm(x, gamma, beta, eps))
+'''),
+    Mistake("pre_norm_written_as_post_norm", "pre_norm", "04_add_and_norm", "post-norm and pre-norm swapped", '''
+def pre_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    return layer_norm(x + sublayer(x), gamma, beta, eps)
+'''),
+    Mistake("post_norm_without_residual", "post_norm", "04_add_and_norm", "residual connection is missing", '''
+def post_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    return layer_norm(sublayer(x), gamma, beta, eps)
+'''),
+    Mistake("post_norm_on_the_sublayer_input", "post_norm", "04_add_and_norm", "not on the sub-layer's input", '''
+def post_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    return layer_norm(x, gamma, beta, eps) + sublayer(x)
+'''),
+    Mistake("mask_after_the_softmax", "masked_softmax", "05_encoder_block", "after the softmax", '''
+def masked_softmax(scores, padding_mask=None):
+    weights = el.softmax(scores)
+    if padding_mask is not None:
+        weights = weights * ~padding_mask[..., None, :]
+    return weights
+'''),
+    Mistake("mask_with_the_wrong_polarity", "masked_softmax", "05_encoder_block", "wrong polarity", '''
+def masked_softmax(scores, padding_mask=None):
+    if padding_mask is not None:
+        scores = np.where(padding_mask[..., None, :], scores, -1e9)
+    return el.softmax(scores)
+'''),
+    Mistake("sine_and_cosine_swapped", "positional_encoding", "05_encoder_block", "sine and cosine swapped", '''
+def positional_encoding(seq_len, d_model):
+    angle = np.arange(seq_len)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((seq_len, d_model))
+    pe[:, 0::2] = np.cos(angle)
+    pe[:, 1::2] = np.sin(angle)
+    return pe
+'''),
+    Mistake("block_with_placements_swapped", "encoder_block", "05_encoder_block", "post-norm and pre-norm swapped", '''
+def encoder_block(x, params, n_heads, norm="post", padding_mask=None):
+    add_norm = el.pre_norm if norm == "post" else el.post_norm
+    x = add_norm(x, lambda h: el.multi_head_attention(h, n_heads, params["attn"], padding_mask=padding_mask)[0],
+                 params["norm1"]["gamma"], params["norm1"]["beta"])
+    return add_norm(x, lambda h: el.feed_forward(h, params["ffn"]), params["norm2"]["gamma"], params["norm2"]["beta"])
+'''),
+    Mistake("one_set_of_parameters_for_every_layer", "encoder", "06_stacking_blocks", "reused for every layer", '''
+def encoder(x, layers, n_heads, norm="post", padding_mask=None):
+    for _ in layers:
+        x = el.encoder_block(x, layers[0], n_heads, norm=norm, padding_mask=padding_mask)
+    return x
+'''),
+]
