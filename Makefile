@@ -5,13 +5,14 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+STUDENT_STAMP := student/.generated.json
 NBVAL_CELL_TIMEOUT ?= 120
 # An outer limit for the whole test run, in case a kernel hangs.
 TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab test bench lock clean
+.PHONY: setup lab student grade test bench lock clean
 
 setup: $(STAMP)
 
@@ -23,8 +24,29 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@
 
-lab: setup
-	$(BIN)/jupyter lab notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
+lab: $(STUDENT_STAMP)
+	$(BIN)/jupyter lab student $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# make lab regenerates the student versions only when a lesson changed.
+$(STUDENT_STAMP): $(STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py tools/student.py
+	$(BIN)/python tools/student.py
+
+# The student versions of the lessons (exercises without their solutions) in
+# student/<lesson>/; a notebook the learner has changed is kept, and an updated
+# lesson goes beside it as <name>.new.ipynb. Also writes release/ and gradebook.db.
+student: setup
+	$(BIN)/python tools/student.py
+
+# Autograde what is in submitted/<student_id>/<lesson>/ into autograded/ and write
+# every score to grades.csv. A submission graded before is skipped unless its
+# timestamp.txt is newer (nbgrader collect writes one); `make grade FORCE=1`
+# regrades everything. nbgrader runs `alembic` from PATH, hence .venv/bin on PATH.
+NBGRADER := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader
+grade: student
+	@ls -d submitted/*/*/ >/dev/null 2>&1 || { echo "nothing to grade: put submissions in submitted/<student_id>/<lesson>/"; exit 1; }
+	$(NBGRADER) autograde "*" --create $(if $(FORCE),--force) --log-level=WARN; status=$$?; \
+	$(NBGRADER) export --to grades.csv --log-level=WARN && echo "scores: grades.csv; graded notebooks: autograded/"; \
+	if [ $$status -ne 0 ]; then echo "some submissions could not be graded: see the errors above"; fi; exit $$status
 
 test: setup
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(wildcard notebooks/*/*.ipynb) \

@@ -1,0 +1,52 @@
+"""nbgrader's settings for this course (read by every `nbgrader ...` command run from this folder).
+
+The course is this folder: each lesson folder under notebooks/ is one
+assignment. The working folders below are created on demand and are not
+committed:
+
+    notebooks/<lesson>/             the source, with solutions (what the teacher edits)
+    release/<lesson>/               student versions, as `nbgrader generate_assignment` writes them
+    submitted/<student>/<lesson>/   what learners handed in (`nbgrader collect`, or copied by hand)
+    autograded/<student>/<lesson>/  the submissions as graded, with their outputs
+    feedback/<student>/<lesson>/    HTML feedback (`nbgrader generate_feedback`)
+    gradebook.db                    the scores; `make grade` exports them to grades.csv
+"""
+
+import os
+
+# The kernel that grades must be this environment's (.venv's) python3, even
+# if the user has another kernel called "python3" installed.
+os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
+
+c = get_config()  # noqa: F821 (provided by traitlets when it reads this file)
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.course_id = "encoder-course"
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.source_directory = "notebooks"
+c.CourseDirectory.release_directory = "release"
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "gradebook.db")
+# Never hand out or grade checkpoints and caches.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+
+# What replaces a solution in the student version (nbgrader's default for Python).
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# Autograding. Each cell gets at most this many seconds; a cell that runs
+# longer (an endless loop in an answer) is interrupted, gets a timeout error
+# and so scores 0, and execution goes on with the next cell, so the other
+# exercises of the notebook are still graded.
+c.Execute.timeout = 30
+c.Execute.interrupt_on_timeout = True
+# How long to wait for a timed-out cell's last outputs after the interrupt
+# (nbgrader would otherwise give up on the whole notebook after 4 s).
+c.Execute.iopub_timeout = 10
+c.Execute.startup_timeout = 60
+# An answer that prints a lot: keep the first lines only, in the graded
+# notebook and in the feedback.
+c.LimitOutput.max_lines = 1000
+c.LimitOutput.max_traceback = 100
