@@ -192,27 +192,29 @@ def _verdicts(fn, cases):
         yield description, False, _describe_difference(got, expected), mistake
 
 
-def self_check(fn):
-    """Check an answer and print what passed, what failed and the likely mistake; returns True if all pass."""
+def check(fn):
+    """``(passed, report)``: run the exercise's cases on ``fn``; the report says what passed and the likely mistake."""
     exercise = _exercise(fn)
     lines, mistakes, passed = [], [], 0
     try:
         results = list(_verdicts(fn, exercise.cases(np.random.default_rng(0), hidden=False)))
     except NotImplementedError:
-        print(f"`{exercise.name}`: not done yet. Write it in the cell above, run that cell, then run this one.")
-        return False
+        return False, f"`{exercise.name}`: not done yet. Write it in the cell above, run that cell, then run this one."
     for description, ok, problem, mistake in results:
         passed += ok
         lines.append(f"  {'✓' if ok else '✗'} {description}" + ("" if ok else f": {problem}"))
         if mistake and mistake not in mistakes:
             mistakes.append(mistake)
-    print(f"`{exercise.name}`: {passed} of {len(results)} checks passed")
-    print("\n".join(lines))
-    for mistake in mistakes:
-        print(f"Likely mistake: {mistake}")
+    report = [f"`{exercise.name}`: {passed} of {len(results)} checks passed", *lines]
+    report += [f"Likely mistake: {mistake}" for mistake in mistakes]
     if passed == len(results):
-        print("Well done.")
-    return passed == len(results)
+        report.append("Well done.")
+    return passed == len(results), "\n".join(report)
+
+
+def self_check(fn):
+    """Print which of the exercise's checks ``fn`` passes and, when one fails, the likely mistake."""
+    print(check(fn)[1])
 
 
 def hidden_tests(fn, seeds=3):
@@ -247,8 +249,10 @@ def friendly_not_implemented():
         while tb is not None:  # the innermost frame is the stub's function
             name, tb = tb.tb_frame.f_code.co_name, tb.tb_next
         where = f"`{name}`" if name and name != "<module>" else "the function above"
-        return [f"NotImplementedError: {where} is not written yet. "
-                "Write it in its answer cell, run that cell, then run this one."]
+        short = [f"NotImplementedError: {where} is not written yet. "
+                 "Write it in its answer cell, run that cell, then run this one."]
+        shell._showtraceback(etype, value, short)  # IPython's hook that shows an error (and stops Run All)
+        return short
 
     shell.set_custom_exc((NotImplementedError,), handler)
 

@@ -39,10 +39,11 @@ def define(source):
 
 
 def check(fn):
+    """What ``grading.self_check`` prints, and whether every check passed."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        ok = grading.self_check(fn)
-    return ok, out.getvalue()
+        grading.self_check(fn)
+    return grading.check(fn)[0], out.getvalue()
 
 
 def test_there_are_at_least_14_exercises_and_each_is_in_a_notebook():
