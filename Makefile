@@ -12,16 +12,19 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student grade test bench lock clean
+.PHONY: setup lab student grade present test bench lock clean
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml jupyter/overrides.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; set PYTHON=python3.x")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@# JupyterLab's settings for the course (no news or update pop-ups): the environment's overrides
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	@touch $@
 
 lab: $(STUDENT_STAMP)
@@ -47,6 +50,13 @@ grade: student
 	$(NBGRADER) autograde "*" --create $(if $(FORCE),--force) --log-level=WARN; status=$$?; \
 	$(NBGRADER) export --to grades.csv --log-level=WARN && echo "scores: grades.csv; graded notebooks: autograded/"; \
 	if [ $$status -ne 0 ]; then echo "some submissions could not be graded: see the errors above"; fi; exit $$status
+
+# Present a lesson's widgets without its code, for a class: Voila serves the
+# notebook on 127.0.0.1 and prints the address. `make present` shows lesson 04;
+# `make present NB=01_attention` (or NB=01, or a notebook's path) another one,
+# PORT=... another port than 8866. Ctrl+C stops it.
+present: setup
+	$(BIN)/python tools/present.py $(NB) $(if $(PORT),--port $(PORT))
 
 test: setup
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(wildcard notebooks/*/*.ipynb) \
