@@ -25,15 +25,20 @@ def _name(requirement):
 
 def direct_dependencies():
     lines = (ROOT / "requirements.in").read_text().splitlines()
-    return [_name(line) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    names = [_name(line) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return list(dict.fromkeys(names))
 
 
 def pins():
-    """{name: version} for every unconditional '==' pin of the lock."""
+    """{name: version} for every '==' pin of the lock that applies on Linux with Python PYTHON."""
+    from packaging.markers import Marker
+
+    environment = {"python_version": PYTHON, "python_full_version": PYTHON + ".0", "sys_platform": "linux",
+                   "platform_machine": "x86_64", "os_name": "posix", "implementation_name": "cpython"}
     found = {}
     for line in (ROOT / "requirements.txt").read_text().splitlines():
-        match = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)\s*(;.*)?$", line.strip())
-        if match and not match.group(3):
+        match = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)\s*(?:;(.*))?$", line.strip())
+        if match and (not match.group(3) or Marker(match.group(3).strip()).evaluate(environment)):
             found[match.group(1).lower().replace("_", "-")] = match.group(2)
     return found
 
@@ -43,7 +48,7 @@ def render():
     locked = pins()
     missing = [n for n in direct_dependencies() if n not in locked]
     if missing:
-        raise SystemExit(f"requirements.txt has no unconditional pin for {missing}: run `make lock`")
+        raise SystemExit(f"requirements.txt pins no version of {missing} for Python {PYTHON}: run `make lock`")
     deps = "".join(f"  - {CONDA_NAMES.get(n, n)}=={locked[n]}\n" for n in direct_dependencies())
     environment = (
         HEADER
