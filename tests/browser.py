@@ -1,0 +1,537 @@
+"""The course as a learner opens it: the student versions in JupyterLab, driven in headless Chromium.
+
+Shared by ``tests/test_browser_lab.py`` and ``benchmarks/bench_browser.py``;
+not a test file itself (pytest collects only ``test_*.py``), and free of
+pytest so that the benchmark can use it too.
+
+- ``student_course(folder)`` writes the student versions, with
+  ``tools/student.py``, into a copy of the course in ``folder``: the
+  learner's own ``student/`` is never touched.
+- ``LabServer`` runs JupyterLab from this environment (``.venv``) on a free
+  loopback port with a token, with its own config, runtime, data, settings,
+  workspaces, IPython and matplotlib folders, so that nothing of the user's
+  (settings, workspaces, kernels, startup files) changes what it shows. It
+  uses the venv's app settings, i.e. the ``jupyter/overrides.json`` that
+  ``make setup`` installs.
+- ``chromium()`` starts Playwright's Chromium from the Debian package;
+  Playwright never downloads a browser here.
+- ``LabNotebook`` opens one notebook in a fresh page, runs it the way a
+  learner does (Run menu, Run All Cells), and reads what it shows: widgets,
+  their pictures and readouts, error outputs, console errors.
+
+Environment:
+
+``ENCODER_COURSE_CHROMIUM``
+    The Chromium executable to drive (default ``/usr/bin/chromium``). Point it
+    at a path that does not exist to check that, with ``CI`` set, the browser
+    tests fail rather than skip when there is no browser.
+"""
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM_ENV = "ENCODER_COURSE_CHROMIUM"
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+# Headless, as root, offline: no sandbox (root), no GPU, and none of Chromium's
+# own background traffic (without these it floods refused connections).
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+OVERRIDES = ROOT / "jupyter" / "overrides.json"
+# What a cell shows for a widget that did not render: the widget manager's
+# placeholder, or the text/plain fallback of an ipywidgets VBox.
+NOT_RENDERED = ("Loading widget", "VBox(children=")
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+# ------------------------------------------------------------------ what to drive
+
+def chromium_path():
+    return os.environ.get(CHROMIUM_ENV) or DEFAULT_CHROMIUM
+
+
+def missing_browser():
+    """Why the browser cannot be driven here (a sentence), or None when it can."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as exc:
+        return f"playwright is not installed ({exc}); `make setup` installs it from requirements.txt"
+    path = chromium_path()
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return (f"no Chromium at {path} ({CHROMIUM_ENV} or the default {DEFAULT_CHROMIUM}); "
+                "install Debian's `chromium` package (`.ci/run` does)")
+    return None
+
+
+# ------------------------------------------------------------------ the course
+
+def lessons():
+    """Lesson names, in course order."""
+    return sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def student_course(folder):
+    """Write the student versions of every lesson into a copy of the course in ``folder``.
+
+    Returns ``folder/student``, which holds ``<lesson>/<lesson>.ipynb``.
+    """
+    folder = Path(folder)
+    shutil.copytree(ROOT / "notebooks", folder / "notebooks",
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copy2(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "student.py"), "--root", str(folder)],
+                            capture_output=True, text=True, cwd=folder)
+    if result.returncode != 0:
+        raise RuntimeError(f"tools/student.py failed:\n{result.stdout}{result.stderr}")
+    return folder / "student"
+
+
+def grade_id(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade_id", "")
+
+
+class Lesson:
+    """What the tests expect of one lesson's student version, read from the notebooks.
+
+    ``widget_cells``: indices of the cells that show a widget (their stored
+    output, in the teachers' version, is a widget view); ``stop_cell``: the
+    index of the first exercise's grade cell, where Run All stops with the
+    one designed NotImplementedError, and ``stop_function`` the function it
+    names (both None for a lesson without exercises).
+    """
+
+    def __init__(self, name, student_dir):
+        self.name = name
+        self.path = f"{name}/{name}.ipynb"
+        teacher = nbformat.read(ROOT / "notebooks" / self.path, as_version=4)
+        student = nbformat.read(Path(student_dir) / self.path, as_version=4)
+        shows_widget = {cell.get("id") for cell in teacher.cells if cell.cell_type == "code"
+                        and any(WIDGET_MIME in out.get("data", {}) for out in cell.get("outputs", []))}
+        self.cells = student.cells
+        self.widget_cells = [i for i, cell in enumerate(student.cells) if cell.get("id") in shows_widget]
+        if len(self.widget_cells) != len(shows_widget):
+            raise RuntimeError(f"{self.path}: the student version lost the ids of its widget cells")
+        first = next((grade_id(c) for c in student.cells if grade_id(c).endswith("_answer")), None)
+        self.stop_function = first.removesuffix("_answer") if first else None
+        self.stop_cell = (next(i for i, c in enumerate(student.cells) if grade_id(c) == f"{self.stop_function}_tests")
+                          if first else None)
+
+
+# ------------------------------------------------------------------ JupyterLab
+
+def _ipykernel_version():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ipykernel")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LabServer:
+    """JupyterLab serving ``root_dir``, isolated in ``work_dir``; a context manager that always stops it."""
+
+    def __init__(self, root_dir, work_dir, cwd=None, startup_timeout=90):
+        self.root_dir = Path(root_dir)
+        # `make lab` runs `jupyter lab student` in the course folder, where nbgrader's
+        # extensions find nbgrader_config.py; ``cwd`` is that folder
+        self.cwd = Path(cwd) if cwd else self.root_dir
+        self.work_dir = Path(work_dir)
+        self.startup_timeout = startup_timeout
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = self.work_dir / "jupyterlab.log"
+        self.process = None
+
+    def environment(self):
+        env = dict(os.environ)
+        for name in ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "JUPYTERLAB_DIR", "PYTHONSTARTUP"):
+            env.pop(name, None)  # nothing of the user's set-up
+        folders = {
+            "JUPYTER_CONFIG_DIR": "config",
+            "JUPYTER_RUNTIME_DIR": "runtime",
+            "JUPYTER_DATA_DIR": "data",
+            "JUPYTERLAB_SETTINGS_DIR": "lab-user-settings",
+            "JUPYTERLAB_WORKSPACES_DIR": "lab-workspaces",
+            "IPYTHONDIR": "ipython",
+            "MPLCONFIGDIR": "matplotlib",
+        }
+        for name, sub in folders.items():
+            (self.work_dir / sub).mkdir(parents=True, exist_ok=True)
+            env[name] = str(self.work_dir / sub)
+        env["JUPYTER_PREFER_ENV_PATH"] = "1"  # the kernel and extensions of this environment
+        env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+        return env
+
+    def command(self):
+        command = [
+            sys.executable, "-m", "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root_dir}",
+        ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.append("--allow-root")
+        return command
+
+    def start(self):
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(self.command(), cwd=self.cwd, env=self.environment(),
+                                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        start_new_session=True)  # its own process group, kernels included
+        log.close()
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with code {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                if self.api("status", timeout=2) is not None:
+                    return self
+            except (OSError, urllib.error.URLError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"JupyterLab did not answer within {self.startup_timeout} s:\n{self.log_tail()}")
+            time.sleep(0.25)
+
+    def api(self, path, method="GET", timeout=10):
+        request = urllib.request.Request(f"{self.base}/api/{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else {}
+
+    def url(self, path, workspace=None):
+        """The page that opens ``path``; in its own JupyterLab workspace when ``workspace`` is given
+        (a workspace remembers the tabs opened, and would reopen an earlier notebook beside it)."""
+        where = f"workspaces/{workspace}/" if workspace else ""
+        return f"{self.base}/lab/{where}tree/{path}?token={self.token}"
+
+    def log_tail(self, lines=40):
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self):
+        """Shut down: politely (kernels too), then by the process group's id if it lingers."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(OSError, urllib.error.URLError, ValueError):
+            self.api("shutdown", method="POST", timeout=5)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        # kernels started by the server are in its process group; none may outlive it
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+# ------------------------------------------------------------------ the browser
+
+@contextlib.contextmanager
+def chromium():
+    """Playwright's Chromium from ``chromium_path()``, headless; closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+# JavaScript run in the page. The cells of the notebook, in order (JupyterLab's
+# default windowing, "contentVisibility", keeps every cell in the DOM).
+_JS_CELLS = "document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')"
+
+_JS_RUN_STATE = """() => {
+    const cells = [...%s];
+    const prompts = cells.filter(c => c.classList.contains('jp-CodeCell'))
+        .map(c => (c.querySelector('.jp-InputPrompt') || {}).textContent || '');
+    // the status bar's kernel item: "Python 3 (ipykernel) | Idle" once a kernel is connected and idle
+    // (the toolbar's execution indicator already says idle while there is no kernel yet)
+    const item = document.querySelector('.jp-StatusBar-TextItem[title^="Change kernel"]');
+    const text = item ? item.textContent.trim() : '';
+    return {
+        ran: prompts.filter(p => /\\[\\d+\\]/.test(p)).length,
+        queued: prompts.filter(p => p.includes('*')).length,
+        kernel: /^No Kernel/.test(text) ? 'none' : (text.split('|').pop() || '').trim().toLowerCase(),
+    };
+}""" % _JS_CELLS
+
+_JS_WIDGETS = """(indices) => {
+    const cells = [...%s];
+    return indices.map(i => {
+        const cell = cells[i];
+        if (!cell) return {index: i, missing: true, outputs: []};
+        const outputs = [...cell.querySelectorAll('.jp-OutputArea-output')].map(out => {
+            const view = out.querySelector('.widget-vbox, .jupyter-widgets');
+            const imgs = [...out.querySelectorAll('img')];
+            const htmls = [...out.querySelectorAll('.widget-html-content')];
+            return {
+                widget: !!view,
+                images: imgs.map(img => ({loaded: img.complete && img.naturalWidth > 0,
+                                          width: img.naturalWidth, src: img.src.slice(0, 80)})),
+                readout: htmls.length ? htmls[htmls.length - 1].textContent : null,
+                text: out.textContent.slice(0, 300),
+            };
+        });
+        return {index: i, outputs};
+    });
+}""" % _JS_CELLS
+
+_JS_ERRORS = """() => {
+    const cells = [...%s];
+    const found = [];
+    cells.forEach((cell, index) => {
+        cell.querySelectorAll('.jp-OutputArea-output').forEach(out => {
+            const mime = out.getAttribute('data-mime-type') || '';
+            const stderr = out.querySelector('[data-mime-type="application/vnd.jupyter.stderr"]');
+            if (mime.includes('stderr') || mime.includes('error') || stderr) {
+                found.push({index, mime, text: out.textContent});
+            }
+        });
+    });
+    return found;
+}""" % _JS_CELLS
+
+# Times one key press on a focused control up to the new picture in the page:
+# a capturing keydown listener stamps the press, a MutationObserver the img's
+# new src, the img's load event the decoded new picture.
+_JS_WATCH = """(img) => {
+    const record = {key: null, src: null, load: null};
+    window.__courseWatch = record;
+    const onKey = () => { if (record.key === null) record.key = performance.now(); };
+    document.addEventListener('keydown', onKey, {capture: true, once: true});
+    const observer = new MutationObserver(() => {
+        if (record.src === null) {
+            record.src = performance.now();
+            img.addEventListener('load', () => { record.load = performance.now(); }, {once: true});
+            observer.disconnect();
+        }
+    });
+    observer.observe(img, {attributes: true, attributeFilter: ['src']});
+    return true;
+}"""
+
+
+class LabNotebook:
+    """One notebook of ``server`` in a fresh page of ``browser``; a context manager that closes the page."""
+
+    def __init__(self, browser, server, path):
+        self.server = server
+        self.path = path
+        self.context = browser.new_context(viewport=VIEWPORT)
+        self.page = self.context.new_page()
+        self.console_errors = []
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda exc: self.console_errors.append(f"page error: {exc}"))
+
+    def _console(self, message):
+        if message.type == "error":
+            location = message.location or {}
+            self.console_errors.append(f"console error: {message.text} ({location.get('url', '')})")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        with contextlib.suppress(Exception):
+            self.context.close()
+
+    # ---------------------------------------------------------- running it
+
+    def open(self, timeout=60):
+        """Open the notebook and wait until its kernel is idle."""
+        workspace = re.sub(r"[^A-Za-z0-9_-]", "-", Path(self.path).stem) + "-" + secrets.token_hex(3)
+        self.page.goto(self.server.url(self.path, workspace), wait_until="domcontentloaded")
+        self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=timeout * 1000)
+        self.page.wait_for_function(f"() => ({_JS_RUN_STATE})().kernel === 'idle'", timeout=timeout * 1000)
+
+    def run_all(self, timeout=120):
+        """Run > Run All Cells, as a learner does; returns when no cell is queued and the kernel is idle."""
+        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        self.page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+        self.wait_until_run(timeout)
+
+    def wait_until_run(self, timeout=120):
+        try:
+            self.page.wait_for_function(
+                f"() => {{ const s = ({_JS_RUN_STATE})(); return s.ran > 0 && s.queued === 0 && s.kernel === 'idle'; }}",
+                timeout=timeout * 1000, polling=100)
+        except Exception as exc:
+            raise AssertionError(f"{self.path}: Run All had not finished after {timeout} s: "
+                                 f"{self.diagnosis()}") from exc
+
+    def diagnosis(self):
+        """What the page's run state says, with the likely cause when the kernel never got the cells."""
+        state = self.run_state()
+        hint = ""
+        if state["queued"] > 0 and state["kernel"] == "idle":
+            # cells queued, an idle kernel: execute requests that never reached it
+            hint = (f"; cells wait for an idle kernel: ipykernel {_ipykernel_version()}? Versions 7.0 to 7.3 "
+                    "can miss a request that arrives while they send a reply (ipython/ipykernel#1554, "
+                    "fixed in 7.4.0)")
+        return f"{state}{hint}"
+
+    def run_state(self):
+        return self.page.evaluate(_JS_RUN_STATE)
+
+    # ---------------------------------------------------------- reading it
+
+    def widgets(self, indices):
+        """For each cell index: its outputs, each with whether it is a widget view and its images."""
+        return self.page.evaluate(_JS_WIDGETS, indices)
+
+    def wait_for_widgets(self, indices, timeout=30):
+        """Wait until every output of those cells is a widget whose pictures have loaded."""
+        try:
+            self.page.wait_for_function(
+                f"""(indices) => ({_JS_WIDGETS})(indices).every(cell => cell.outputs.length > 0 &&
+                    cell.outputs.every(o => o.widget && o.images.length > 0 && o.images.every(i => i.loaded)))""",
+                arg=indices, timeout=timeout * 1000, polling=100)
+        except Exception as exc:
+            raise AssertionError(f"{self.path}: the widgets of cells {indices} were not all shown after "
+                                 f"{timeout} s: {self.widgets(indices)}; {self.diagnosis()}") from exc
+
+    def error_outputs(self):
+        """Every output shown as an error or on stderr: ``[{index, mime, text}]``."""
+        return self.page.evaluate(_JS_ERRORS)
+
+    def notebook_text(self):
+        # textContent, not innerText: cells off screen are not rendered (content-visibility), and
+        # their innerText is empty
+        return self.page.locator(f"{_CELL_CSS}").evaluate_all("cells => cells.map(c => c.textContent).join('\\n')")
+
+    def dialogs(self):
+        """The text of any dialog or notification toast covering the page."""
+        return self.page.evaluate(
+            "() => [...document.querySelectorAll('.jp-Dialog, .Toastify__toast')].map(e => e.textContent)")
+
+    def cell(self, index):
+        return self.page.locator(f"{_CELL_CSS}").nth(index)
+
+    def widget_view(self, index):
+        """The outermost widget box of the cell's (first) output."""
+        return self.cell(index).locator(".jp-OutputArea-output .widget-vbox").first
+
+    def image(self, index):
+        return self.widget_view(index).locator("img").first
+
+    def readout(self, index):
+        return self.widget_view(index).locator(".widget-html-content").last.text_content()
+
+    def image_src(self, index):
+        return self.image(index).get_attribute("src")
+
+    # ---------------------------------------------------------- moving controls
+
+    def press_slider(self, index, key="ArrowRight", which=0):
+        """Focus the cell's ``which``-th slider handle and press ``key``."""
+        handle = self.widget_view(index).locator(".widget-slider .noUi-handle").nth(which)
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        self.page.keyboard.press(key)
+
+    def click_toggle(self, index, label):
+        button = self.widget_view(index).locator(".widget-toggle-buttons button", has_text=re.compile(
+            rf"^\s*{re.escape(label)}\s*$"))
+        button.scroll_into_view_if_needed()
+        button.click()
+
+    def move_a_control(self, index):
+        """Move one control of the cell's widget as a learner would; returns what was done.
+
+        The first slider one step (right, or left at its end) with the keyboard;
+        without a slider, a click on the first toggle button not selected.
+        """
+        view = self.widget_view(index)
+        view.scroll_into_view_if_needed()
+        handles = view.locator(".widget-slider .noUi-handle")
+        if handles.count():
+            handle = handles.first
+            at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+            key = "ArrowLeft" if at_max else "ArrowRight"
+            handle.focus()
+            self.page.keyboard.press(key)
+            return f"slider {key}"
+        button = view.locator(".widget-toggle-buttons button:not(.mod-active)").first
+        label = button.inner_text().strip()
+        button.click()
+        return f"clicked {label!r}"
+
+    def wait_for_new_picture(self, index, old_src, timeout=20):
+        """Wait until the cell's widget picture has a src other than ``old_src`` and has loaded."""
+        self.image(index).element_handle().wait_for_element_state("visible")
+        self.page.wait_for_function(
+            "([img, old]) => img.src !== old && img.complete && img.naturalWidth > 0",
+            arg=[self.image(index).element_handle(), old_src], timeout=timeout * 1000, polling="raf")
+
+    def timed_key(self, index, key, timeout=10):
+        """Press ``key`` on the focused control; milliseconds from the key press to the new src and
+        to the new picture loaded."""
+        img = self.image(index).element_handle()
+        self.page.evaluate(_JS_WATCH, img)
+        self.page.keyboard.press(key)
+        self.page.wait_for_function("() => window.__courseWatch.load !== null", timeout=timeout * 1000,
+                                    polling="raf")
+        record = self.page.evaluate("() => window.__courseWatch")
+        return record["src"] - record["key"], record["load"] - record["key"]
+
+    def screenshot(self, path, index=None):
+        """A screenshot of the viewport, with the cell ``index`` (if given) scrolled into view."""
+        if index is not None:
+            self.cell(index).scroll_into_view_if_needed()
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(path))
+
+
+_CELL_CSS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
