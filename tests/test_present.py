@@ -20,7 +20,6 @@ Chromium it skips, with the reason; in CI (`.ci/run`) it fails instead.
 
 import importlib.util
 import os
-import shutil
 import signal
 import socket
 import subprocess
