@@ -49,11 +49,15 @@ class Explorer:
         self.controls = dict(controls)
         self.figure = Figure(figsize=self.figsize, dpi=self.dpi, layout="constrained")
         FigureCanvasAgg(self.figure)
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # at its own size (never stretched to the output's width, which blurs it),
+        # shrinking only when the output is narrower than the picture
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start"))
         self.readout = widgets.HTML()
         header = widgets.HTML(f"<b>{html.escape(title)}</b><br><i>{caption}</i>")
         self.widget = widgets.VBox(
-            [header, widgets.HBox(list(self.controls.values())), self.image, self.readout],
+            # controls wrap onto a second row when the notebook is narrow, rather than squeeze
+            [header, widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
+             self.image, self.readout],
             layout=widgets.Layout(border="1px solid #ccc", padding="6px"),
         )
         self.state = {}
