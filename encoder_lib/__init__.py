@@ -18,6 +18,8 @@ from .attention import (masked_softmax, merge_heads, multi_head_attention, scale
                         split_heads)
 from .block import encoder, encoder_block, post_norm, pre_norm, trace_encoder, trace_encoder_block
 from .feed_forward import feed_forward, gelu, relu
+from .grad import (encoder_block_grad, encoder_grad, feed_forward_grad, layer_norm_grad, multi_head_attention_grad,
+                   scaled_dot_product_attention_grad, softmax_grad)
 from .layer_norm import layer_norm
 from .params import count_params, from_torch_state_dict, init_block_params, to_torch_state_dict
 from .positional import positional_encoding
@@ -28,5 +30,8 @@ __all__ = [
     "feed_forward", "relu", "gelu", "layer_norm", "post_norm", "pre_norm", "encoder_block", "encoder",
     "trace_encoder_block", "trace_encoder", "positional_encoding", "init_block_params",
     "count_params", "from_torch_state_dict", "to_torch_state_dict",
+    # backward passes (encoder_lib.grad)
+    "softmax_grad", "scaled_dot_product_attention_grad", "multi_head_attention_grad", "feed_forward_grad",
+    "layer_norm_grad", "encoder_block_grad", "encoder_grad",
 ]
 __version__ = "0.1.0"

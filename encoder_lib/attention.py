@@ -139,8 +139,8 @@ def _linear(x, w, b):
     return y.reshape(*lead, w.shape[1])
 
 
-def _mha(x, n_heads, params, mask):
-    """The unchecked core of multi_head_attention."""
+def _mha(x, n_heads, params, mask, cache=None):
+    """The unchecked core of multi_head_attention; keeps q, k, v and the heads' output in ``cache`` (a dict)."""
     d_model = x.shape[-1]
     if params is None:  # the lesson's variant: identity projections, no output projection
         q = k = v = split_heads(x, n_heads)
@@ -156,6 +156,8 @@ def _mha(x, n_heads, params, mask):
         mask = mask[..., None, :]  # (..., 1, seq): the same keys are padding for every head
     out, weights = _attend(q, k, v, mask)  # (..., n_heads, seq, d_head), (..., n_heads, seq, seq)
     out = merge_heads(out)  # (..., seq, d_model)
+    if cache is not None:  # what the backward pass needs (encoder_lib.grad)
+        cache.update(q=q, k=k, v=v, weights=weights, heads=out)
     if params is not None:
         out = _linear(out, params["w_o"], params["b_o"])
     return out, weights

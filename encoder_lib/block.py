@@ -101,9 +101,17 @@ def _dropout(y, rate, rng):
     return y * keep / np.asarray(1 - rate, dtype=y.dtype)
 
 
-def _block(x, p, n_heads, norm, mask, activation, eps, residual, dropout, rng, trace):
-    """The unchecked core of encoder_block; fills ``trace`` (a dict) when given."""
+def _block(x, p, n_heads, norm, mask, activation, eps, residual, dropout, rng, trace, cache=None):
+    """The unchecked core of encoder_block; fills ``trace`` (a dict) when given.
+
+    ``cache`` (a dict) gets what the backward pass needs (encoder_lib.grad):
+    the trace and the sub-layers' own caches.
+    """
     keep = trace if trace is not None else {}
+    attn_cache = ffn_cache = None
+    if cache is not None:
+        attn_cache, ffn_cache = {}, {}
+        cache.update(trace=keep, attn=attn_cache, ffn=ffn_cache)
 
     def ln(y, which):
         return _layer_norm(y, p[which]["gamma"], p[which]["beta"], eps)
@@ -113,21 +121,21 @@ def _block(x, p, n_heads, norm, mask, activation, eps, residual, dropout, rng, t
 
     keep["input"] = x
     if norm == "post":
-        attn, keep["attn_weights"] = _mha(x, n_heads, p["attn"], mask)
+        attn, keep["attn_weights"] = _mha(x, n_heads, p["attn"], mask, attn_cache)
         keep["attn_out"] = attn = _dropout(attn, dropout, rng)
         keep["sum1"] = h = add(x, attn)
         keep["norm1"] = h = ln(h, "norm1")
-        ffn = _ffn(h, p["ffn"], activation, trace)
+        ffn = _ffn(h, p["ffn"], activation, trace, ffn_cache)
         keep["ffn_out"] = ffn = _dropout(ffn, dropout, rng)
         keep["sum2"] = out = add(h, ffn)
         keep["norm2"] = out = ln(out, "norm2")
     else:
         keep["norm1"] = h = ln(x, "norm1")
-        attn, keep["attn_weights"] = _mha(h, n_heads, p["attn"], mask)
+        attn, keep["attn_weights"] = _mha(h, n_heads, p["attn"], mask, attn_cache)
         keep["attn_out"] = attn = _dropout(attn, dropout, rng)
         keep["sum1"] = x = add(x, attn)
         keep["norm2"] = h = ln(x, "norm2")
-        ffn = _ffn(h, p["ffn"], activation, trace)
+        ffn = _ffn(h, p["ffn"], activation, trace, ffn_cache)
         keep["ffn_out"] = ffn = _dropout(ffn, dropout, rng)
         keep["sum2"] = out = add(x, ffn)
     keep["output"] = out

@@ -40,15 +40,23 @@ def check_ffn_params(params, d_model, dtype, where="params"):
     return {key: _checks.param_array(params, key, shapes[key], dtype, where) for key in FFN_KEYS}
 
 
-def _ffn(x, params, activation, trace=None):
-    """The unchecked core of feed_forward; records the hidden layer in ``trace``."""
+def _ffn(x, params, activation, trace=None, cache=None):
+    """The unchecked core of feed_forward; records the hidden layer in ``trace``.
+
+    ``cache`` (a dict) gets the hidden layer and, for GELU, its input: what the
+    backward pass needs (encoder_lib.grad).
+    """
     lead = x.shape[:-1]
     h = x.reshape(-1, x.shape[-1]) @ params["w1"]  # (positions, d_ff): every position at once
     h += params["b1"]
     if activation == "relu":
         np.maximum(h, 0, out=h)
     else:
+        if cache is not None:
+            cache["pre"] = h
         h = gelu(h)
+    if cache is not None:
+        cache["hidden"] = h
     if trace is not None:
         trace["ffn_hidden"] = h.reshape(*lead, h.shape[-1])
     y = h @ params["w2"]  # (positions, d_model)
