@@ -1,0 +1,352 @@
+"""Training a small encoder in numpy: a toy task, the model around the stack, cross-entropy and Adam.
+
+The model: token embedding + sinusoidal positional encoding -> a stack of
+encoder blocks -> (pre-norm only: a final layer norm, as GPT-2 and Whisper
+have) -> a linear read-out at every position. Its gradients come from
+``encoder_lib.grad``; the optimiser is Adam (Kingma & Ba, 2015) with an
+optional linear learning-rate warm-up.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> task = SortTask(seq_len=6, vocab=8)
+    >>> tokens, targets = task.batch(rng, 4)
+    >>> model = init_model(task, d_model=16, n_heads=2, d_ff=32, n_layers=2, norm="pre", rng=rng)
+    >>> loss, grads, accuracy = loss_and_grads(model, tokens, targets)
+    >>> round(float(loss), 1), grads["embed"].shape  # about log(8) at the start
+    (2.3, (8, 16))
+"""
+
+import dataclasses
+import time
+
+import numpy as np
+
+from . import _checks
+from .block import NORMS, _block
+from .grad import _block_grad, _layer_norm_grad
+from .layer_norm import _layer_norm
+from .params import init_block_params
+from .positional import positional_encoding
+
+# ------------------------------------------------------------------ the task
+
+
+@dataclasses.dataclass(frozen=True)
+class SortTask:
+    """Sort a sequence of tokens: at position i, predict the i-th smallest token of the input.
+
+    Every output depends on every input token, so no position can be solved
+    on its own: the model must compare tokens across positions, which is
+    what attention is for. ``batch`` draws tokens uniformly from
+    ``0 .. vocab - 1`` (repeats allowed).
+
+    >>> tokens, targets = SortTask(seq_len=5, vocab=10).batch(np.random.default_rng(1), 1)
+    >>> tokens, targets
+    (array([[4, 5, 7, 9, 0]]), array([[0, 4, 5, 7, 9]]))
+    """
+
+    seq_len: int = 8
+    vocab: int = 10
+
+    def __post_init__(self):
+        _checks.positive_int(self.seq_len, "seq_len")
+        _checks.positive_int(self.vocab, "vocab", minimum=2)
+
+    @property
+    def n_classes(self):
+        return self.vocab
+
+    def batch(self, rng, size):
+        """``size`` random sequences: tokens (size, seq_len) and the sorted targets, both int64."""
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a np.random.Generator (e.g. np.random.default_rng(0)), got {type(rng).__name__}")
+        size = _checks.positive_int(size, "size")
+        tokens = rng.integers(0, self.vocab, size=(size, self.seq_len))
+        return tokens, np.sort(tokens, axis=-1)
+
+
+# ------------------------------------------------------------------ the model
+
+
+def init_model(task, d_model, n_heads, d_ff, n_layers, norm, rng, dtype=np.float32):
+    """Fresh parameters for the task's model, as one dict of arrays and lists.
+
+    Keys: ``embed`` (vocab, d_model), ``layers`` (block params, PyTorch's
+    initialisation), ``norm_out`` (gamma, beta; used in pre-norm only),
+    ``w_out`` (d_model, n_classes) and ``b_out``; and the settings ``norm``,
+    ``n_heads``, which the other functions read.
+    """
+    _checks.choice(norm, "norm", NORMS)
+    d_model = _checks.positive_int(d_model, "d_model")
+    n_layers = _checks.positive_int(n_layers, "n_layers")
+    _checks.heads(d_model, n_heads)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a np.random.Generator (e.g. np.random.default_rng(0)), got {type(rng).__name__}")
+    bound = 1 / np.sqrt(d_model)
+    return {
+        "norm": norm,
+        "n_heads": n_heads,
+        "embed": rng.standard_normal((task.vocab, d_model)).astype(dtype),
+        "layers": [init_block_params(d_model, d_ff, rng, dtype) for _ in range(n_layers)],
+        "norm_out": {"gamma": np.ones(d_model, dtype), "beta": np.zeros(d_model, dtype)},
+        "w_out": rng.uniform(-bound, bound, (d_model, task.n_classes)).astype(dtype),
+        "b_out": np.zeros(task.n_classes, dtype),
+    }
+
+
+def trainable(model):
+    """The model's arrays as a flat ``{name: array}`` dict (names like ``layers/0/attn/w_q``)."""
+    flat = {}
+
+    def walk(tree, prefix):
+        if isinstance(tree, dict):
+            for key, sub in tree.items():
+                walk(sub, f"{prefix}{key}/")
+        elif isinstance(tree, list):
+            for i, sub in enumerate(tree):
+                walk(sub, f"{prefix}{i}/")
+        elif isinstance(tree, np.ndarray):
+            flat[prefix.rstrip("/")] = tree
+
+    walk({k: v for k, v in model.items() if k not in ("norm", "n_heads")}, "")
+    return flat
+
+
+def _forward(model, tokens, cache):
+    embed = model["embed"]
+    seq = tokens.shape[-1]
+    x = embed[tokens] + positional_encoding(seq, embed.shape[1], embed.dtype)
+    caches = []
+    for p in model["layers"]:
+        c = {}
+        x = _block(x, p, model["n_heads"], model["norm"], None, "relu", 1e-5, True, 0.0, None, None, c)
+        caches.append(c)
+    cache.update(blocks=caches, top=x)
+    if model["norm"] == "pre":
+        x = _layer_norm(x, model["norm_out"]["gamma"], model["norm_out"]["beta"], 1e-5)
+    cache["features"] = x
+    return x @ model["w_out"] + model["b_out"]  # (batch, seq, n_classes)
+
+
+def _check_ids(ids, name, n, what):
+    """``ids`` as a (batch, seq) integer array with every entry in 0 .. n - 1."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "iu" or ids.ndim != 2 or 0 in ids.shape:
+        raise TypeError(f"{name} must be a non-empty 2-D array of integers (batch, seq), got {ids.dtype} {ids.shape}")
+    if ids.min() < 0 or ids.max() >= n:
+        raise ValueError(f"{name} must lie in 0 .. {n - 1} ({what}), got {ids.min()} .. {ids.max()}")
+    return ids
+
+
+def _check_tokens(model, tokens):
+    return _check_ids(tokens, "tokens", model["embed"].shape[0], "the model's vocabulary")
+
+
+def predict(model, tokens):
+    """The predicted class at every position, (batch, seq)."""
+    return _forward(model, _check_tokens(model, tokens), {}).argmax(axis=-1)
+
+
+def accuracy(model, tokens, targets):
+    """The fraction of positions predicted right."""
+    return float((predict(model, tokens) == np.asarray(targets)).mean())
+
+
+def loss_and_grads(model, tokens, targets):
+    """Mean cross-entropy over all positions, its gradient for every array of ``trainable(model)``, and accuracy."""
+    tokens = _check_tokens(model, tokens)
+    targets = _check_ids(targets, "targets", model["w_out"].shape[1], "the model's classes")
+    if targets.shape != tokens.shape:
+        raise ValueError(f"targets must have the shape of tokens {tokens.shape}, got {targets.shape}")
+    cache = {}
+    logits = _forward(model, tokens, cache)
+    # softmax cross-entropy; its gradient for the logits is (probabilities - one_hot) / n
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    n = tokens.size
+    picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
+    loss = -picked.mean()
+    grad_logits = np.exp(log_probs)
+    np.put_along_axis(grad_logits, targets[..., None], np.take_along_axis(grad_logits, targets[..., None], -1) - 1, -1)
+    grad_logits /= n
+    features = cache["features"]
+    grads = {
+        "w_out": features.reshape(-1, features.shape[-1]).T @ grad_logits.reshape(-1, grad_logits.shape[-1]),
+        "b_out": grad_logits.reshape(-1, grad_logits.shape[-1]).sum(axis=0),
+    }
+    grad = grad_logits @ model["w_out"].T
+    if model["norm"] == "pre":
+        grad, grads["norm_out/gamma"], grads["norm_out/beta"] = _layer_norm_grad(
+            cache["top"], model["norm_out"]["gamma"], 1e-5, grad)
+    else:  # the final norm is not used in post-norm, whose blocks end in a layer norm already
+        grads["norm_out/gamma"] = np.zeros_like(model["norm_out"]["gamma"])
+        grads["norm_out/beta"] = np.zeros_like(model["norm_out"]["beta"])
+    for i in reversed(range(len(model["layers"]))):
+        grad, block_grads = _block_grad(model["layers"][i], model["norm"], "relu", 1e-5, True,
+                                        cache["blocks"][i], grad)
+        for sub, arrays in block_grads.items():
+            for key, value in arrays.items():
+                grads[f"layers/{i}/{sub}/{key}"] = value
+    # the positional encoding is a constant added to the embeddings: the gradient passes it unchanged
+    grad_embed = np.zeros_like(model["embed"])
+    np.add.at(grad_embed, tokens.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+    grads["embed"] = grad_embed
+    acc = float((logits.argmax(axis=-1) == targets).mean())
+    return float(loss), grads, acc
+
+
+# ------------------------------------------------------------------ the optimiser
+
+
+class Adam:
+    """Adam over a flat dict of arrays, updated in place.
+
+    ``m`` and ``v`` are running means of the gradient and of its square; the
+    update is ``lr * m_hat / (sqrt(v_hat) + eps)`` with the bias-corrected
+    means, so every weight moves by about ``lr`` per step whatever the size
+    of its gradient. That is also why a large ``lr`` in the first steps,
+    when ``v`` is still a poor estimate, can throw a network off: warm-up
+    raises ``lr`` linearly from 0 over the first ``warmup`` steps.
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.98), eps=1e-9, warmup=0):
+        if not isinstance(params, dict) or not params:
+            raise TypeError("params must be a non-empty dict of arrays, e.g. trainable(model)")
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not lr > 0:
+            raise ValueError(f"lr must be a positive number, got {lr!r}")
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise ValueError(f"warmup must be a number of steps, an integer >= 0, got {warmup!r}")
+        self.params = params
+        self.lr, self.betas, self.eps, self.warmup = lr, betas, eps, warmup
+        self.m = {k: np.zeros_like(v) for k, v in params.items()}
+        self.v = {k: np.zeros_like(v) for k, v in params.items()}
+        self.t = 0
+
+    def current_lr(self):
+        """The learning rate of the next step: ``lr``, ramped up linearly during warm-up."""
+        if self.warmup and self.t < self.warmup:
+            return self.lr * (self.t + 1) / self.warmup
+        return self.lr
+
+    def step(self, grads):
+        lr = self.current_lr()
+        self.t += 1
+        b1, b2 = self.betas
+        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
+        for key, p in self.params.items():
+            g = grads[key]
+            m, v = self.m[key], self.v[key]
+            m *= b1
+            m += (1 - b1) * g
+            v *= b2
+            v += (1 - b2) * g * g
+            p -= (lr / c1) * m / (np.sqrt(v / c2) + self.eps)
+
+
+# ------------------------------------------------------------------ a training run
+
+
+@dataclasses.dataclass
+class History:
+    """What a training run recorded: per logged step, the loss and training accuracy; held-out accuracy at the end."""
+
+    steps: list = dataclasses.field(default_factory=list)
+    loss: list = dataclasses.field(default_factory=list)
+    train_accuracy: list = dataclasses.field(default_factory=list)
+    test_accuracy: list = dataclasses.field(default_factory=list)  # (step, accuracy) pairs
+    seconds: float = 0.0
+    seconds_to_target: float = None
+
+
+def train(task, model, steps, lr=1e-3, warmup=0, batch_size=64, seed=0, test_size=512, target=None,
+          evaluate_every=100, on_step=None):
+    """Train ``model`` in place on fresh batches of ``task`` for ``steps`` Adam steps; returns a ``History``.
+
+    The held-out set (``test_size`` sequences from a separate seed) is scored
+    every ``evaluate_every`` steps; with ``target`` (an accuracy), training
+    stops as soon as the held-out accuracy reaches it. ``on_step(step,
+    history)`` is called after every step, for progress bars and live plots.
+    """
+    steps = _checks.positive_int(steps, "steps")
+    rng = np.random.default_rng(seed)
+    test_tokens, test_targets = task.batch(np.random.default_rng(seed + 10_000), test_size)
+    optimiser = Adam(trainable(model), lr=lr, warmup=warmup)
+    history = History()
+    start = time.perf_counter()
+    for step in range(1, steps + 1):
+        tokens, targets = task.batch(rng, batch_size)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is reported just below, once
+            loss, grads, acc = loss_and_grads(model, tokens, targets)
+        if not np.isfinite(loss):
+            raise FloatingPointError(f"the loss became {loss} at step {step}: lower lr or add warmup")
+        optimiser.step(grads)
+        history.steps.append(step)
+        history.loss.append(loss)
+        history.train_accuracy.append(acc)
+        if step % evaluate_every == 0 or step == steps:
+            test_acc = accuracy(model, test_tokens, test_targets)
+            history.test_accuracy.append((step, test_acc))
+            if target is not None and test_acc >= target:
+                history.seconds_to_target = time.perf_counter() - start
+                if on_step:
+                    on_step(step, history)
+                break
+        if on_step:
+            on_step(step, history)
+    history.seconds = time.perf_counter() - start
+    return history
+
+
+# ------------------------------------------------------------------ gradient flow at initialisation
+
+
+def gradient_norms(depth, norm, residual=True, d_model=32, n_heads=4, seed=0, shape=(2, 10)):
+    """How large the gradient is at each block of a freshly initialised stack: a dict of arrays.
+
+    The stack has ``depth`` blocks with PyTorch's initialisation (each its own
+    weights, seeded); its input is standard normal of ``shape + (d_model,)``;
+    the loss is ``sum(out * g)`` for a fixed standard normal ``g``, where
+    ``out`` is the last block's output, passed through a final layer norm in
+    pre-norm (as pre-norm models have, and ``init_model`` builds).
+
+    Returns ``params`` (depth,), the norm of each block's whole parameter
+    gradient, and ``inputs`` (depth,), the norm of the gradient reaching each
+    block's input: index 0 is the bottom block, ``depth - 1`` the top.
+    """
+    depth = _checks.positive_int(depth, "depth")
+    _checks.choice(norm, "norm", NORMS)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((*shape, d_model))
+    g = rng.standard_normal((*shape, d_model))
+    # drawn after x and g: a deeper stack with the same seed adds blocks on top of a shallower one's
+    layers = [init_block_params(d_model, 4 * d_model, rng, np.float64) for _ in range(depth)]
+    from .grad import encoder_grad
+
+    if norm == "pre":
+        from .block import encoder
+
+        top = encoder(x, layers, n_heads, norm=norm, residual=residual)
+        g, _, _ = _layer_norm_grad(top, None, 1e-5, g)
+    _, grad_layers, grad_inputs = encoder_grad(x, layers, n_heads, g, norm=norm, residual=residual,
+                                               keep_layer_grads=True)
+    return {
+        "params": np.array([np.sqrt(sum(float(np.sum(a * a)) for sub in p.values() if sub for a in sub.values()))
+                            for p in grad_layers]),
+        "inputs": np.array([float(np.linalg.norm(a)) for a in grad_inputs]),
+    }
+
+
+def compare_runs(task, steps, lr, warmup, seed=0, evaluate_every=50, **model_options):
+    """Train four models from the same seed: post-norm and pre-norm, each without and with ``warmup`` steps.
+
+    Every run starts from the same weights (``init_model`` with ``seed``; the
+    final layer norm exists in both but only pre-norm uses it) and sees the
+    same batches. ``model_options`` go to ``init_model`` (d_model, n_heads,
+    d_ff, n_layers). Returns ``{(norm, warmup_steps): History}``.
+    """
+    runs = {}
+    for norm in ("post", "pre"):
+        for w in (0, warmup):
+            model = init_model(task, norm=norm, rng=np.random.default_rng(seed), **model_options)
+            runs[norm, w] = train(task, model, steps, lr=lr, warmup=w, seed=seed, evaluate_every=evaluate_every)
+    return runs

@@ -1,0 +1,247 @@
+"""Lesson 07 widgets: the gradient's size through a stack, and training runs side by side.
+
+- ``GradientFlowExplorer``: for stacks of depth 1 to 24 at initialisation,
+  the gradient norm at each block, post-norm against pre-norm, with the
+  residual connections on or off (all computed once, when it is built).
+- ``TrainingMonitor``: a progress bar and a loss curve that follow a
+  training run live (``encoder_lib.training.train``'s ``on_step``).
+- ``TrainingComparisonExplorer``: loss curves of finished runs, chosen by
+  placement and warm-up.
+"""
+
+import functools
+import html
+import io
+
+import ipywidgets as widgets
+import matplotlib.ticker
+import numpy as np
+import PIL.Image
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..training import SortTask, compare_runs, gradient_norms
+from ._base import COLORS, MARKERS, Explorer, checkbox, slider, toggle
+
+MAX_DEPTH = 24
+NAMES = {"post": "post-norm", "pre": "pre-norm"}
+
+
+@functools.lru_cache(maxsize=4)
+def gradient_table(max_depth=MAX_DEPTH, seeds=3):
+    """``{(norm, residual): [norms for depth in 1..max_depth]}`` for all four settings (a few seconds, then cached).
+
+    Each entry is ``gradient_norms(depth, norm, residual, seed)`` averaged
+    over ``seeds`` seeds, so that one unlucky draw of weights does not make
+    the curves jump.
+    """
+    table = {}
+    for norm in ("post", "pre"):
+        for residual in (True, False):
+            table[norm, residual] = [
+                {key: np.mean([run[key] for run in runs], axis=0) for key in ("params", "inputs")}
+                for runs in ([gradient_norms(depth, norm, residual, seed=seed) for seed in range(seeds)]
+                             for depth in range(1, max_depth + 1))
+            ]
+    return table
+
+
+class GradientFlowExplorer(Explorer):
+    """How big is the gradient that reaches each block, and how does the top block's change with depth?"""
+
+    figsize = (8.6, 3.3)
+
+    def __init__(self, table=None):
+        self.table = table if table is not None else gradient_table()
+        self.max_depth = len(self.table["post", True])
+        controls = {
+            "depth": slider("depth", min(12, self.max_depth), 1, self.max_depth),
+            "norm": toggle("placement", (("post-norm", "post"), ("pre-norm", "pre")), "post"),
+            "residual": checkbox("residual connections", True),
+        }
+        super().__init__(
+            "The gradient through a stack, at initialisation",
+            "Left: the size (norm) of each block's parameter gradient in a stack of the chosen depth, bottom "
+            "block on the left, on a log scale; the faint line is the other placement. Right: the top block's "
+            "gradient for every depth from 1 to 24, both placements. Compare how the right-hand curves change "
+            "with depth, then switch the residual connections off and look at the left-hand plot again.",
+            controls,
+        )
+
+    def setup(self, figure):
+        self.ax_layers, self.ax_depth = figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
+        self.layer_lines, self.depth_lines = {}, {}
+        for i, norm in enumerate(("post", "pre")):
+            style = "-" if norm == "post" else "--"
+            (self.layer_lines[norm],) = self.ax_layers.plot([1], [1], ls=style, marker=MARKERS[i], color=COLORS[i],
+                                                            markersize=4, label=NAMES[norm])
+            (self.depth_lines[norm],) = self.ax_depth.plot([1], [1], ls=style, marker=MARKERS[i], color=COLORS[i],
+                                                           markersize=3, label=NAMES[norm])
+        (self.here,) = self.ax_depth.plot([1], [1], ls="none", marker="o", markersize=11, markerfacecolor="none",
+                                          markeredgecolor="black", markeredgewidth=1.5)
+        plain = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}")  # 200, not 2 x 10^2
+        for ax in (self.ax_layers, self.ax_depth):
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain)
+            ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+            ax.legend(loc="lower left", fontsize=8)
+        self.ax_layers.set_xlabel("block (1 = bottom)")
+        self.ax_layers.set_ylabel("gradient norm of the block's parameters")
+        self.ax_depth.set_xlabel("depth of the stack")
+        self.ax_depth.set_ylabel("top block's gradient norm")
+        self.ax_depth.set_xlim(0.5, self.max_depth + 0.5)
+        self.ax_layers.set_title(" ")
+        self.ax_depth.set_title(" ")
+
+    def draw(self, depth, norm, residual):
+        blocks = np.arange(1, depth + 1)
+        shown = []
+        for name, line in self.layer_lines.items():
+            values = self.table[name, residual][depth - 1]["params"]
+            line.set_data(blocks, values)
+            chosen = name == norm
+            line.set_alpha(1.0 if chosen else 0.3)
+            line.set_linewidth(2.0 if chosen else 1.0)
+            shown.extend(values)
+        self.ax_layers.set_xlim(0.5, depth + 0.5)
+        low, high = min(shown), max(shown)
+        self.ax_layers.set_ylim(low / 1.6, high * 1.6)
+        depths = np.arange(1, self.max_depth + 1)
+        tops = {}
+        for name, line in self.depth_lines.items():
+            tops[name] = np.array([run["params"][-1] for run in self.table[name, residual]])
+            line.set_data(depths, tops[name])
+            line.set_alpha(1.0 if name == norm else 0.45)
+        every = np.concatenate(list(tops.values()))
+        self.ax_depth.set_ylim(every.min() / 1.6, every.max() * 1.6)
+        self.here.set_data([depth], [tops[norm][depth - 1]])
+        chosen = self.table[norm, residual][depth - 1]["params"]
+        state = {
+            "depth": depth, "norm": norm, "residual": residual,
+            "bottom": float(chosen[0]), "top": float(chosen[-1]), "bottom_over_top": float(chosen[0] / chosen[-1]),
+            "top_post": float(tops["post"][depth - 1]), "top_pre": float(tops["pre"][depth - 1]),
+            "top_post_depth1": float(tops["post"][0]), "top_pre_depth1": float(tops["pre"][0]),
+        }
+        self.ax_layers.set_title(f"{NAMES[norm]}, {depth} block{'s' if depth > 1 else ''}, residual "
+                                 f"{'on' if residual else 'off'}", fontsize=10)
+        self.ax_depth.set_title(f"top block at depth {depth}: post {state['top_post']:.0f}, pre {state['top_pre']:.0f}",
+                                fontsize=10)
+        return state
+
+    def describe(self, s):
+        return (f"{NAMES[s['norm']]}, {s['depth']} blocks, residual {'on' if s['residual'] else 'off'}: "
+                f"bottom block <b>{s['bottom']:.0f}</b>, top block <b>{s['top']:.0f}</b> "
+                f"(bottom / top = {s['bottom_over_top']:.2f})")
+
+
+class TrainingMonitor:
+    """A progress bar and a live loss curve for ``train(..., on_step=monitor.on_step)``.
+
+    The picture is redrawn every ``every`` steps (and at the last), so that
+    drawing costs little of the run's time.
+    """
+
+    def __init__(self, steps, title="training", every=25):
+        self.steps, self.every = steps, every
+        self.progress = widgets.IntProgress(value=0, min=0, max=steps, description="step 0",
+                                            style={"description_width": "initial"})
+        self.readout = widgets.HTML()
+        self.figure = Figure(figsize=(6.4, 2.6), dpi=80, layout="constrained")
+        FigureCanvasAgg(self.figure)
+        ax = self.ax = self.figure.add_subplot()
+        (self.loss_line,) = ax.plot([], [], color=COLORS[0], lw=1.2, label="training loss (per batch)")
+        ax.set_xlabel("step")
+        ax.set_ylabel("cross-entropy")
+        ax.set_xlim(0, steps)
+        ax.legend(loc="upper right", fontsize=8)
+        ax.set_title(title, fontsize=10)
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start"))
+        self.widget = widgets.VBox([self.progress, self.image, self.readout],
+                                   layout=widgets.Layout(border="1px solid #ccc", padding="6px"))
+        self._render()
+
+    def on_step(self, step, history):
+        if step % self.every and step != self.steps and history.seconds_to_target is None:
+            return
+        self.progress.value = step
+        self.progress.description = f"step {step}"
+        self.loss_line.set_data(history.steps, history.loss)
+        self.ax.set_ylim(0, max(history.loss) * 1.05)
+        last_test = history.test_accuracy[-1] if history.test_accuracy else None
+        self.readout.value = (f"loss {history.loss[-1]:.3f}, training accuracy {history.train_accuracy[-1]:.1%}"
+                              + (f", held-out accuracy {last_test[1]:.1%} (step {last_test[0]})" if last_test else ""))
+        self._render()
+
+    def _render(self):
+        self.figure.canvas.draw()
+        buffer = io.BytesIO()
+        PIL.Image.frombuffer("RGBA", self.figure.canvas.get_width_height(),
+                             self.figure.canvas.buffer_rgba()).save(buffer, format="png", compress_level=1)
+        self.image.value = buffer.getvalue()
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+class TrainingComparisonExplorer(Explorer):
+    """Which runs train fast and which stall or blow up? Loss curves of finished runs, by placement and warm-up."""
+
+    figsize = (6.4, 3.0)
+
+    def __init__(self, runs, warmup_steps):
+        """``runs``: ``{(norm, warmup): History}`` for norm in post/pre and warmup in (0, ``warmup_steps``)."""
+        self.runs = runs
+        self.warmup_steps = warmup_steps
+        controls = {
+            "norm": toggle("placement", (("post-norm", "post"), ("pre-norm", "pre")), "post"),
+            "warmup": toggle("warm-up", (("none", 0), (f"{warmup_steps} steps", warmup_steps)), 0),
+        }
+        super().__init__(
+            "Four runs from the same seed",
+            "The training loss of the chosen run (smoothed over 10 steps), with the other three faint. All four "
+            "start from the same weights and see the same batches; only the placement and the warm-up differ.",
+            controls,
+        )
+
+    def setup(self, figure):
+        ax = self.ax = figure.add_subplot()
+        self.lines = {}
+        for i, key in enumerate(sorted(self.runs)):
+            history = self.runs[key]
+            smooth = np.convolve(history.loss, np.ones(10) / 10, mode="valid")
+            (self.lines[key],) = ax.plot(np.arange(len(smooth)) + 10, smooth, color=COLORS[i], lw=1.0,
+                                         ls="-" if key[0] == "post" else "--",
+                                         label=f"{NAMES[key[0]]}, warm-up {key[1]}")
+        ax.set_xlabel("step")
+        ax.set_ylabel("training loss")
+        ax.set_yscale("log")
+        ax.legend(loc="upper right", fontsize=8)
+        ax.set_title(" ")
+
+    def draw(self, norm, warmup):
+        for key, line in self.lines.items():
+            chosen = key == (norm, warmup)
+            line.set_alpha(1.0 if chosen else 0.25)
+            line.set_linewidth(2.2 if chosen else 1.0)
+            line.set_zorder(3 if chosen else 2)
+        history = self.runs[norm, warmup]
+        final = history.test_accuracy[-1][1] if history.test_accuracy else float("nan")
+        self.ax.set_title(f"{NAMES[norm]}, warm-up {warmup}: held-out accuracy {final:.1%}", fontsize=10)
+        return {"norm": norm, "warmup": warmup, "final_loss": float(np.mean(history.loss[-10:])),
+                "test_accuracy": float(final), "steps": len(history.loss)}
+
+    def describe(self, s):
+        return (f"{html.escape(NAMES[s['norm']])} with warm-up {s['warmup']}: final loss {s['final_loss']:.3f}, "
+                f"held-out accuracy <b>{s['test_accuracy']:.1%}</b> after {s['steps']} steps")
+
+
+def small_comparison():
+    """A ``TrainingComparisonExplorer`` over four short runs (a second or two), for tests and benchmarks."""
+    task = SortTask(seq_len=6, vocab=8)
+    runs = compare_runs(task, steps=40, lr=3e-3, warmup=10, evaluate_every=20,
+                        d_model=16, n_heads=2, d_ff=32, n_layers=2)
+    return TrainingComparisonExplorer(runs, warmup_steps=10)
+
+
+EXPLORERS = (GradientFlowExplorer, small_comparison)

@@ -1,0 +1,148 @@
+"""encoder_lib.training: the model's gradients, Adam, the sorting task, a short training run, and the
+gradient-flow numbers that lesson 07's text states."""
+
+import numpy as np
+import pytest
+
+from encoder_lib import training as T
+
+
+def float64_model(norm, seed=0):
+    task = T.SortTask(seq_len=5, vocab=6)
+    model = T.init_model(task, d_model=8, n_heads=2, d_ff=12, n_layers=2, norm=norm,
+                         rng=np.random.default_rng(seed), dtype=np.float64)
+    rng = np.random.default_rng(seed + 1)
+    for name, array in T.trainable(model).items():  # move gamma, beta and the zero biases off their defaults
+        if "gamma" in name:
+            array[...] = rng.uniform(0.7, 1.3, array.shape)
+        elif "/b" in name or "beta" in name or name == "b_out":
+            array[...] = rng.uniform(-0.2, 0.2, array.shape)
+    return task, model
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_loss_gradients_against_finite_differences(norm):
+    task, model = float64_model(norm)
+    tokens, targets = task.batch(np.random.default_rng(3), 4)
+    loss, grads, _ = T.loss_and_grads(model, tokens, targets)
+    params = T.trainable(model)
+    assert set(grads) == set(params)
+    rng = np.random.default_rng(4)
+    scale = max(np.abs(g).max() for g in grads.values())
+    for name in ("embed", "w_out", "b_out", "layers/0/attn/w_q", "layers/1/ffn/w1", "layers/0/norm1/gamma",
+                 "norm_out/gamma", "norm_out/beta"):
+        array, analytic = params[name], grads[name]
+        assert analytic.shape == array.shape, name
+        for _ in range(4):
+            i = tuple(int(rng.integers(0, s)) for s in array.shape)
+            keep = array[i]
+            array[i] = keep + 1e-6
+            up = T.loss_and_grads(model, tokens, targets)[0]
+            array[i] = keep - 1e-6
+            down = T.loss_and_grads(model, tokens, targets)[0]
+            array[i] = keep
+            numeric = (up - down) / 2e-6
+            assert abs(numeric - analytic[i]) < 1e-6 * scale + 1e-8, f"{name}{i}: {numeric} vs {analytic[i]}"
+    if norm == "post":  # the final norm is not part of a post-norm model
+        assert not grads["norm_out/gamma"].any() and not grads["norm_out/beta"].any()
+
+
+def test_the_initial_loss_is_about_log_of_the_number_of_classes():
+    task = T.SortTask(seq_len=8, vocab=10)
+    model = T.init_model(task, 32, 4, 64, 2, "pre", np.random.default_rng(0))
+    loss, _, accuracy = T.loss_and_grads(model, *task.batch(np.random.default_rng(1), 256))
+    assert abs(loss - np.log(10)) < 0.5 and accuracy < 0.25
+
+
+def test_adam_matches_its_formula_and_warms_up_linearly():
+    p = {"w": np.array([1.0, -2.0])}
+    adam = T.Adam(p, lr=0.1, betas=(0.9, 0.99), eps=1e-8, warmup=4)
+    assert [adam.current_lr() for _ in range(1)] == [0.025]
+    g = {"w": np.array([0.5, -1.0])}
+    adam.step(g)
+    # first step: m_hat = g, v_hat = g^2, so each weight moves by lr * sign(g), lr = 0.1 * 1/4
+    np.testing.assert_allclose(p["w"], [1.0 - 0.025, -2.0 + 0.025], rtol=1e-7)
+    lrs = []
+    for _ in range(5):
+        lrs.append(adam.current_lr())
+        adam.step(g)
+    np.testing.assert_allclose(lrs, [0.05, 0.075, 0.1, 0.1, 0.1])
+
+
+def test_sort_task_targets_are_the_sorted_inputs():
+    tokens, targets = T.SortTask(seq_len=7, vocab=5).batch(np.random.default_rng(0), 20)
+    assert tokens.shape == targets.shape == (20, 7)
+    np.testing.assert_array_equal(targets, np.sort(tokens, axis=1))
+    assert tokens.min() >= 0 and tokens.max() < 5
+
+
+def test_a_tiny_model_learns_to_sort_short_sequences():
+    task = T.SortTask(seq_len=4, vocab=5)
+    model = T.init_model(task, d_model=32, n_heads=4, d_ff=64, n_layers=1, norm="pre", rng=np.random.default_rng(0))
+    history = T.train(task, model, steps=600, lr=3e-3, target=0.95, evaluate_every=50)
+    assert history.seconds_to_target is not None, f"held-out accuracy only {history.test_accuracy[-1]}"
+    assert history.loss[-1] < history.loss[0] / 3
+
+
+def test_on_step_sees_every_step_and_a_diverging_run_stops_with_a_clear_error():
+    task = T.SortTask(seq_len=4, vocab=5)
+    model = T.init_model(task, 16, 2, 32, 1, "post", np.random.default_rng(0))
+    seen = []
+    T.train(task, model, steps=5, on_step=lambda step, history: seen.append((step, len(history.loss))))
+    assert seen == [(i, i) for i in range(1, 6)]
+    model["w_out"][...] = np.inf
+    with pytest.raises(FloatingPointError, match="lower lr or add warmup"):
+        T.train(task, model, steps=3)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m: T.loss_and_grads(m, np.array([[0, 1, 9, 2]]), np.array([[0, 1, 2, 3]])),
+     r"tokens must lie in 0 \.\. 4"),
+    (lambda m: T.loss_and_grads(m, np.array([[0.0, 1, 2, 3]]), np.array([[0, 1, 2, 3]])),
+     r"tokens must be a non-empty 2-D array of integers"),
+    (lambda m: T.loss_and_grads(m, np.array([[0, 1, 2, 3]]), np.array([[0, 1, 2]])),
+     r"targets must have the shape of tokens"),
+    (lambda m: T.init_model(T.SortTask(4, 5), 16, 3, 32, 1, "pre", np.random.default_rng(0)),
+     r"d_model \(16\) must be divisible by n_heads \(3\)"),
+    (lambda m: T.init_model(T.SortTask(4, 5), 16, 2, 32, 1, "middle", np.random.default_rng(0)),
+     r"norm must be 'post' or 'pre'"),
+    (lambda m: T.SortTask(4, 5).batch(0, 3), r"rng must be a np.random.Generator"),
+    (lambda m: T.Adam(T.trainable(m), lr=-1), r"lr must be a positive number"),
+    (lambda m: T.Adam(T.trainable(m), warmup=1.5), r"warmup must be a number of steps"),
+    (lambda m: T.train(T.SortTask(4, 5), m, steps=0), r"steps must be at least 1"),
+])
+def test_bad_input_is_named(call, message):
+    model = T.init_model(T.SortTask(4, 5), 16, 2, 32, 1, "pre", np.random.default_rng(0))
+    with pytest.raises((TypeError, ValueError), match=message):
+        call(model)
+
+
+# ---------------------------------------------------------------- what lesson 07 says about gradient flow
+
+
+@pytest.fixture(scope="module")
+def table():
+    from encoder_lib.widgets.gradients import gradient_table
+
+    return gradient_table()
+
+
+def top(table, norm, residual, depth):
+    return table[norm, residual][depth - 1]["params"][-1]
+
+
+def test_post_norm_top_gradient_does_not_shrink_with_depth(table):
+    assert 0.9 < top(table, "post", True, 24) / top(table, "post", True, 1) < 1.5
+
+
+def test_pre_norm_top_gradient_shrinks_steadily_with_depth(table):
+    tops = [top(table, "pre", True, d) for d in (1, 6, 12, 18, 24)]
+    assert tops == sorted(tops, reverse=True)
+    assert tops[-1] < 0.5 * tops[0]
+    assert table["pre", True][23]["params"][0] > 3 * tops[-1]  # lower blocks get more than the top
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_without_residuals_the_bottom_gets_less_than_a_twelfth_of_the_top(table, norm):
+    grads = table[norm, False][23]["params"]
+    assert grads[0] < grads[-1] / 12

@@ -1,0 +1,75 @@
+"""The lesson 07 widgets: gradient flow through 1 to 24 blocks, the live training monitor, and the four runs."""
+
+import numpy as np
+import pytest
+
+from encoder_lib import training as T
+from encoder_lib.widgets import gradients
+from encoder_lib.widgets._base import control_values
+from widget_helpers import pixels, set_controls
+
+
+@pytest.fixture(scope="module")
+def flow():
+    return gradients.GradientFlowExplorer()
+
+
+def test_flow_controls_are_depth_placement_and_the_residual_switch(flow):
+    depth = flow.controls["depth"]
+    assert (depth.min, depth.max, depth.value) == (1, 24, 12)
+    assert control_values(flow.controls["norm"]) == ["post", "pre"]
+    assert flow.controls["residual"].value is True
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+@pytest.mark.parametrize("residual", [True, False])
+def test_the_left_plot_is_the_chosen_stack_s_per_block_gradients(flow, norm, residual):
+    for depth in (1, 9, 24):
+        state = set_controls(flow, depth=depth, norm=norm, residual=residual)
+        # the mean over three seeds of each block's gradient norm
+        expected = np.mean([T.gradient_norms(depth, norm, residual, seed=s)["params"] for s in range(3)], axis=0)
+        line = flow.layer_lines[norm]
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, depth + 1))
+        np.testing.assert_allclose(line.get_ydata(), expected, rtol=1e-12)
+        assert state["bottom"] == line.get_ydata()[0] and state["top"] == line.get_ydata()[-1]
+        assert line.get_alpha() == 1.0 and flow.layer_lines[{"post": "pre", "pre": "post"}[norm]].get_alpha() < 1
+
+
+def test_the_right_plot_has_one_point_per_depth_and_rings_the_chosen_one(flow):
+    state = set_controls(flow, depth=7, norm="pre", residual=True)
+    assert len(flow.depth_lines["pre"].get_xdata()) == 24
+    assert flow.here.get_xdata()[0] == 7 and flow.here.get_ydata()[0] == pytest.approx(state["top_pre"])
+    assert "top block <b>" in flow.readout.value and "pre-norm, 7 blocks, residual on" in flow.readout.value
+
+
+def test_each_control_changes_the_picture(flow):
+    set_controls(flow, depth=12, norm="post", residual=True)
+    for name, value in (("depth", 20), ("norm", "pre"), ("residual", False)):
+        before = pixels(flow)
+        set_controls(flow, **{name: value})
+        assert np.abs(pixels(flow) - before).sum() > 0, f"moving {name} changed nothing"
+
+
+def test_the_monitor_follows_a_run_and_shows_its_last_step():
+    task = T.SortTask(seq_len=4, vocab=5)
+    model = T.init_model(task, 16, 2, 32, 1, "pre", np.random.default_rng(0))
+    monitor = gradients.TrainingMonitor(steps=30, every=10)
+    first = monitor.image.value
+    history = T.train(task, model, 30, evaluate_every=10, on_step=monitor.on_step)
+    assert monitor.progress.value == 30 and monitor.progress.description == "step 30"
+    np.testing.assert_array_equal(monitor.loss_line.get_ydata(), history.loss)
+    assert monitor.image.value != first
+    assert "held-out accuracy" in monitor.readout.value
+
+
+def test_the_comparison_highlights_the_chosen_run():
+    explorer = gradients.small_comparison()
+    assert set(explorer.runs) == {("post", 0), ("post", 10), ("pre", 0), ("pre", 10)}
+    for norm in ("post", "pre"):
+        for warmup in (0, 10):
+            state = set_controls(explorer, norm=norm, warmup=warmup)
+            run = explorer.runs[norm, warmup]
+            assert state["test_accuracy"] == run.test_accuracy[-1][1]
+            assert state["final_loss"] == pytest.approx(np.mean(run.loss[-10:]))
+            for key, line in explorer.lines.items():
+                assert (line.get_alpha() == 1.0) == (key == (norm, warmup))
