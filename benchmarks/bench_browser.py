@@ -101,7 +101,7 @@ def main():
                                         len(lesson.widget_cells), "ok" if from_run_all < 5 else "OVER 5 s"))
                     for index in lesson.widget_cells:
                         kind = widget_type(lesson.cells[index])
-                        if kind in seen:
+                        if kind in seen or not notebook.has_control(index):  # a progress display has no control
                             continue
                         seen.add(kind)
                         try:

@@ -28,6 +28,7 @@ import numpy as np
 from . import attention as _attention
 from . import block as _block
 from . import fixtures
+from . import grad as _grad
 from . import positional as _positional
 from .params import init_block_params
 
@@ -652,6 +653,70 @@ def _encoder_ignores_norm(x, layers, n_heads, norm="post", padding_mask=None):
     return _block.encoder(x, layers, n_heads, padding_mask=padding_mask)
 
 
+# --- 07: gradients -----------------------------------------------------------
+
+
+def _softmax_grad_cases(rng, hidden):
+    if hidden:
+        shape = tuple(rng.integers(1, 5, size=rng.integers(1, 3))) + (int(rng.integers(2, 7)),)
+        return _cases((f"random weights and gradients {shape}",
+                       [_attention.softmax(_normal(rng, *shape) * 2), _normal(rng, *shape)], {}))
+    masked = _attention.masked_softmax(_normal(rng, 2, 4), np.array([False, False, True, True]))
+    return _cases(
+        ("the row (0.5, 0.5) with gradient (1, 0)", [np.array([0.5, 0.5]), np.array([1.0, 0.0])], {}),
+        ("weights (2, 3, 5), random gradient", [_attention.softmax(_normal(rng, 2, 3, 5)), _normal(rng, 2, 3, 5)], {}),
+        ("weights with two masked keys (weight 0)", [masked, _normal(rng, 2, 4)], {}),
+    )
+
+
+def _softmax_grad_diagonal(weights, grad_weights):
+    return weights * (1 - weights) * grad_weights
+
+
+def _softmax_grad_unweighted(weights, grad_weights):
+    return grad_weights - np.sum(grad_weights * weights, axis=-1, keepdims=True)
+
+
+def _softmax_grad_plain_sum(weights, grad_weights):
+    return weights * (grad_weights - np.sum(grad_weights, axis=-1, keepdims=True))
+
+
+def _ln_grad_cases(rng, hidden):
+    if hidden:
+        d = int(rng.integers(3, 9))
+        lead = tuple(rng.integers(1, 4, size=rng.integers(1, 3)))
+        x = _normal(rng, *lead, d) * 2 + 1
+        return _cases((f"random x {lead + (d,)} with gamma and beta",
+                       [x, _normal(rng, *x.shape), rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {}))
+    x = fixtures.lesson_input()
+    return _cases(
+        ("the lesson's input (3, 4), gradient 1 on the first feature",
+         [x, np.tile([1.0, 0.0, 0.0, 0.0], (3, 1))], {}),
+        ("(2, 5, 6) with gamma and beta", [_normal(rng, 2, 5, 6), _normal(rng, 2, 5, 6),
+                                           rng.uniform(0.5, 2, 6), rng.normal(0, 1, 6)], {}),
+        ("rows of variance about 1e-5 (eps matters)", [_normal(rng, 3, 6) * 3e-3, _normal(rng, 3, 6)], {}),
+    )
+
+
+def _ln_grad_model(x, grad_out, gamma=None, beta=None, eps=1e-5, *, mean_term=True, var_term=True,
+                   use_gamma=True, sum_params=True):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    sigma = np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + eps)
+    xhat = centred / sigma
+    g = grad_out * gamma if (gamma is not None and use_gamma) else grad_out
+    grad_x = g
+    if mean_term:
+        grad_x = grad_x - g.mean(axis=-1, keepdims=True)
+    if var_term:
+        grad_x = grad_x - xhat * (g * xhat).mean(axis=-1, keepdims=True)
+    grad_x = grad_x / sigma
+    d = x.shape[-1]
+    grad_gamma, grad_beta = grad_out * xhat, grad_out
+    if sum_params:
+        grad_gamma, grad_beta = grad_gamma.reshape(-1, d).sum(axis=0), grad_beta.reshape(-1, d).sum(axis=0)
+    return grad_x, grad_gamma, grad_beta
+
+
 A = _attention
 EXERCISES = {e.name: e for e in [
     Exercise("softmax", _softmax_cases, _attention.softmax, (
@@ -762,5 +827,28 @@ EXERCISES = {e.name: e for e in [
          _encoder_each_from_input),
         ("the norm placement is not passed on to the blocks", _encoder_ignores_norm),
     ), blocked=(_block.encoder, _block.trace_encoder)),
+    Exercise("softmax_grad", _softmax_grad_cases, _grad.softmax_grad, (
+        ("only the diagonal of the Jacobian (w * (1 - w) * g): each weight also depends on every other "
+         "score of its row, which adds -w_i w_j g_j; the whole product is w * (g - sum(g * w))",
+         _softmax_grad_diagonal),
+        ("the result is not multiplied by the weights: it is w * (g - sum(g * w))", _softmax_grad_unweighted),
+        ("the sum must be weighted: sum(g * w) over the row, not sum(g)", _softmax_grad_plain_sum),
+    ), blocked=(_grad.softmax_grad, _grad._softmax_grad, _grad.scaled_dot_product_attention_grad,
+                _grad._attention_grad)),
+    Exercise("layer_norm_grad", _ln_grad_cases, _grad.layer_norm_grad, (
+        ("the mean and the variance were treated as constants: both depend on every input of the row, "
+         "which subtracts mean(g) and xhat * mean(g * xhat) before dividing by sigma",
+         lambda x, g, gamma=None, beta=None, eps=1e-5: _ln_grad_model(x, g, gamma, beta, eps, mean_term=False,
+                                                                      var_term=False)),
+        ("the variance's part is missing: also subtract xhat * mean(g * xhat), since sigma depends on x",
+         lambda x, g, gamma=None, beta=None, eps=1e-5: _ln_grad_model(x, g, gamma, beta, eps, var_term=False)),
+        ("the mean's part is missing: also subtract mean(g), since the mean depends on x",
+         lambda x, g, gamma=None, beta=None, eps=1e-5: _ln_grad_model(x, g, gamma, beta, eps, mean_term=False)),
+        ("gamma is missing from grad_x: the gradient reaching xhat is grad_out * gamma",
+         lambda x, g, gamma=None, beta=None, eps=1e-5: _ln_grad_model(x, g, gamma, beta, eps, use_gamma=False)),
+        ("grad_gamma and grad_beta must be summed over every position: they have shape (d_model,)",
+         lambda x, g, gamma=None, beta=None, eps=1e-5: _ln_grad_model(x, g, gamma, beta, eps, sum_params=False)),
+    ), blocked=(_grad.layer_norm_grad, _grad._layer_norm_grad, _grad.encoder_block_grad, _grad.encoder_grad,
+                _grad._block_grad)),
 ]}
 del A

@@ -336,7 +336,7 @@ def gradient_norms(depth, norm, residual=True, d_model=32, n_heads=4, seed=0, sh
     }
 
 
-def compare_runs(task, steps, lr, warmup, seed=0, evaluate_every=50, **model_options):
+def compare_runs(task, steps, lr, warmup, seed=0, evaluate_every=50, batch_size=64, **model_options):
     """Train four models from the same seed: post-norm and pre-norm, each without and with ``warmup`` steps.
 
     Every run starts from the same weights (``init_model`` with ``seed``; the
@@ -348,5 +348,6 @@ def compare_runs(task, steps, lr, warmup, seed=0, evaluate_every=50, **model_opt
     for norm in ("post", "pre"):
         for w in (0, warmup):
             model = init_model(task, norm=norm, rng=np.random.default_rng(seed), **model_options)
-            runs[norm, w] = train(task, model, steps, lr=lr, warmup=w, seed=seed, evaluate_every=evaluate_every)
+            runs[norm, w] = train(task, model, steps, lr=lr, warmup=w, seed=seed, evaluate_every=evaluate_every,
+                                  batch_size=batch_size)
     return runs

@@ -487,6 +487,12 @@ class LabNotebook:
         button.scroll_into_view_if_needed()
         button.click()
 
+    CONTROLS_CSS = ".widget-slider .noUi-handle, .widget-toggle-buttons button, .widget-checkbox input"
+
+    def has_control(self, index):
+        """Whether the cell's widget has a control a learner can move (a progress display has none)."""
+        return self.widget_view(index).locator(self.CONTROLS_CSS).count() > 0
+
     def move_a_control(self, index):
         """Move one control of the cell's widget as a learner would; returns what was done.
 

@@ -154,4 +154,43 @@ def encoder(x, layers, n_heads, norm="post", padding_mask=None):
         x = el.encoder_block(x, layers[0], n_heads, norm=norm, padding_mask=padding_mask)
     return x
 '''),
+    Mistake("softmax_grad_diagonal_only", "softmax_grad", "07_gradients_and_training", "only the diagonal", '''
+def softmax_grad(weights, grad_weights):
+    return weights * (1 - weights) * grad_weights
+'''),
+    Mistake("softmax_grad_unweighted_sum", "softmax_grad", "07_gradients_and_training", "the sum must be weighted", '''
+def softmax_grad(weights, grad_weights):
+    return weights * (grad_weights - grad_weights.sum(axis=-1, keepdims=True))
+'''),
+    Mistake("layer_norm_grad_constant_statistics", "layer_norm_grad", "07_gradients_and_training",
+            "treated as constants", '''
+def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    sigma = np.sqrt(centred.var(axis=-1, keepdims=True) + eps)
+    xhat = centred / sigma
+    g = grad_out if gamma is None else grad_out * gamma
+    d = x.shape[-1]
+    return g / sigma, (grad_out * xhat).reshape(-1, d).sum(axis=0), grad_out.reshape(-1, d).sum(axis=0)
+'''),
+    Mistake("layer_norm_grad_without_the_variance_term", "layer_norm_grad", "07_gradients_and_training",
+            "the variance's part is missing", '''
+def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    sigma = np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + eps)
+    xhat = centred / sigma
+    g = grad_out if gamma is None else grad_out * gamma
+    d = x.shape[-1]
+    grad_x = (g - g.mean(axis=-1, keepdims=True)) / sigma
+    return grad_x, (grad_out * xhat).reshape(-1, d).sum(axis=0), grad_out.reshape(-1, d).sum(axis=0)
+'''),
+    Mistake("layer_norm_grad_parameters_not_summed", "layer_norm_grad", "07_gradients_and_training",
+            "summed over every position", '''
+def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    sigma = np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + eps)
+    xhat = centred / sigma
+    g = grad_out if gamma is None else grad_out * gamma
+    grad_x = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / sigma
+    return grad_x, grad_out * xhat, grad_out
+'''),
 ]
