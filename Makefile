@@ -16,7 +16,7 @@ export JUPYTER_PREFER_ENV_PATH := 1
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrides.json
+$(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrides.json jupyter/page_config.json
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; set PYTHON=python3.x")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -27,6 +27,9 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrid
 	@# JupyterLab's settings for the course (no news or update pop-ups): the environment's overrides
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@# nbgrader's teacher panels and menu off: learners see the course (teachers use make student / make grade)
+	mkdir -p $(VENV)/etc/jupyter/labconfig
+	cp jupyter/page_config.json $(VENV)/etc/jupyter/labconfig/page_config.json
 	@touch $@
 
 lab: $(STUDENT_STAMP)

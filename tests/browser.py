@@ -55,6 +55,7 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 900}
 OVERRIDES = ROOT / "jupyter" / "overrides.json"
+PAGE_CONFIG = ROOT / "jupyter" / "page_config.json"
 # What a cell shows for a widget that did not render: the widget manager's
 # placeholder, or the text/plain fallback of an ipywidgets VBox.
 NOT_RENDERED = ("Loading widget", "VBox(children=")

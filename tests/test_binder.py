@@ -164,6 +164,12 @@ def test_post_build_installs_the_library_the_student_versions_and_the_settings(c
     assert any(step.startswith('settings="${NB_PYTHON_PREFIX:-') and step.endswith('/share/jupyter/lab/settings"')
                for step in steps)
     assert (clean_copy / "jupyter" / "overrides.json").is_file(), "postBuild copies jupyter/overrides.json: commit it"
+    # and the page config that hides nbgrader's teacher panels, where JupyterLab reads it
+    copies = [w for w in words if w[0] == "cp"]
+    assert ["cp", "jupyter/page_config.json", "$labconfig/page_config.json"] in copies
+    assert any(step.startswith('labconfig="${NB_PYTHON_PREFIX:-') and step.endswith('/etc/jupyter/labconfig"')
+               for step in steps)
+    assert (clean_copy / "jupyter" / "page_config.json").is_file()
     # the installing steps come after `set -e` and in this order: the library, then the lessons
     assert steps.index(next(s for s in steps if "tools/student.py" in s)) > steps.index(next(s for s in steps if " -e ." in s))
 

@@ -128,6 +128,17 @@ def test_the_lab_settings_make_setup_installs_are_the_repositorys():
     assert notification == {"checkForUpdates": False, "fetchNews": "false"}
 
 
+def test_nbgrader_s_teacher_panels_are_off_for_learners():
+    """`make setup` installs jupyter/page_config.json, which turns off nbgrader's menu and teacher panels."""
+    installed = Path(sys.prefix) / "etc" / "jupyter" / "labconfig" / "page_config.json"
+    assert installed.is_file(), f"{installed} is missing: run `make setup`"
+    assert json.loads(installed.read_text()) == json.loads(lab.PAGE_CONFIG.read_text()), \
+        f"{installed} differs from jupyter/page_config.json: run `make setup`"
+    off = json.loads(lab.PAGE_CONFIG.read_text())["disabledExtensions"]
+    assert {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:menu"} <= {
+        name for name, disabled in off.items() if disabled}
+
+
 # ------------------------------------------------------------------ every lesson
 
 @pytest.mark.parametrize("name", LESSONS)
@@ -135,6 +146,11 @@ def test_run_all_shows_every_widget_and_stops_only_at_the_first_exercise(name, r
     lesson, notebook = run_lessons(name)
 
     assert notebook.popups_on_open == [], f"a pop-up covers the lesson when it opens: {notebook.popups_on_open}"
+    menus = notebook.page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+    assert "Run" in menus and not any("grader" in m.lower() for m in menus), f"the menu bar shows {menus}"
+    sidebar = notebook.page.locator(".jp-SideBar .lm-TabBar-tab").evaluate_all(
+        "tabs => tabs.map(t => (t.getAttribute('title') || '') + ' ' + t.textContent)")
+    assert not any("assignment" in t.lower() or "grader" in t.lower() for t in sidebar), f"the side bar shows {sidebar}"
     assert notebook.dialogs() == [], f"a pop-up after Run All: {notebook.dialogs()}"
 
     # every widget cell shows a widget, with its picture loaded
