@@ -1,4 +1,6 @@
-"""Printing the benchmarks' tables."""
+"""What the benchmarks share: printing their tables, and the PyTorch stack they compare against."""
+
+import encoder_lib as el
 
 
 def table(rows, header):
@@ -10,3 +12,16 @@ def table(rows, header):
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     print()
+
+
+def torch_stack(torch, layers, n_heads, d_ff, norm="pre"):
+    """An eval-mode ``nn.TransformerEncoder`` (dropout 0, batch first) holding encoder_lib's ``layers``."""
+    d_model = layers[0]["attn"]["w_q"].shape[0]
+    layer = torch.nn.TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0.0, batch_first=True,
+                                             norm_first=norm == "pre")
+    model = torch.nn.TransformerEncoder(layer, len(layers), enable_nested_tensor=False).eval()
+    state = {}
+    for i, p in enumerate(layers):
+        state.update({k: torch.from_numpy(v) for k, v in el.to_torch_state_dict(p, f"layers.{i}.").items()})
+    model.load_state_dict(state)
+    return model

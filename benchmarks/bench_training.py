@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import encoder_lib as el
-from _report import table
+from _report import table, torch_stack
 from encoder_lib.training import SortTask, init_model, train
 
 SHAPE, N_LAYERS, N_HEADS, D_FF = (4, 100, 512), 6, 8, 2048
@@ -54,12 +54,7 @@ def backward_table(pairs):
               ("what", "numpy ms", "pytorch ms", "ratio np/pt"))
         return
 
-    layer = torch.nn.TransformerEncoderLayer(SHAPE[-1], N_HEADS, D_FF, dropout=0.0, batch_first=True, norm_first=True)
-    model = torch.nn.TransformerEncoder(layer, N_LAYERS, enable_nested_tensor=False).eval()
-    state = {}
-    for i, p in enumerate(layers):
-        state.update({k: torch.from_numpy(v) for k, v in el.to_torch_state_dict(p, f"layers.{i}.").items()})
-    model.load_state_dict(state)
+    model = torch_stack(torch, layers, N_HEADS, D_FF, norm="pre")
     gt = torch.from_numpy(g)
 
     def run_torch():
