@@ -22,6 +22,7 @@ from .grad import (encoder_block_grad, encoder_grad, feed_forward_grad, layer_no
                    scaled_dot_product_attention_grad, softmax_grad)
 from .layer_norm import layer_norm
 from .params import count_params, from_torch_state_dict, init_block_params, to_torch_state_dict
+from .pooling import mean_pool
 from .positional import positional_encoding
 
 __all__ = [
@@ -33,5 +34,7 @@ __all__ = [
     # backward passes (encoder_lib.grad)
     "softmax_grad", "scaled_dot_product_attention_grad", "multi_head_attention_grad", "feed_forward_grad",
     "layer_norm_grad", "encoder_block_grad", "encoder_grad",
+    # one vector per sequence (encoder_lib.pooling)
+    "mean_pool",
 ]
 __version__ = "0.1.0"

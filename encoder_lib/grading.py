@@ -29,7 +29,9 @@ from . import attention as _attention
 from . import block as _block
 from . import fixtures
 from . import grad as _grad
+from . import pooling as _pooling
 from . import positional as _positional
+from . import pretrained as _pretrained  # numpy only at import; the model loads when called
 from .params import init_block_params
 
 # encoder_lib.feed_forward and encoder_lib.layer_norm are the functions; the modules are here
@@ -717,6 +719,45 @@ def _ln_grad_model(x, grad_out, gamma=None, beta=None, eps=1e-5, *, mean_term=Tr
     return grad_x, grad_gamma, grad_beta
 
 
+# --- 08: a real encoder: mean pooling ----------------------------------------------
+
+
+def _mean_pool_cases(rng, hidden):
+    if hidden:
+        lead = tuple(int(n) for n in rng.integers(2, 4, size=rng.integers(1, 3)))
+        seq, d = int(rng.integers(2, 8)), int(rng.integers(2, 7))
+        mask = rng.random(lead + (seq,)) < 0.4
+        rows = mask.reshape(-1, seq)  # a view: one row per sequence
+        rows[0] = True  # one sequence all padding
+        rows[1] = False
+        rows[1, -1] = True  # one with only its last position padded
+        return _cases((f"random hidden {lead + (seq, d)} with padding, one sequence all padding",
+                       [_normal(rng, *lead, seq, d), mask], {}),
+                      (f"random hidden ({seq}, {d}), no mask", [_normal(rng, seq, d)], {}))
+    return _cases(
+        ("4 tokens of 2 features, no mask", [np.arange(8.0).reshape(4, 2)], {}),
+        ("(2, 4, 3), the last two positions of sequence 0 and the last one of sequence 1 padded",
+         [_normal(rng, 2, 4, 3), np.array([[False, False, True, True], [False, False, False, True]])], {}),
+        ("(2, 3, 5), sequence 1 all padding (its mean is 0)",
+         [_normal(rng, 2, 3, 5), np.array([[False, False, True], [True, True, True]])], {}),
+    )
+
+
+def _pool_model(hidden, padding_mask=None, *, use_mask=True, invert=False, divide_by_seq=False, axis=-2,
+                guard=True):
+    """Mean pooling, and the ways of getting it wrong: ignore the mask, flip it, divide by seq, wrong axis, NaN."""
+    keep = np.ones(hidden.shape[:-1], dtype=bool) if padding_mask is None or not use_mask else ~padding_mask
+    if invert and padding_mask is not None:
+        keep = ~keep
+    zeroed = hidden * keep[..., None]  # padding set to 0
+    if axis != -2:
+        return zeroed.mean(axis=axis)
+    if divide_by_seq:
+        return zeroed.sum(axis=-2) / hidden.shape[-2]
+    count = keep.sum(axis=-1)[..., None]
+    return zeroed.sum(axis=-2) / (np.maximum(count, 1) if guard else count)
+
+
 A = _attention
 EXERCISES = {e.name: e for e in [
     Exercise("softmax", _softmax_cases, _attention.softmax, (
@@ -850,5 +891,18 @@ EXERCISES = {e.name: e for e in [
          lambda x, g, gamma=None, beta=None, eps=1e-5: _ln_grad_model(x, g, gamma, beta, eps, sum_params=False)),
     ), blocked=(_grad.layer_norm_grad, _grad._layer_norm_grad, _grad.encoder_block_grad, _grad.encoder_grad,
                 _grad._block_grad)),
+    Exercise("mean_pool", _mean_pool_cases, _pooling.mean_pool, (
+        ("the padding is averaged in too: leave out the positions where padding_mask is True, and divide by "
+         "the number of real tokens", lambda h, m=None: _pool_model(h, m, use_mask=False)),
+        ("divided by the full length: after zeroing the padding, divide each sequence's sum by its number of "
+         "real tokens (the False entries of its mask row), not by seq",
+         lambda h, m=None: _pool_model(h, m, divide_by_seq=True)),
+        ("the mask has the wrong polarity: True marks padding, so average the positions where it is False",
+         lambda h, m=None: _pool_model(h, m, invert=True)),
+        ("averaged over the features, not the positions: take the mean over the seq axis (-2), "
+         "so the result has shape (..., d_model)", lambda h, m=None: _pool_model(h, m, axis=-1)),
+        ("a sequence that is all padding gives NaN (0 / 0): give it zeros, e.g. divide by max(count, 1)",
+         lambda h, m=None: _pool_model(h, m, guard=False)),
+    ), blocked=(_pooling.mean_pool, _pretrained.embed)),
 ]}
 del A

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import block
 from .layer_norm import layer_norm
+from .pooling import mean_pool
 
 __all__ = ["MiniLM", "Encoding", "load_minilm", "encode", "embed", "MissingPackageError", "ModelFileError"]
 
@@ -303,8 +304,9 @@ def encode(texts, model=None):
 def embed(texts, model=None):
     """Sentence embeddings, (n_texts, 384) float32: each text's token vectors averaged, scaled to length 1.
 
-    The average is over the text's real tokens (``[CLS]`` and ``[SEP]``
-    included, padding not), of the last block's output, as
+    The average (``encoder_lib.pooling.mean_pool``) is over the text's real
+    tokens (``[CLS]`` and ``[SEP]`` included, padding not), of the last
+    block's output, as
     sentence-transformers computes it; the dot product of two rows is their
     cosine similarity. Texts of equal length run together as one batch, each
     group without padding: no work goes into padded positions, and the real
@@ -324,5 +326,5 @@ def embed(texts, model=None):
         x = _embeddings(model, ids[rows, :length], type_ids[rows, :length])
         for params in model.layers:
             x = block.encoder_block(x, params, **_options(model, None))
-        means[rows] = x.mean(axis=1)  # (rows, d_model): the mean over the text's tokens
+        means[rows] = mean_pool(x)  # (rows, d_model): the mean over the text's tokens, none of them padding
     return means / np.maximum(np.linalg.norm(means, axis=-1, keepdims=True), 1e-12)

@@ -193,4 +193,35 @@ def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
     grad_x = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / sigma
     return grad_x, grad_out * xhat, grad_out
 '''),
+    Mistake("mean_pool_averages_the_padding", "mean_pool", "08_inside_a_real_encoder", "averaged in too", '''
+def mean_pool(hidden, padding_mask=None):
+    return hidden.mean(axis=-2)
+'''),
+    Mistake("mean_pool_divides_by_the_full_length", "mean_pool", "08_inside_a_real_encoder",
+            "divided by the full length", '''
+def mean_pool(hidden, padding_mask=None):
+    if padding_mask is not None:
+        hidden = np.where(padding_mask[..., None], 0.0, hidden)
+    return hidden.mean(axis=-2)
+'''),
+    Mistake("mean_pool_mask_with_the_wrong_polarity", "mean_pool", "08_inside_a_real_encoder", "wrong polarity", '''
+def mean_pool(hidden, padding_mask=None):
+    if padding_mask is None:
+        return hidden.mean(axis=-2)
+    keep = padding_mask[..., None].astype(hidden.dtype)
+    return (hidden * keep).sum(axis=-2) / np.maximum(keep.sum(axis=-2), 1)
+'''),
+    Mistake("mean_pool_over_the_features", "mean_pool", "08_inside_a_real_encoder", "over the features", '''
+def mean_pool(hidden, padding_mask=None):
+    if padding_mask is not None:
+        hidden = hidden * ~padding_mask[..., None]
+    return hidden.mean(axis=-1)
+'''),
+    Mistake("mean_pool_nan_for_an_all_padding_sequence", "mean_pool", "08_inside_a_real_encoder", "gives NaN", '''
+def mean_pool(hidden, padding_mask=None):
+    if padding_mask is None:
+        return hidden.mean(axis=-2)
+    keep = ~padding_mask[..., None]
+    return (hidden * keep).sum(axis=-2) / keep.sum(axis=-2)
+'''),
 ]

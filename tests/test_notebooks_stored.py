@@ -10,7 +10,7 @@ import encoder_lib
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
-LESSONS = ["00", "01", "02", "03", "04", "05", "06", "07"]
+LESSONS = ["00", "01", "02", "03", "04", "05", "06", "07", "08"]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 

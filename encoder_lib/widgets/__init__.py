@@ -9,7 +9,7 @@ currently shows. Each module lists its widget builders in ``EXPLORERS``;
 import importlib
 
 #: Lesson modules, in course order.
-MODULES = ("attention", "heads", "feed_forward", "add_norm", "block", "stack", "gradients")
+MODULES = ("attention", "heads", "feed_forward", "add_norm", "block", "stack", "gradients", "pretrained")
 
 
 def all_explorers():
