@@ -21,7 +21,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..training import SortTask, compare_runs, gradient_norms
-from ._base import COLORS, MARKERS, Explorer, checkbox, slider, toggle
+from ._base import COLORS, MARKERS, Explorer, checkbox, drawing_order, slider, toggle
 
 MAX_DEPTH = 24
 NAMES = {"post": "post-norm", "pre": "pre-norm"}
@@ -79,11 +79,17 @@ class GradientFlowExplorer(Explorer):
                                                            markersize=3, label=NAMES[norm])
         (self.here,) = self.ax_depth.plot([1], [1], ls="none", marker="o", markersize=11, markerfacecolor="none",
                                           markeredgecolor="black", markeredgewidth=1.5)
-        plain = matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}")  # 200, not 2 x 10^2
+        # one fixed log scale for every setting, so that curves compare across settings and only the
+        # data are redrawn when a control moves
+        every = np.concatenate([run["params"] for runs in self.table.values() for run in runs])
+        low, high = every.min() / 1.5, every.max() * 1.5
+        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000) if low <= t <= high]
         for ax in (self.ax_layers, self.ax_depth):
             ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(plain)
-            ax.yaxis.set_minor_formatter(plain)
+            ax.set_ylim(low, high)
+            ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+            ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
             ax.legend(loc="lower left", fontsize=8)
         self.ax_layers.set_xlabel("block (1 = bottom)")
@@ -94,27 +100,27 @@ class GradientFlowExplorer(Explorer):
         self.ax_layers.set_title(" ")
         self.ax_depth.set_title(" ")
 
+    def dynamic_artists(self):
+        axes = (self.ax_layers, self.ax_depth)
+        changing = [*self.layer_lines.values(), *self.depth_lines.values(), self.here, self.ax_layers.xaxis,
+                    *(ax.title for ax in axes), *(ax.get_legend() for ax in axes)]
+        return drawing_order(changing, spines_of=axes)
+
     def draw(self, depth, norm, residual):
         blocks = np.arange(1, depth + 1)
-        shown = []
         for name, line in self.layer_lines.items():
             values = self.table[name, residual][depth - 1]["params"]
             line.set_data(blocks, values)
             chosen = name == norm
             line.set_alpha(1.0 if chosen else 0.3)
             line.set_linewidth(2.0 if chosen else 1.0)
-            shown.extend(values)
         self.ax_layers.set_xlim(0.5, depth + 0.5)
-        low, high = min(shown), max(shown)
-        self.ax_layers.set_ylim(low / 1.6, high * 1.6)
         depths = np.arange(1, self.max_depth + 1)
         tops = {}
         for name, line in self.depth_lines.items():
             tops[name] = np.array([run["params"][-1] for run in self.table[name, residual]])
             line.set_data(depths, tops[name])
             line.set_alpha(1.0 if name == norm else 0.45)
-        every = np.concatenate(list(tops.values()))
-        self.ax_depth.set_ylim(every.min() / 1.6, every.max() * 1.6)
         self.here.set_data([depth], [tops[norm][depth - 1]])
         chosen = self.table[norm, residual][depth - 1]["params"]
         state = {
