@@ -95,6 +95,15 @@ def test_on_step_sees_every_step_and_a_diverging_run_stops_with_a_clear_error():
         T.train(task, model, steps=3)
 
 
+@pytest.mark.parametrize("mode", ["autograde", "validate"])
+def test_under_nbgrader_a_run_stops_after_a_few_steps(monkeypatch, mode):
+    task = T.SortTask(seq_len=4, vocab=5)
+    model = T.init_model(task, 16, 2, 32, 1, "pre", np.random.default_rng(0))
+    monkeypatch.setenv("NBGRADER_EXECUTION", mode)
+    history = T.train(task, model, steps=500, evaluate_every=100)
+    assert len(history.loss) == T.GRADING_STEPS and history.test_accuracy[-1][0] == T.GRADING_STEPS
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda m: T.loss_and_grads(m, np.array([[0, 1, 9, 2]]), np.array([[0, 1, 2, 3]])),
      r"tokens must lie in 0 \.\. 4"),
