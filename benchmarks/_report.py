@@ -1,5 +1,9 @@
 """What the benchmarks share: printing their tables, and the PyTorch stack they compare against."""
 
+import time
+
+import numpy as np
+
 import encoder_lib as el
 
 
@@ -25,3 +29,23 @@ def torch_stack(torch, layers, n_heads, d_ff, norm="pre"):
         state.update({k: torch.from_numpy(v) for k, v in el.to_torch_state_dict(p, f"layers.{i}.").items()})
     model.load_state_dict(state)
     return model
+
+
+def alternate(ours, theirs, pairs, warmup=2):
+    """Time ``ours()`` and ``theirs()`` one after the other ``pairs`` times, so both see the same machine load.
+
+    Returns ``(our median ms, their median ms, median of the per-pair ratios ours / theirs)``.
+    """
+    for _ in range(warmup):
+        ours(), theirs()
+    t_ours, t_theirs = [], []
+    for _ in range(pairs):
+        t0 = time.perf_counter()
+        ours()
+        t1 = time.perf_counter()
+        theirs()
+        t2 = time.perf_counter()
+        t_ours.append(t1 - t0)
+        t_theirs.append(t2 - t1)
+    ratio = float(np.median(np.array(t_ours) / np.array(t_theirs)))
+    return float(np.median(t_ours)) * 1e3, float(np.median(t_theirs)) * 1e3, ratio

@@ -17,7 +17,7 @@ import tracemalloc
 import numpy as np
 
 import encoder_lib as el
-from _report import table, torch_stack
+from _report import alternate, table, torch_stack
 
 SHAPE, N_LAYERS, N_HEADS, D_FF = (4, 100, 512), 6, 8, 2048
 
@@ -62,20 +62,8 @@ def main():
                 return model(xt)
 
         err = float(np.abs(run_numpy() - run_torch().numpy()).max())
-        t_np, t_pt = [], []
-        for _ in range(2):
-            run_numpy(), run_torch()  # warm-up
-        for _ in range(args.pairs):
-            t0 = time.perf_counter()
-            run_numpy()
-            t1 = time.perf_counter()
-            run_torch()
-            t2 = time.perf_counter()
-            t_np.append(t1 - t0)
-            t_pt.append(t2 - t1)
-        ratio = np.median(np.array(t_np) / np.array(t_pt))
-        rows.append(("encoder_lib.encoder", f"{np.median(t_np) * 1e3:.1f}", f"{np.median(t_pt) * 1e3:.1f}",
-                     f"{ratio:.2f}", f"{peak / 2**20:.1f}"))
+        ms_np, ms_pt, ratio = alternate(run_numpy, run_torch, args.pairs)
+        rows.append(("encoder_lib.encoder", f"{ms_np:.1f}", f"{ms_pt:.1f}", f"{ratio:.2f}", f"{peak / 2**20:.1f}"))
         print(f"max |numpy - torch| = {err:.2e}; torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"forward of {N_LAYERS} pre-norm blocks on {SHAPE} float32, {N_HEADS} heads, d_ff {D_FF}; "
           f"median of {args.pairs} alternating pairs")

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import encoder_lib as el
-from _report import table, torch_stack
+from _report import alternate, table, torch_stack
 from encoder_lib.training import SortTask, init_model, train
 
 SHAPE, N_LAYERS, N_HEADS, D_FF = (4, 100, 512), 6, 8, 2048
@@ -76,19 +76,8 @@ def backward_table(pairs):
     rows = []
     for what, ours, theirs in (("forward only", forward_numpy, forward_torch),
                                ("forward + backward", run_numpy, run_torch)):
-        for _ in range(2):
-            ours(), theirs()
-        t_np, t_pt = [], []
-        for _ in range(pairs):
-            t0 = time.perf_counter()
-            ours()
-            t1 = time.perf_counter()
-            theirs()
-            t2 = time.perf_counter()
-            t_np.append(t1 - t0)
-            t_pt.append(t2 - t1)
-        rows.append((what, f"{np.median(t_np) * 1e3:.1f}", f"{np.median(t_pt) * 1e3:.1f}",
-                     f"{np.median(np.array(t_np) / np.array(t_pt)):.2f}"))
+        ms_np, ms_pt, ratio = alternate(ours, theirs, pairs)
+        rows.append((what, f"{ms_np:.1f}", f"{ms_pt:.1f}", f"{ratio:.2f}"))
     print(f"{N_LAYERS} pre-norm blocks on {SHAPE} float32, {N_HEADS} heads, d_ff {D_FF}, loss sum(out * g); "
           f"median of {pairs} alternating pairs (PyTorch: autograd, dropout 0)")
     table(rows, ("what", "numpy ms", "pytorch ms", "ratio np/pt (median of pairs)"))
