@@ -17,6 +17,7 @@ optional linear learning-rate warm-up.
 """
 
 import dataclasses
+import functools
 import os
 import time
 
@@ -348,18 +349,25 @@ def gradient_norms(depth, norm, residual=True, d_model=32, n_heads=4, seed=0, sh
     }
 
 
-def compare_runs(task, steps, lr, warmup, seed=0, evaluate_every=50, batch_size=64, **model_options):
+COMPARED = ("post", "pre")  # the placements compare_runs trains, each without and with warm-up
+
+
+def compare_runs(task, steps, lr, warmup, seed=0, evaluate_every=50, batch_size=64, on_step=None,
+                 **model_options):
     """Train four models from the same seed: post-norm and pre-norm, each without and with ``warmup`` steps.
 
     Every run starts from the same weights (``init_model`` with ``seed``; the
     final layer norm exists in both but only pre-norm uses it) and sees the
     same batches. ``model_options`` go to ``init_model`` (d_model, n_heads,
-    d_ff, n_layers). Returns ``{(norm, warmup_steps): History}``.
+    d_ff, n_layers). ``on_step((norm, warmup), step, history)``, if given, is
+    called after every step of every run. Returns ``{(norm, warmup_steps):
+    History}``.
     """
     runs = {}
-    for norm in ("post", "pre"):
+    for norm in COMPARED:
         for w in (0, warmup):
             model = init_model(task, norm=norm, rng=np.random.default_rng(seed), **model_options)
+            step_hook = None if on_step is None else functools.partial(on_step, (norm, w))
             runs[norm, w] = train(task, model, steps, lr=lr, warmup=w, seed=seed, evaluate_every=evaluate_every,
-                                  batch_size=batch_size)
+                                  batch_size=batch_size, on_step=step_hook)
     return runs

@@ -73,3 +73,21 @@ def test_the_comparison_highlights_the_chosen_run():
             assert state["final_loss"] == pytest.approx(np.mean(run.loss[-10:]))
             for key, line in explorer.lines.items():
                 assert (line.get_alpha() == 1.0) == (key == (norm, warmup))
+
+
+def test_live_shows_the_widget_first_then_draws_the_runs_as_they_train(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append((obj, obj.image.value)))
+    explorer = gradients.TrainingComparisonExplorer.live(T.SortTask(seq_len=4, vocab=5), steps=20, lr=3e-3, warmup=5,
+                                                         every=10, d_model=16, n_heads=2, d_ff=32, n_layers=1)
+    assert len(shown) == 1 and shown[0][0] is explorer
+    assert explorer.image.value != shown[0][1], "the picture did not change while the runs trained"
+    progress = explorer.widget.children[2]
+    assert progress.value == progress.max == 80 and progress.description == "trained"
+    assert all(len(run.loss) == 20 for run in explorer.runs.values())
+    state = set_controls(explorer, norm="pre", warmup=5)
+    assert state["steps"] == 20 and state["status"] == "" and "held-out accuracy" in explorer.readout.value
+    # the same runs as compare_runs trains on its own
+    again = T.compare_runs(T.SortTask(seq_len=4, vocab=5), 20, 3e-3, 5, d_model=16, n_heads=2, d_ff=32, n_layers=1)
+    for key, run in again.items():
+        np.testing.assert_array_equal(run.loss, explorer.runs[key].loss)

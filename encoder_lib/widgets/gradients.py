@@ -190,15 +190,29 @@ class TrainingMonitor:
         return self.widget._repr_mimebundle_(**kwargs)
 
 
+def _smoothed(history, width=10):
+    """``(steps, loss)`` of a run, the loss averaged over ``width`` steps (raw while the run is shorter)."""
+    loss = np.asarray(history.loss, dtype=float)
+    if len(loss) < width:
+        return np.arange(1, len(loss) + 1), loss
+    return np.arange(width, len(loss) + 1), np.convolve(loss, np.ones(width) / width, mode="valid")
+
+
 class TrainingComparisonExplorer(Explorer):
-    """Which runs train fast and which stall or blow up? Loss curves of finished runs, by placement and warm-up."""
+    """Which runs train and which stall? Loss curves of four runs, chosen by placement and warm-up.
+
+    Build it from finished runs (``compare_runs``'s result), or with ``live``,
+    which shows the widget at once and trains the four runs while it draws.
+    """
 
     figsize = (6.4, 3.0)
 
-    def __init__(self, runs, warmup_steps):
+    def __init__(self, runs, warmup_steps, steps=None):
         """``runs``: ``{(norm, warmup): History}`` for norm in post/pre and warmup in (0, ``warmup_steps``)."""
-        self.runs = runs
+        self.runs = dict(runs)
         self.warmup_steps = warmup_steps
+        self.steps = steps or max(len(h.loss) for h in self.runs.values())
+        self.status = ""  # what a live run is doing, shown in the readout
         controls = {
             "norm": toggle("placement", (("post-norm", "post"), ("pre-norm", "pre")), "post"),
             "warmup": toggle("warm-up", (("none", 0), (f"{warmup_steps} steps", warmup_steps)), 0),
@@ -210,34 +224,71 @@ class TrainingComparisonExplorer(Explorer):
             controls,
         )
 
+    @classmethod
+    def live(cls, task, steps, lr, warmup, every=25, **options):
+        """Show the widget now, then train the four runs (``compare_runs``), redrawing every ``every`` steps."""
+        from IPython.display import display
+
+        from ..training import COMPARED, History
+
+        keys = [(norm, w) for norm in COMPARED for w in (0, warmup)]
+        explorer = cls({key: History() for key in keys}, warmup, steps)
+        progress = widgets.IntProgress(value=0, min=0, max=len(keys) * steps, description="training",
+                                       style={"description_width": "initial"})
+        explorer.widget.children = (*explorer.widget.children[:2], progress, *explorer.widget.children[2:])
+        explorer.status = "training starts"
+        explorer.update()
+        display(explorer)
+
+        def on_step(key, step, history):
+            explorer.runs[key] = history
+            progress.value = keys.index(key) * steps + step
+            if step % every == 0 or step == steps:
+                explorer.status = f"training {NAMES[key[0]]} with warm-up {key[1]}: step {step} of {steps}"
+                explorer.update()
+
+        compare_runs(task, steps, lr, warmup, on_step=on_step, **options)
+        progress.description = "trained"
+        explorer.status = ""
+        explorer.update()
+        return explorer
+
     def setup(self, figure):
         ax = self.ax = figure.add_subplot()
         self.lines = {}
         for i, key in enumerate(sorted(self.runs)):
-            history = self.runs[key]
-            smooth = np.convolve(history.loss, np.ones(10) / 10, mode="valid")
-            (self.lines[key],) = ax.plot(np.arange(len(smooth)) + 10, smooth, color=COLORS[i], lw=1.0,
+            (self.lines[key],) = ax.plot(*_smoothed(self.runs[key]), color=COLORS[i], lw=1.0,
                                          ls="-" if key[0] == "post" else "--",
                                          label=f"{NAMES[key[0]]}, warm-up {key[1]}")
+        ax.set_xlim(0, self.steps + 1)
         ax.set_xlabel("step")
         ax.set_ylabel("training loss")
         ax.set_yscale("log")
+        ax.set_ylim(0.05, 5)  # until a run has data to scale to
         ax.legend(loc="upper right", fontsize=8)
         ax.set_title(" ")
 
     def draw(self, norm, warmup):
         for key, line in self.lines.items():
+            line.set_data(*_smoothed(self.runs[key]))
             chosen = key == (norm, warmup)
             line.set_alpha(1.0 if chosen else 0.25)
             line.set_linewidth(2.2 if chosen else 1.0)
             line.set_zorder(3 if chosen else 2)
+        if any(len(h.loss) for h in self.runs.values()):
+            self.ax.relim()
+            self.ax.autoscale_view(scalex=False)
         history = self.runs[norm, warmup]
         final = history.test_accuracy[-1][1] if history.test_accuracy else float("nan")
-        self.ax.set_title(f"{NAMES[norm]}, warm-up {warmup}: held-out accuracy {final:.1%}", fontsize=10)
-        return {"norm": norm, "warmup": warmup, "final_loss": float(np.mean(history.loss[-10:])),
-                "test_accuracy": float(final), "steps": len(history.loss)}
+        self.ax.set_title(f"{NAMES[norm]}, warm-up {warmup}: held-out accuracy "
+                          + (f"{final:.1%}" if history.test_accuracy else "(not trained yet)"), fontsize=10)
+        return {"norm": norm, "warmup": warmup,
+                "final_loss": float(np.mean(history.loss[-10:])) if history.loss else float("nan"),
+                "test_accuracy": float(final), "steps": len(history.loss), "status": self.status}
 
     def describe(self, s):
+        if s["status"]:
+            return html.escape(s["status"])
         return (f"{html.escape(NAMES[s['norm']])} with warm-up {s['warmup']}: final loss {s['final_loss']:.3f}, "
                 f"held-out accuracy <b>{s['test_accuracy']:.1%}</b> after {s['steps']} steps")
 
