@@ -31,7 +31,7 @@ import browser as lab  # noqa: E402  (tests/browser.py)
 
 def widget_type(cell):
     """The Explorer a widget cell builds, read from its source (``... = HeadsExplorer(...)``)."""
-    found = re.findall(r"\b([A-Z]\w*Explorer)\(", cell.source)
+    found = re.findall(r"\b([A-Z]\w*Explorer)(?:\.\w+)?\(", cell.source)  # also TrainingComparisonExplorer.live(
     return found[-1] if found else "widget"
 
 

@@ -326,27 +326,41 @@ def gradient_norms(depth, norm, residual=True, d_model=32, n_heads=4, seed=0, sh
     gradient, and ``inputs`` (depth,), the norm of the gradient reaching each
     block's input: index 0 is the bottom block, ``depth - 1`` the top.
     """
-    depth = _checks.positive_int(depth, "depth")
+    return gradient_norms_by_depth(depth, norm, residual, d_model, n_heads, seed, shape)[-1]
+
+
+def gradient_norms_by_depth(max_depth, norm, residual=True, d_model=32, n_heads=4, seed=0, shape=(2, 10)):
+    """``[gradient_norms(depth, ...) for depth in 1 .. max_depth]``, with one forward pass for all depths.
+
+    With one seed, a deeper stack is a shallower one with blocks added on top
+    (the blocks are drawn after the input and ``g``), so the forward pass of
+    the deepest stack holds every shallower stack's; only the backward passes
+    differ, one per depth.
+    """
+    max_depth = _checks.positive_int(max_depth, "max_depth")
     _checks.choice(norm, "norm", NORMS)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((*shape, d_model))
     g = rng.standard_normal((*shape, d_model))
-    # drawn after x and g: a deeper stack with the same seed adds blocks on top of a shallower one's
-    layers = [init_block_params(d_model, 4 * d_model, rng, np.float64) for _ in range(depth)]
-    from .grad import encoder_grad
-
-    if norm == "pre":
-        from .block import encoder
-
-        top = encoder(x, layers, n_heads, norm=norm, residual=residual)
-        g, _, _ = _layer_norm_grad(top, None, 1e-5, g)
-    _, grad_layers, grad_inputs = encoder_grad(x, layers, n_heads, g, norm=norm, residual=residual,
-                                               keep_layer_grads=True)
-    return {
-        "params": np.array([np.sqrt(sum(float(np.sum(a * a)) for sub in p.values() if sub for a in sub.values()))
-                            for p in grad_layers]),
-        "inputs": np.array([float(np.linalg.norm(a)) for a in grad_inputs]),
-    }
+    layers = [init_block_params(d_model, 4 * d_model, rng, np.float64) for _ in range(max_depth)]
+    caches, outputs = [], []
+    for p in layers:
+        cache = {}
+        x = _block(x, p, n_heads, norm, None, "relu", 1e-5, residual, 0.0, None, None, cache)
+        caches.append(cache)
+        outputs.append(x)
+    results = []
+    for depth in range(1, max_depth + 1):
+        grad = g
+        if norm == "pre":  # through the final layer norm on top of this depth's stack
+            grad, _, _ = _layer_norm_grad(outputs[depth - 1], None, 1e-5, g)
+        params, inputs = [], []
+        for i in reversed(range(depth)):
+            grad, grad_p = _block_grad(layers[i], norm, "relu", 1e-5, residual, caches[i], grad)
+            params.append(np.sqrt(sum(float(np.sum(a * a)) for sub in grad_p.values() if sub for a in sub.values())))
+            inputs.append(float(np.linalg.norm(grad)))
+        results.append({"params": np.array(params[::-1]), "inputs": np.array(inputs[::-1])})
+    return results
 
 
 COMPARED = ("post", "pre")  # the placements compare_runs trains, each without and with warm-up

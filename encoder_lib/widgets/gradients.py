@@ -20,7 +20,7 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..training import SortTask, compare_runs, gradient_norms
+from ..training import SortTask, compare_runs, gradient_norms_by_depth
 from ._base import COLORS, MARKERS, Explorer, checkbox, drawing_order, slider, toggle
 
 MAX_DEPTH = 24
@@ -38,10 +38,10 @@ def gradient_table(max_depth=MAX_DEPTH, seeds=3):
     table = {}
     for norm in ("post", "pre"):
         for residual in (True, False):
+            by_seed = [gradient_norms_by_depth(max_depth, norm, residual, seed=seed) for seed in range(seeds)]
             table[norm, residual] = [
-                {key: np.mean([run[key] for run in runs], axis=0) for key in ("params", "inputs")}
-                for runs in ([gradient_norms(depth, norm, residual, seed=seed) for seed in range(seeds)]
-                             for depth in range(1, max_depth + 1))
+                {key: np.mean([runs[depth][key] for runs in by_seed], axis=0) for key in ("params", "inputs")}
+                for depth in range(max_depth)
             ]
     return table
 
