@@ -12,7 +12,7 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student grade present test bench lock clean
+.PHONY: setup lab student publish-student grade present test bench lock clean
 
 setup: $(STAMP)
 
@@ -44,6 +44,11 @@ $(STUDENT_STAMP): $(STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py to
 # lesson goes beside it as <name>.new.ipynb. Also writes release/ and gradebook.db.
 student: setup
 	$(BIN)/python tools/student.py
+
+# Commit the student versions to the branch `student` (working tree untouched), for
+# nbgitpuller links on a JupyterHub; then `git push origin student` (README: For teachers).
+publish-student: setup
+	$(BIN)/python tools/publish_student.py
 
 # Autograde what is in submitted/<student_id>/<lesson>/ into autograded/ and write
 # every score to grades.csv. A submission graded before is skipped unless its

@@ -35,7 +35,8 @@ REPO2DOCKER_SECONDS = 120
 BINDER_LINK = re.compile(r"https://mybinder\.org/v2/gh/(?P<owner>[^/\s]+)/(?P<repo>[^/\s]+)/(?P<ref>[^?\s]+)"
                          r"\?urlpath=lab/tree/(?P<path>[^\s)&#]+)")
 GITPULLER_LINK = re.compile(r"https://<hub>/hub/user-redirect/git-pull\?repo=(?P<repo>[^&\n]+)"
-                            r"&branch=(?P<branch>[^&\s]+)&urlpath=lab/tree/(?P<folder>[^/\s]+)/(?P<path>[^\s`)]+)")
+                            r"&branch=(?P<branch>[^&\s]+)&targetpath=(?P<target>[^&\s]+)"
+                            r"&urlpath=lab/tree/(?P<folder>[^/\s]+)/(?P<path>[^\s`)]+)")
 
 
 def fail_or_skip(message):
@@ -227,11 +228,15 @@ def test_readme_has_one_binder_link_and_it_opens_the_student_start_notebook(stud
     assert (student_versions / link.group("path")).is_file()
 
 
-def test_readme_nbgitpuller_example_opens_the_student_start_notebook(student_versions):
+def test_readme_nbgitpuller_example_opens_the_start_notebook_of_the_published_student_branch(student_versions):
     readme = (ROOT / "README.md").read_text()
     binder = BINDER_LINK.search(readme)
     example = GITPULLER_LINK.search(readme)
     assert example, "README should show an nbgitpuller link of the form https://<hub>/hub/user-redirect/git-pull?..."
-    assert example.group("branch") == binder.group("ref"), "the hub link and the Binder link hand out different branches"
-    assert example.group("path") == binder.group("path")
-    assert (student_versions / example.group("path")).is_file()
+    # tools/publish_student.py commits release/<lesson>/ as <lesson>/ on the branch `student`
+    publish = (ROOT / "tools" / "publish_student.py").read_text()
+    assert example.group("branch") == "student" and 'default="student"' in publish
+    assert example.group("folder") == example.group("target"), "the link opens a notebook in another folder"
+    assert "student/" + example.group("path") == binder.group("path"), "the hub and Binder open different notebooks"
+    assert (student_versions / "release" / example.group("path")).is_file()
+    assert "make publish-student" in readme and "publish-student:" in (ROOT / "Makefile").read_text()

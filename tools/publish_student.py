@@ -1,0 +1,130 @@
+"""Commit the student versions of the lessons to a branch of their own, for one-click nbgitpuller links.
+
+    .venv/bin/python tools/publish_student.py              # what `make publish-student` runs
+    git push origin student                                # then hand out the link the tool prints
+
+nbgitpuller pulls a branch into each learner's home folder and opens a
+notebook in it; later clicks fetch the teacher's updates and keep the
+learner's changes. The lessons' student versions are generated (they are not
+in the repository), so they get a branch of their own: this tool writes every
+lesson's student version (``nbgrader generate_assignment``, as `make student`
+does) and commits ``release/<lesson>/`` as ``<lesson>/`` on the branch, with a
+README for learners. The branch shares no history with main and holds only
+those files.
+
+The commit is made with git's plumbing (a temporary index, ``commit-tree``,
+``update-ref``): the working tree, the index and the current branch are not
+touched, so it is safe with uncommitted changes (they are not published: the
+lessons are read from ``notebooks/`` as they are on disk, and the commit
+message names the commit they were generated from, marked ``+changes`` when
+``notebooks/`` differs from it). When nothing changed, no commit is made.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import student  # noqa: E402  (tools/student.py: the same generation `make student` runs)
+
+ROOT = Path(__file__).resolve().parent.parent
+START = "00_start_here/00_start_here.ipynb"
+
+README = """# The Transformer encoder block: your copy of the lessons
+
+This branch holds the lessons as learners get them: the exercises are left for
+you to write. Start with `{start}`.
+
+Your teacher's link pulls this branch into your home folder. Clicking it again
+later fetches the teacher's updates and keeps the changes you made. The
+lessons need the course's Python packages and its `encoder_lib` library, which
+your teacher's JupyterHub provides.
+
+(Written by the course's `tools/publish_student.py`; its commit messages name
+the course's commit the lessons come from.)
+"""
+
+
+def git(args, root, env=None):
+    """``git <args>`` in ``root``; its stdout, stripped. A failing command stops with git's message."""
+    result = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed: {result.stderr.strip()}")
+    return result.stdout.strip()
+
+
+def branch_commit(root, branch):
+    """The commit ``branch`` points at, or None when it does not exist yet."""
+    result = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+                            cwd=root, capture_output=True, text=True)
+    return result.stdout.strip() or None
+
+
+def source_name(root):
+    """The commit the lessons come from, ``+changes`` when notebooks/ differs from it."""
+    head = git(["rev-parse", "--short", "HEAD"], root)
+    dirty = git(["status", "--porcelain", "--", "notebooks"], root)
+    return head + ("+changes" if dirty else "")
+
+
+def files_to_publish(root, folder):
+    """``{path on the branch: file}``: each lesson's student version, and the README written into ``folder``."""
+    release = root / "release"
+    files = {}
+    for lesson in student.lesson_names(root):
+        for path in sorted((release / lesson).rglob("*")):
+            if path.is_file() and ".ipynb_checkpoints" not in path.parts:
+                files[path.relative_to(release).as_posix()] = path
+    if START not in files:
+        raise SystemExit(f"release/{START} is missing after nbgrader generate_assignment")
+    readme = Path(folder) / "README.md"
+    readme.write_text(README.format(start=START))
+    files["README.md"] = readme
+    return files
+
+
+def commit_files(root, branch, files, message):
+    """Commit ``files`` as the whole tree of ``branch``; returns the new commit, or None if nothing changed."""
+    parent = branch_commit(root, branch)
+    with tempfile.TemporaryDirectory(prefix="publish-student-") as tmp:
+        env = dict(os.environ, GIT_INDEX_FILE=str(Path(tmp) / "index"))
+        git(["read-tree", "--empty"], root, env=env)
+        for path, source in files.items():
+            blob = git(["hash-object", "-w", "--no-filters", str(source)], root)
+            git(["update-index", "--add", "--cacheinfo", f"100644,{blob},{path}"], root, env=env)
+        tree = git(["write-tree"], root, env=env)
+    if parent and git(["rev-parse", f"{parent}^{{tree}}"], root) == tree:
+        return None
+    commit = git(["commit-tree", tree, *(["-p", parent] if parent else []), "-m", message], root)
+    git(["update-ref", f"refs/heads/{branch}", commit, *([parent] if parent else [])], root)
+    return commit
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=ROOT, help="the course's git repository (default: this one)")
+    parser.add_argument("--branch", default="student", help="the branch to write (default: student)")
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    if git(["rev-parse", "--abbrev-ref", "HEAD"], root) == args.branch:
+        raise SystemExit(f"--branch {args.branch!r} is the branch checked out here; publish to another one")
+    student.generate(root)
+    source = source_name(root)
+    with tempfile.TemporaryDirectory(prefix="publish-student-") as folder:
+        files = files_to_publish(root, folder)
+        commit = commit_files(root, args.branch, files, f"Student versions of the lessons, from {source}")
+    lessons = len({path.split("/")[0] for path in files if "/" in path})
+    if commit is None:
+        print(f"branch {args.branch!r} already holds these student versions ({lessons} lessons): nothing to commit")
+    else:
+        print(f"branch {args.branch!r}: {lessons} lessons committed as {commit[:10]}")
+    print(f"publish it with `git push origin {args.branch}`; the nbgitpuller link then uses "
+          f"branch={args.branch}&urlpath=lab/tree/<folder>/{START}")
+    return commit
+
+
+if __name__ == "__main__":
+    main()
