@@ -536,7 +536,11 @@ class LabNotebook:
     def screenshot(self, path, index=None):
         """A screenshot of the viewport, with the cell ``index`` (if given) scrolled into view."""
         if index is not None:
-            self.cell(index).scroll_into_view_if_needed()
+            cell = self.cell(index)
+            cell.scroll_into_view_if_needed()
+            # a long notebook renders only the cells in view (windowing): wait until the cell has painted
+            cell.wait_for(state="visible", timeout=10_000)
+            self.page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(path))
 
