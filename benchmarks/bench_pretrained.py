@@ -31,7 +31,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from _report import table  # noqa: E402
+from _report import alternate, table  # noqa: E402
 from encoder_lib.pretrained import embed, encode, load_minilm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,21 +84,13 @@ def main():
     what = {"embed": "embed vs sentence-transformers encode", "encode": "encode vs BertModel, all states + weights"}
     rows = []
     for name, run_numpy in ours.items():
-        run_torch = theirs[name] if theirs else None
-        for _ in range(2):  # warm-up
-            run_numpy(TEXTS)
-            if run_torch:
-                run_torch(TEXTS)
-        t_np, t_pt = [], []
-        for _ in range(args.pairs):
-            t_np.append(timed(run_numpy, TEXTS))
-            if run_torch:
-                t_pt.append(timed(run_torch, TEXTS))
-        if run_torch:
-            ratio = np.median(np.array(t_np) / np.array(t_pt))
-            rows.append((what[name], f"{np.median(t_np) * 1e3:.1f}", f"{np.median(t_pt) * 1e3:.1f}", f"{ratio:.2f}"))
+        if theirs:
+            ms_np, ms_pt, ratio = alternate(lambda: run_numpy(TEXTS), lambda: theirs[name](TEXTS), args.pairs)
+            rows.append((what[name], f"{ms_np:.1f}", f"{ms_pt:.1f}", f"{ratio:.2f}"))
         else:
-            rows.append((what[name], f"{np.median(t_np) * 1e3:.1f}", "n/a", ""))
+            run_numpy(TEXTS)  # warm-up
+            ms_np = np.median([timed(run_numpy, TEXTS) for _ in range(args.pairs)]) * 1e3
+            rows.append((what[name], f"{ms_np:.1f}", "n/a", ""))
     lengths = (~encode(TEXTS, model).padding_mask).sum(axis=-1).tolist()
     print(note)
     print(f"all-MiniLM-L6-v2 on {len(TEXTS)} texts of {lengths} tokens (one batch), tokenisation included; "

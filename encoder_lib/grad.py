@@ -24,7 +24,7 @@ Checked against central finite differences and against PyTorch autograd
 import numpy as np
 
 from . import _checks
-from .attention import _mha, check_attention_params, merge_heads, split_heads
+from .attention import _mha, check_attention_params, merge_heads, scaled_dot_product_attention, split_heads
 from .block import _block, _check_layers, _prepare, check_block_params
 from .feed_forward import ACTIVATIONS, _ffn, check_ffn_params
 
@@ -134,10 +134,10 @@ def _layer_norm_grad(x, gamma, eps, grad_out):
 def _block_grad(p, norm, activation, eps, residual, cache, grad_out):
     """Backward through one block whose forward pass filled ``cache``. Returns grad_x, grad_params."""
     trace = cache["trace"]
-    grads = {}
+    grads = {"norm1": {}, "norm2": {}}
 
-    def ln_grad(y, which, g):
-        gx, grads[which] = _norm_grads(*_layer_norm_grad(y, p[which]["gamma"], eps, g))
+    def ln_grad(y, which, g):  # through norm1 or norm2, keeping its gamma and beta gradients
+        gx, grads[which]["gamma"], grads[which]["beta"] = _layer_norm_grad(y, p[which]["gamma"], eps, g)
         return gx
 
     if norm == "post":
@@ -161,10 +161,6 @@ def _block_grad(p, norm, activation, eps, residual, cache, grad_out):
         if residual:
             grad_x += grad_sum1
     return grad_x, {key: grads[key] for key in ("attn", "ffn", "norm1", "norm2")}
-
-
-def _norm_grads(grad_x, grad_gamma, grad_beta):
-    return grad_x, {"gamma": grad_gamma, "beta": grad_beta}
 
 
 # ------------------------------------------------------------------ checks
@@ -201,8 +197,6 @@ def scaled_dot_product_attention_grad(q, k, v, grad_out, padding_mask=None):
     ``(grad_q, grad_k, grad_v)``; a padded key gets zero gradient for its key
     and value, since no query reads it.
     """
-    from .attention import scaled_dot_product_attention
-
     out, weights = scaled_dot_product_attention(q, k, v, padding_mask)
     grad_out = _grad_out(grad_out, out.shape, out.dtype)
     q, k, v = (np.asarray(a) for a in (q, k, v))

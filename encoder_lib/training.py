@@ -326,10 +326,11 @@ def gradient_norms(depth, norm, residual=True, d_model=32, n_heads=4, seed=0, sh
     gradient, and ``inputs`` (depth,), the norm of the gradient reaching each
     block's input: index 0 is the bottom block, ``depth - 1`` the top.
     """
-    return gradient_norms_by_depth(depth, norm, residual, d_model, n_heads, seed, shape)[-1]
+    return gradient_norms_by_depth(depth, norm, residual, d_model, n_heads, seed, shape, only_deepest=True)[0]
 
 
-def gradient_norms_by_depth(max_depth, norm, residual=True, d_model=32, n_heads=4, seed=0, shape=(2, 10)):
+def gradient_norms_by_depth(max_depth, norm, residual=True, d_model=32, n_heads=4, seed=0, shape=(2, 10),
+                            only_deepest=False):
     """``[gradient_norms(depth, ...) for depth in 1 .. max_depth]``, with one forward pass for all depths.
 
     With one seed, a deeper stack is a shallower one with blocks added on top
@@ -350,7 +351,7 @@ def gradient_norms_by_depth(max_depth, norm, residual=True, d_model=32, n_heads=
         caches.append(cache)
         outputs.append(x)
     results = []
-    for depth in range(1, max_depth + 1):
+    for depth in [max_depth] if only_deepest else range(1, max_depth + 1):
         grad = g
         if norm == "pre":  # through the final layer norm on top of this depth's stack
             grad, _, _ = _layer_norm_grad(outputs[depth - 1], None, 1e-5, g)

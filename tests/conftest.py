@@ -7,9 +7,13 @@ a failure, so a check skipped locally always runs there.
 """
 
 import importlib
+import importlib.util
 import os
+from pathlib import Path
 
 import pytest
+
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
 
 
 def in_ci():
@@ -27,11 +31,25 @@ def require(module, why):
         pytest.skip(message)
 
 
+def load_tool(name):
+    """``tools/<name>.py`` imported as a module (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"tool_{name}", TOOLS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="session")
 def torch():
     torch = require("torch", "install it with `.venv/bin/pip install torch==2.13.0` to compare against PyTorch")
     torch.manual_seed(0)
     return torch
+
+
+@pytest.fixture(scope="session")
+def torch_reference(torch):
+    """tools/make_torch_reference.py (it imports torch): PyTorch layers built from numpy state dicts."""
+    return load_tool("make_torch_reference")
 
 
 # Hypothesis explores new random examples on every local run; CI replays a

@@ -102,6 +102,17 @@ def test_scaled_dot_product_attention_grad_against_finite_differences(masked):
         assert (grads[1][1, 3:] == 0).all() and (grads[2][1, 3:] == 0).all()
 
 
+def test_attention_grad_sums_over_broadcast_batch_axes():
+    """k and v shared by every batch element (batch axis 1, or none) get the sum of the elements' gradients."""
+    rng = np.random.default_rng(11)
+    q, k, v = rng.standard_normal((3, 5, 4)), rng.standard_normal((1, 5, 4)), rng.standard_normal((5, 2))
+    g = rng.standard_normal((3, 5, 2))
+    grads = G.scaled_dot_product_attention_grad(q, k, v, g)
+    assert [a.shape for a in grads] == [q.shape, k.shape, v.shape]
+    assert_grads_match(lambda: (el.scaled_dot_product_attention(q, k, v)[0] * g).sum(),
+                       {"q": q, "k": k, "v": v}, dict(zip("qkv", grads)))
+
+
 @pytest.mark.parametrize("with_params", [True, False], ids=["projections", "identity"])
 def test_multi_head_attention_grad_against_finite_differences(with_params):
     rng = np.random.default_rng(2)
@@ -213,7 +224,7 @@ def test_encoder_grad_checks_layers_like_encoder():
 # ---------------------------------------------------------------- PyTorch autograd
 
 
-def torch_grads(torch, tool, module, x, mask, grad_out):
+def torch_grads(torch, torch_reference, module, x, mask, grad_out):
     """PyTorch's gradients of ``sum(module(x) * grad_out)``: for x, and per layer in encoder_lib's layout."""
     xt = torch.from_numpy(x.copy()).requires_grad_(True)
     module.zero_grad()
@@ -222,7 +233,7 @@ def torch_grads(torch, tool, module, x, mask, grad_out):
         out = module(xt, src_key_padding_mask=None if mask is None else torch.from_numpy(mask))
         (out * torch.from_numpy(grad_out)).sum().backward()
     layers = []
-    for layer in tool.layer_modules(module):
+    for layer in torch_reference.layer_modules(module):
         grads = {name: p.grad.numpy() for name, p in layer.named_parameters()}
         layers.append(el.from_torch_state_dict(grads))
     return xt.grad.numpy(), layers
@@ -233,32 +244,20 @@ def assert_close(actual, expected, what):
     assert error.max() < TORCH_BOUND, f"{what}: error {error.max():.2e} (bound {TORCH_BOUND:g})"
 
 
-@pytest.fixture(scope="module")
-def tool(torch):
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "tools" / "make_torch_reference.py"
-    spec = importlib.util.spec_from_file_location("make_torch_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.torch
 @pytest.mark.parametrize("n_layers", [1, 3], ids=["block", "stack3"])
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 @pytest.mark.parametrize("norm", ["post", "pre"])
-def test_gradients_match_torch_autograd(torch, tool, norm, activation, n_layers):
+def test_gradients_match_torch_autograd(torch, torch_reference, norm, activation, n_layers):
     rng = np.random.default_rng(10)
     d_model, d_ff, n_heads = 12, 20, 3
-    state_dicts = [tool.random_state_dict(rng, d_model, d_ff) for _ in range(n_layers)]
-    module = tool.build_module(norm, activation, state_dicts, n_heads, np.float64)
+    state_dicts = [torch_reference.random_state_dict(rng, d_model, d_ff) for _ in range(n_layers)]
+    module = torch_reference.build_module(norm, activation, state_dicts, n_heads, np.float64)
     layers = [el.from_torch_state_dict(sd) for sd in state_dicts]
     x = rng.standard_normal((3, 6, d_model))
     mask = np.array([[False] * 6, [False] * 4 + [True] * 2, [False] + [True] * 5])
     g = rng.standard_normal(x.shape)
-    expected_x, expected_layers = torch_grads(torch, tool, module, x, mask, g)
+    expected_x, expected_layers = torch_grads(torch, torch_reference, module, x, mask, g)
     options = {"norm": norm, "padding_mask": mask, "activation": activation}
     if n_layers == 1:
         grad_x, grad_p = G.encoder_block_grad(x, layers[0], n_heads, g, **options)

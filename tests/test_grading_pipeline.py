@@ -15,7 +15,6 @@ submissions, all graded by one `nbgrader autograde` run:
   their own exercise's points while the rest of the notebook is still graded.
 """
 
-import importlib.util
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from conftest import load_tool
 from mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,14 +35,7 @@ BIN = Path(sys.executable).parent
 CELL_TIMEOUT = 10
 
 
-def load_student_tool():
-    spec = importlib.util.spec_from_file_location("student_tool", ROOT / "tools" / "student.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-student_tool = load_student_tool()
+student_tool = load_tool("student")
 
 
 # ---------------------------------------------------------------------------

@@ -18,7 +18,6 @@ and present_04_pre_norm_no_residual.png (the widget after the clicks). Without P
 Chromium it skips, with the reason; in CI (`.ci/run`) it fails instead.
 """
 
-import importlib.util
 import os
 import signal
 import socket
@@ -31,7 +30,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from conftest import in_ci, require
+from conftest import in_ci, load_tool, require
 
 ROOT = Path(__file__).resolve().parent.parent
 # the system's Chromium; ENCODER_COURSE_CHROMIUM (as for tests/browser.py) points elsewhere
@@ -45,14 +44,7 @@ RENDER_SECONDS = 180   # until the notebook has run and the widget has drawn (a 
 CHANGE_SECONDS = 30    # until a click has redrawn the picture
 
 
-def load_present_tool():
-    spec = importlib.util.spec_from_file_location("present_tool", ROOT / "tools" / "present.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-present = load_present_tool()
+present = load_tool("present")
 
 
 # --- naming a lesson ------------------------------------------------------

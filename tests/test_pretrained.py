@@ -18,7 +18,6 @@ really are encoder_lib's.
 """
 
 import doctest
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -26,11 +25,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import require
+from conftest import load_tool, require
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_FILE = ROOT / "tests" / "data" / "minilm_reference.npz"
-REFERENCE_TOOL = ROOT / "tools" / "make_minilm_reference.py"
 EMBEDDING_TOL, COSINE_MIN, HIDDEN_TOL, ATTENTION_TOL = 1e-5, 0.99999, 1e-4, 1e-5
 MODEL_FILES = ("model.safetensors", "tokenizer.json")
 # texts the stored file does not have: empty, odd whitespace, characters outside the vocabulary, and two
@@ -176,10 +174,7 @@ def reference_tool(pretrained):
     for module, why in (("torch", "`.venv/bin/pip install torch==2.13.0`"),
                         ("sentence_transformers", "`.ci/run` installs it"), ("transformers", "`.ci/run` installs it")):
         require(module, f"it is the reference for all-MiniLM-L6-v2 ({why})")
-    spec = importlib.util.spec_from_file_location("make_minilm_reference", REFERENCE_TOOL)
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    return tool
+    return load_tool("make_minilm_reference")
 
 
 @pytest.fixture(scope="module")

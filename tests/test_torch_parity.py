@@ -18,7 +18,6 @@ up to ~3e-5 (each about as far from the float64 result). The random test is
 derandomized: it runs the same examples every time.
 """
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,6 @@ from encoder_lib.params import TORCH_KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_FILE = ROOT / "tests" / "data" / "torch_reference.npz"
-REFERENCE_TOOL = ROOT / "tools" / "make_torch_reference.py"
 REFERENCE_N_HEADS = 2  # as N_HEADS in the tool
 TOLERANCE = {np.dtype(np.float32): 5e-6, np.dtype(np.float64): 1e-12}
 RANDOM_EXAMPLES = 15  # per parametrization of the live random test; 32 of them take ~3 s
@@ -158,15 +156,6 @@ def test_from_torch_state_dict_prefix_selects_one_layer_of_an_encoder_state_dict
 # ---------------------------------------------------------------- live PyTorch
 
 
-@pytest.fixture(scope="module")
-def tool(torch):
-    """tools/make_torch_reference.py, imported from its path (it imports torch)."""
-    spec = importlib.util.spec_from_file_location("make_torch_reference", REFERENCE_TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @st.composite
 def random_problems(draw, masked):
     """Shapes, heads, a padding mask (if ``masked``, else None) and a seed for the weights and input.
@@ -188,11 +177,11 @@ def random_problems(draw, masked):
     }
 
 
-def torch_on_flat_batch(tool, module, x, mask):
+def torch_on_flat_batch(torch_reference, module, x, mask):
     """Run ``module`` with the batch axes of ``x`` (and ``mask``) flattened into one, then restore them."""
     seq, d_model = x.shape[-2:]
     flat_mask = None if mask is None else mask.reshape(-1, seq)
-    return tool.run_slow_path(module, x.reshape(-1, seq, d_model), flat_mask).reshape(x.shape)
+    return torch_reference.run_slow_path(module, x.reshape(-1, seq, d_model), flat_mask).reshape(x.shape)
 
 
 @pytest.mark.torch
@@ -203,14 +192,14 @@ def torch_on_flat_batch(tool, module, x, mask):
 @pytest.mark.parametrize("masked", [False, True], ids=["nomask", "mask"])
 @settings(max_examples=RANDOM_EXAMPLES, deadline=None, derandomize=True)
 @given(data=st.data())
-def test_encoder_lib_matches_torch_on_random_shapes_and_masks(tool, masked, norm, activation, n_layers, dtype, data):
+def test_encoder_lib_matches_torch_on_random_shapes_and_masks(torch_reference, masked, norm, activation, n_layers, dtype, data):
     problem = data.draw(random_problems(masked), label="problem")
     rng = np.random.default_rng(problem["seed"])
-    weights = [tool.random_state_dict(rng, problem["d_model"], problem["d_ff"]) for _ in range(n_layers)]
-    module = tool.build_module(norm, activation, weights, problem["n_heads"], dtype)
-    layers = [el.from_torch_state_dict(numpy_state_dict(layer)) for layer in tool.layer_modules(module)]
+    weights = [torch_reference.random_state_dict(rng, problem["d_model"], problem["d_ff"]) for _ in range(n_layers)]
+    module = torch_reference.build_module(norm, activation, weights, problem["n_heads"], dtype)
+    layers = [el.from_torch_state_dict(numpy_state_dict(layer)) for layer in torch_reference.layer_modules(module)]
     x = rng.standard_normal(problem["batch_shape"] + (problem["seq"], problem["d_model"])).astype(dtype)
-    expected = torch_on_flat_batch(tool, module, x, problem["mask"])
+    expected = torch_on_flat_batch(torch_reference, module, x, problem["mask"])
     out = run_encoder_lib(x, layers, problem["n_heads"], norm, activation, problem["mask"])
     assert_close(out, expected, f"{norm} {activation} {n_layers} layer(s) {np.dtype(dtype).name}")
 
@@ -218,30 +207,30 @@ def test_encoder_lib_matches_torch_on_random_shapes_and_masks(tool, masked, norm
 @pytest.mark.torch
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("norm", ["post", "pre"])
-def test_init_block_params_load_into_torch_via_to_torch_state_dict(torch, tool, norm, dtype):
+def test_init_block_params_load_into_torch_via_to_torch_state_dict(torch, torch_reference, norm, dtype):
     rng = np.random.default_rng(1)
     layers = [jittered(el.init_block_params(8, 20, rng, dtype=dtype), rng) for _ in range(2)]
-    module = tool.build_module(norm, "gelu", [el.to_torch_state_dict(p) for p in layers], 4, dtype)
+    module = torch_reference.build_module(norm, "gelu", [el.to_torch_state_dict(p) for p in layers], 4, dtype)
     x = rng.standard_normal((2, 6, 8)).astype(dtype)
     mask = np.array([[False] * 6, [False] * 4 + [True] * 2])
-    assert_close(run_encoder_lib(x, layers, 4, norm, "gelu", mask), tool.run_slow_path(module, x, mask), norm)
+    assert_close(run_encoder_lib(x, layers, 4, norm, "gelu", mask), torch_reference.run_slow_path(module, x, mask), norm)
 
 
 @pytest.mark.torch
-def test_from_torch_state_dict_prefix_reads_a_real_transformer_encoder_state_dict(torch, tool):
+def test_from_torch_state_dict_prefix_reads_a_real_transformer_encoder_state_dict(torch, torch_reference):
     rng = np.random.default_rng(2)
-    module = tool.build_module("post", "relu", [tool.random_state_dict(rng, 8, 12) for _ in range(2)], 2, np.float64)
+    module = torch_reference.build_module("post", "relu", [torch_reference.random_state_dict(rng, 8, 12) for _ in range(2)], 2, np.float64)
     encoder_sd = numpy_state_dict(module)
     layers = [el.from_torch_state_dict(encoder_sd, prefix=f"layers.{i}.") for i in range(2)]
     for i, layer in enumerate(module.layers):
         assert_same_params(layers[i], el.from_torch_state_dict(numpy_state_dict(layer)), f"layers.{i}.")
     x = rng.standard_normal((3, 5, 8))
-    assert_close(run_encoder_lib(x, layers, 2, "post", "relu", None), tool.run_slow_path(module, x), "stack")
+    assert_close(run_encoder_lib(x, layers, 2, "post", "relu", None), torch_reference.run_slow_path(module, x), "stack")
 
 
 @pytest.mark.torch
-def test_stored_reference_matches_current_torch(torch, tool):
-    rebuilt = tool.build_reference()
+def test_stored_reference_matches_current_torch(torch, torch_reference):
+    rebuilt = torch_reference.build_reference()
     assert set(rebuilt) == set(REFERENCE), "the stored file's arrays differ from the tool's: regenerate it"
     for key, value in rebuilt.items():
         if key.endswith("/output"):

@@ -138,10 +138,7 @@ class Explorer:
             canvas.restore_region(self._background)
             for artist in self.dynamic_artists():
                 self.figure.draw_artist(artist)
-        buffer = io.BytesIO()
-        PIL.Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).save(
-            buffer, format="png", compress_level=1)
-        return buffer.getvalue()
+        return canvas_png(canvas)
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -149,6 +146,14 @@ class Explorer:
     def __repr__(self):
         shown = ", ".join(f"{k}={v!r}" for k, v in self.values().items())
         return f"<{type(self).__name__}: {self.title} ({shown})>"
+
+
+def canvas_png(canvas):
+    """What an Agg ``canvas`` last drew, as PNG bytes (PIL's fastest compression: PNG encoding is most of the cost)."""
+    buffer = io.BytesIO()
+    PIL.Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).save(
+        buffer, format="png", compress_level=1)
+    return buffer.getvalue()
 
 
 def drawing_order(artists, spines_of=()):

@@ -11,17 +11,15 @@
 
 import functools
 import html
-import io
 
 import ipywidgets as widgets
 import matplotlib.ticker
 import numpy as np
-import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..training import SortTask, compare_runs, gradient_norms_by_depth
-from ._base import COLORS, MARKERS, Explorer, checkbox, drawing_order, slider, toggle
+from ._base import COLORS, MARKERS, Explorer, canvas_png, checkbox, drawing_order, slider, toggle
 
 MAX_DEPTH = 24
 NAMES = {"post": "post-norm", "pre": "pre-norm"}
@@ -181,10 +179,7 @@ class TrainingMonitor:
 
     def _render(self):
         self.figure.canvas.draw()
-        buffer = io.BytesIO()
-        PIL.Image.frombuffer("RGBA", self.figure.canvas.get_width_height(),
-                             self.figure.canvas.buffer_rgba()).save(buffer, format="png", compress_level=1)
-        self.image.value = buffer.getvalue()
+        self.image.value = canvas_png(self.figure.canvas)
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
