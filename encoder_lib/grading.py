@@ -33,6 +33,7 @@ from . import pooling as _pooling
 from . import positional as _positional
 from . import pretrained as _pretrained  # numpy only at import; the model loads when called
 from .params import init_block_params
+from .threads import single_blas_thread
 
 # encoder_lib.feed_forward and encoder_lib.layer_norm are the functions; the modules are here
 _ffn = sys.modules[f"{__package__}.feed_forward"]
@@ -195,6 +196,7 @@ def _verdicts(fn, cases):
         yield description, False, _describe_difference(got, expected), mistake
 
 
+@single_blas_thread
 def check(fn):
     """``(passed, report)``: run the exercise's cases on ``fn``; the report says what passed and the likely mistake."""
     exercise = _exercise(fn)
@@ -220,6 +222,7 @@ def self_check(fn):
     print(check(fn)[1])
 
 
+@single_blas_thread
 def hidden_tests(fn, seeds=3):
     """The grader's tests: the visible cases plus random shapes over ``seeds`` seeds; AssertionError on failure."""
     exercise = _exercise(fn)

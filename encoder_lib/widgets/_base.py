@@ -17,6 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..plots import CMAP, COLORS, MARKERS  # noqa: F401  (re-exported for the widget modules)
+from ..threads import single_blas_thread
 
 
 class Explorer:
@@ -43,6 +44,12 @@ class Explorer:
 
     figsize = (6.4, 3.2)
     dpi = 80
+
+    def __init_subclass__(cls, **kwargs):
+        # a widget's constructor computes what it shows (runs stacks, trains): with one BLAS thread
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = single_blas_thread(cls.__init__)
 
     def __init__(self, title, caption, controls):
         self.title = title
@@ -105,6 +112,7 @@ class Explorer:
             self._adjusting = False
         self.update()
 
+    @single_blas_thread
     def update(self):
         """Redraw for the current control values; records the time it took."""
         start = time.perf_counter()

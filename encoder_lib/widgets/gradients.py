@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..threads import single_blas_thread
 from ..training import SortTask, compare_runs, gradient_norms_by_depth
 from ._base import COLORS, MARKERS, Explorer, canvas_png, checkbox, drawing_order, slider, toggle
 
@@ -26,6 +27,7 @@ NAMES = {"post": "post-norm", "pre": "pre-norm"}
 
 
 @functools.lru_cache(maxsize=4)
+@single_blas_thread
 def gradient_table(max_depth=MAX_DEPTH, seeds=3):
     """``{(norm, residual): [norms for depth in 1..max_depth]}`` for all four settings (a few seconds, then cached).
 
@@ -220,7 +222,7 @@ class TrainingComparisonExplorer(Explorer):
         )
 
     @classmethod
-    def live(cls, task, steps, lr, warmup, every=25, **options):
+    def live(cls, task, steps, lr, warmup, every=50, **options):
         """Show the widget now, then train the four runs (``compare_runs``), redrawing every ``every`` steps."""
         from IPython.display import display
 
@@ -237,8 +239,8 @@ class TrainingComparisonExplorer(Explorer):
 
         def on_step(key, step, history):
             explorer.runs[key] = history
-            progress.value = keys.index(key) * steps + step
-            if step % every == 0 or step == steps:
+            if step % every == 0 or step == steps:  # each message to the browser costs the run time
+                progress.value = keys.index(key) * steps + step
                 explorer.status = f"training {NAMES[key[0]]} with warm-up {key[1]}: step {step} of {steps}"
                 explorer.update()
 
