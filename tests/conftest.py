@@ -40,6 +40,21 @@ def load_tool(name):
 
 
 @pytest.fixture(scope="session")
+def server_env(tmp_path_factory):
+    """A fresh virtual environment with the course installed as a JupyterHub admin installs it:
+    `make hub-install PREFIX=...` (the lock, the model, encoder_lib's wheel, the settings). Minutes."""
+    import subprocess
+    import sys
+
+    prefix = tmp_path_factory.mktemp("server") / "env"
+    subprocess.run([sys.executable, "-m", "venv", str(prefix)], check=True)
+    result = subprocess.run(["make", "-C", str(TOOLS.parent), "hub-install", f"PREFIX={prefix}"],
+                            capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return prefix
+
+
+@pytest.fixture(scope="session")
 def torch():
     torch = require("torch", "install it with `.venv/bin/pip install torch==2.13.0` to compare against PyTorch")
     torch.manual_seed(0)

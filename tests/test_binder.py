@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import in_ci, require
+from conftest import in_ci, load_tool, require
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO2DOCKER_SECONDS = 120
@@ -159,18 +159,12 @@ def test_post_build_installs_the_library_the_student_versions_and_the_settings(c
     assert "-e" in pip and pip[pip.index("-e") + 1] == "." and "--no-deps" in pip
     assert ["python", "tools/student.py"] in words
     assert (clean_copy / "tools" / "student.py").is_file()
-    # the course's JupyterLab settings, where JupyterLab reads overrides.json
-    copy = next(w for w in words if w[0] == "cp")
-    assert copy[1] == "jupyter/overrides.json" and copy[2] == "$settings/overrides.json"
-    assert any(step.startswith('settings="${NB_PYTHON_PREFIX:-') and step.endswith('/share/jupyter/lab/settings"')
-               for step in steps)
-    assert (clean_copy / "jupyter" / "overrides.json").is_file(), "postBuild copies jupyter/overrides.json: commit it"
-    # and the page config that hides nbgrader's teacher panels, where JupyterLab reads it
-    copies = [w for w in words if w[0] == "cp"]
-    assert ["cp", "jupyter/page_config.json", "$labconfig/page_config.json"] in copies
-    assert any(step.startswith('labconfig="${NB_PYTHON_PREFIX:-') and step.endswith('/etc/jupyter/labconfig"')
-               for step in steps)
-    assert (clean_copy / "jupyter" / "page_config.json").is_file()
+    # the course's JupyterLab settings, into the image's environment, by the tool every set-up uses
+    [settings] = [w for w in words if w[:2] == ["python", "tools/jupyter_settings.py"]]
+    assert settings[2].startswith("${NB_PYTHON_PREFIX:-"), settings
+    assert (clean_copy / "tools" / "jupyter_settings.py").is_file()
+    for source in ("jupyter/overrides.json", "jupyter/page_config.json"):
+        assert (clean_copy / source).is_file(), f"the settings tool copies {source}: commit it"
     # the installing steps come after `set -e` and in this order: the library, then the lessons
     assert steps.index(next(s for s in steps if "tools/student.py" in s)) > steps.index(next(s for s in steps if " -e ." in s))
 
@@ -233,9 +227,9 @@ def test_readme_nbgitpuller_example_opens_the_start_notebook_of_the_published_st
     binder = BINDER_LINK.search(readme)
     example = GITPULLER_LINK.search(readme)
     assert example, "README should show an nbgitpuller link of the form https://<hub>/hub/user-redirect/git-pull?..."
-    # tools/publish_student.py commits release/<lesson>/ as <lesson>/ on the branch `student`
-    publish = (ROOT / "tools" / "publish_student.py").read_text()
-    assert example.group("branch") == "student" and 'default="student"' in publish
+    # tools/publish_student.py commits release/<lesson>/ as <lesson>/ on its branch, whose name is no folder
+    publish = load_tool("publish_student")
+    assert example.group("branch") == publish.BRANCH and not (ROOT / publish.BRANCH).exists()
     assert example.group("folder") == example.group("target"), "the link opens a notebook in another folder"
     assert "student/" + example.group("path") == binder.group("path"), "the hub and Binder open different notebooks"
     assert (student_versions / "release" / example.group("path")).is_file()

