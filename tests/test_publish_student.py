@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "publish_student.py"
+BRANCH = load_tool("publish_student").BRANCH
 
 
 def git(repo, *args):
@@ -40,30 +43,37 @@ def published(tmp_path_factory):
 
 def test_the_branch_holds_every_lesson_s_student_version_and_a_readme(published):
     repo = published["repo"]
-    files = git(repo, "ls-tree", "-r", "--name-only", "student").splitlines()
+    files = git(repo, "ls-tree", "-r", "--name-only", BRANCH).splitlines()
     lessons = sorted(p.name for p in (ROOT / "notebooks").iterdir() if any(p.glob("*.ipynb")))
     assert sorted(files) == sorted(["README.md", *(f"{name}/{name}.ipynb" for name in lessons)])
-    assert "00_start_here/00_start_here.ipynb" in git(repo, "show", "student:README.md")
+    assert "00_start_here/00_start_here.ipynb" in git(repo, "show", f"{BRANCH}:README.md")
     for name in lessons:
-        notebook = json.loads(git(repo, "show", f"student:{name}/{name}.ipynb"))
+        notebook = json.loads(git(repo, "show", f"{BRANCH}:{name}/{name}.ipynb"))
         source = "".join("".join(cell["source"]) for cell in notebook["cells"])
         assert "BEGIN SOLUTION" not in source and "BEGIN HIDDEN TESTS" not in source, name
 
 
 def test_the_branch_shares_no_history_with_main_and_names_its_source(published):
     repo = published["repo"]
-    assert git(repo, "rev-list", "--count", "student") == "1"
+    assert git(repo, "rev-list", "--count", BRANCH) == "1"
     head = git(repo, "rev-parse", "--short", "HEAD")
-    assert git(repo, "log", "-1", "--format=%s", "student") == f"Student versions of the lessons, from {head}"
+    assert git(repo, "log", "-1", "--format=%s", BRANCH) == f"Student versions of the lessons, from {head}"
     assert f"{len(list((ROOT / 'notebooks').glob('*/*.ipynb')))} lessons committed" in published["first"]
 
 
 def test_a_second_run_with_nothing_changed_commits_nothing(published):
     assert "nothing to commit" in published["second"]
-    assert git(published["repo"], "rev-list", "--count", "student") == "1"
+    assert git(published["repo"], "rev-list", "--count", BRANCH) == "1"
 
 
 def test_the_working_tree_index_and_checked_out_branch_are_untouched(published):
     repo = published["repo"]
-    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == published["branch_before"] != "student"
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == published["branch_before"] != BRANCH
     assert git(repo, "status", "--porcelain") == published["status_before"] == "?? notes.txt"
+
+
+def test_the_branch_name_is_no_folder_of_the_course_so_git_log_is_never_ambiguous(published):
+    assert not (ROOT / BRANCH).exists() and BRANCH not in {"student", "release", "notebooks"}
+    repo = published["repo"]
+    (repo / "student").mkdir(exist_ok=True)  # the folder `make lab` writes the student versions to
+    assert git(repo, "log", "--format=%s", BRANCH).startswith("Student versions of the lessons")

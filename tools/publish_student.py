@@ -1,7 +1,7 @@
 """Commit the student versions of the lessons to a branch of their own, for one-click nbgitpuller links.
 
     .venv/bin/python tools/publish_student.py              # what `make publish-student` runs
-    git push origin student                                # then hand out the link the tool prints
+    git push origin student-versions                       # then hand out the link the tool prints
 
 nbgitpuller pulls a branch into each learner's home folder and opens a
 notebook in it; later clicks fetch the teacher's updates and keep the
@@ -32,6 +32,9 @@ import student  # noqa: E402  (tools/student.py: the same generation `make stude
 
 ROOT = Path(__file__).resolve().parent.parent
 START = "00_start_here/00_start_here.ipynb"
+#: The published branch: a name that is no folder of the repository (`student/` is where
+#: `make lab` writes the student versions), so that `git log student-versions` is never ambiguous.
+BRANCH = "student-versions"
 
 README = """# The Transformer encoder block: your copy of the lessons
 
@@ -106,7 +109,7 @@ def commit_files(root, branch, files, message):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the course's git repository (default: this one)")
-    parser.add_argument("--branch", default="student", help="the branch to write (default: student)")
+    parser.add_argument("--branch", default=BRANCH, help=f"the branch to write (default: {BRANCH})")
     args = parser.parse_args(argv)
     root = args.root.resolve()
     if git(["rev-parse", "--abbrev-ref", "HEAD"], root) == args.branch:
