@@ -27,6 +27,8 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrid
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@# the course's JupyterLab settings: no news or update pop-ups, nbgrader's teacher panels off
 	$(BIN)/python tools/jupyter_settings.py $(VENV)
+	@command -v bwrap >/dev/null || echo "note: make grade runs learners' code in a sandbox and needs bubblewrap:" \
+	    "sudo apt-get install bubblewrap (Debian, Ubuntu) or sudo dnf install bubblewrap (Fedora)"
 	@touch $@
 
 lab: $(STUDENT_STAMP)
@@ -47,16 +49,16 @@ student: setup
 publish-student: setup
 	$(BIN)/python tools/publish_student.py
 
-# Autograde what is in submitted/<student_id>/<lesson>/ into autograded/ and write
-# every score to grades.csv. A submission graded before is skipped unless its
-# timestamp.txt is newer (nbgrader collect writes one); `make grade FORCE=1`
-# regrades everything. nbgrader runs `alembic` from PATH, hence .venv/bin on PATH.
-NBGRADER := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader
+# Grade what is in submitted/<student_id>/<lesson>/<lesson>.ipynb: each answer cell runs
+# alone in a sandbox (bubblewrap), the results are judged outside it; scores go to
+# gradebook.db, grades.csv (as nbgrader export writes it) and grades_by_exercise.csv,
+# and a feedback page per learner to feedback/. Only submissions whose content changed
+# are graded again. FORCE=1 grades all; JOBS=n sets the workers (one per core);
+# TIME_LIMIT=s the seconds each exercise may run (10); UNSAFE=1 grades without a
+# sandbox where bubblewrap is missing (README: For teachers).
 grade: student
-	@ls -d submitted/*/*/ >/dev/null 2>&1 || { echo "nothing to grade: put submissions in submitted/<student_id>/<lesson>/"; exit 1; }
-	$(NBGRADER) autograde "*" --create $(if $(FORCE),--force) --log-level=WARN; status=$$?; \
-	$(NBGRADER) export --to grades.csv --log-level=WARN && echo "scores: grades.csv; graded notebooks: autograded/"; \
-	if [ $$status -ne 0 ]; then echo "some submissions could not be graded: see the errors above"; fi; exit $$status
+	$(BIN)/python -m encoder_lib.grading.grader $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) \
+	    $(if $(UNSAFE),--unsafe) $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT))
 
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab

@@ -7,9 +7,10 @@ committed:
     notebooks/<lesson>/             the source, with solutions (what the teacher edits)
     release/<lesson>/               student versions, as `nbgrader generate_assignment` writes them
     submitted/<student>/<lesson>/   what learners handed in (`nbgrader collect`, or copied by hand)
-    autograded/<student>/<lesson>/  the submissions as graded, with their outputs
-    feedback/<student>/<lesson>/    HTML feedback (`nbgrader generate_feedback`)
+    autograded/<student>/<lesson>/  the submissions as graded, with grading.json (make grade)
+    feedback/<student>/index.html   a learner's feedback page (make grade)
     gradebook.db                    the scores; `make grade` exports them to grades.csv
+    .grading-secret                 the seed of the grader's hidden cases; never hand it out
 """
 
 import os
@@ -36,10 +37,12 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # What replaces a solution in the student version (nbgrader's default for Python).
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
-# Autograding. Each cell gets at most this many seconds; a cell that runs
-# longer (an endless loop in an answer) is interrupted, gets a timeout error
-# and so scores 0, and execution goes on with the next cell, so the other
-# exercises of the notebook are still graded.
+# `make grade` does not use nbgrader's autograder: it runs each answer cell
+# alone in a sandbox (encoder_lib/grading/grader.py) and writes the scores into
+# this gradebook. The settings below apply when a notebook is executed by
+# nbgrader itself (`nbgrader autograde`, the Validate button). Each cell gets at
+# most this many seconds; a cell that runs longer is interrupted, and execution
+# goes on with the next cell.
 c.Execute.timeout = 30
 c.Execute.interrupt_on_timeout = True
 # How long to wait for a timed-out cell's last outputs after the interrupt

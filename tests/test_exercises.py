@@ -38,12 +38,19 @@ def define(source):
     return namespace
 
 
+SECRET = 20261130  # any course's secret: hidden cases as a grader would draw them
+
+
 def check(fn):
     """What ``grading.self_check`` prints, and whether every check passed."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         grading.self_check(fn)
     return grading.check(fn)[0], out.getvalue()
+
+
+def passes_hidden_cases(fn):
+    return grading.check(fn, secret=SECRET)[0]
 
 
 def test_there_are_at_least_14_exercises_and_each_is_in_a_notebook():
@@ -65,7 +72,8 @@ def test_the_solution_passes_its_self_check_and_hidden_tests(name):
     fn = define(ANSWERS[name][1])[name]
     ok, report = check(fn)
     assert ok, report
-    grading.hidden_tests(fn)
+    assert passes_hidden_cases(fn), grading.check(fn, secret=SECRET)[1]
+    grading.visible_tests(fn)
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
@@ -75,8 +83,9 @@ def test_the_self_check_names_each_catalogued_mistake_and_the_hidden_tests_fail_
     ok, report = check(fn)
     assert not ok
     assert mistake.says.lower() in report.lower(), report
+    assert not passes_hidden_cases(fn)
     with pytest.raises(AssertionError, match="Likely mistake"):
-        grading.hidden_tests(fn)
+        grading.visible_tests(fn)
 
 
 def test_the_catalogue_covers_the_mistakes_the_course_promises_to_recognise():
@@ -95,7 +104,7 @@ def test_calling_the_library_s_own_function_does_not_pass(name):
     ok, report = check(fn)
     assert not ok and "encoder_lib's own" in report, report
     with pytest.raises(AssertionError):
-        grading.hidden_tests(fn)
+        grading.visible_tests(fn)
 
 
 def test_an_unanswered_exercise_is_not_done_yet():
@@ -103,7 +112,7 @@ def test_an_unanswered_exercise_is_not_done_yet():
     ok, report = check(fn)
     assert not ok and "not done yet" in report
     with pytest.raises(NotImplementedError):
-        grading.hidden_tests(fn)
+        grading.visible_tests(fn)
 
 
 def test_an_answer_is_graded_on_its_own_and_the_notebook_is_left_as_it_was():

@@ -1,32 +1,41 @@
-"""The nbgrader pipeline: `make student` writes the student versions without ever overwriting a
-learner's work, and `make grade` gives each exercise its points and nothing else.
+"""The classroom pipeline: `make student` writes the student versions without ever overwriting a
+learner's work, and `make grade` gives each exercise its points and nothing else, whatever a learner tries.
 
 The fast tests check tools/student.py's copying on small files. The tests
-marked ``grading`` (select them with ``-m grading``) run the real pipeline,
-`make student` then `make grade`, in a temporary copy of the course, on these
-submissions, all graded by one `nbgrader autograde` run:
+marked ``grading`` run the real pipeline, `make student` then `make grade`,
+in a temporary copy of the course, on one class holding:
 
-- the untouched student versions, which must score 0;
-- the source notebooks (with the solutions), which must score full marks;
-- one submission per catalogued mistake (tests/mistakes.py): the source with
-  only that exercise's answer replaced, which must lose exactly that
-  exercise's points;
-- answers that raise, print a megabyte, or loop forever, which must lose only
-  their own exercise's points while the rest of the notebook is still graded.
+- the source notebooks (with the solutions), which must score full marks,
+  and the untouched student versions, which must score 0;
+- one learner per catalogued mistake (tests/mistakes.py): the solutions with
+  only that exercise's answer replaced, which must lose exactly its points;
+- answers that raise, print a megabyte, or loop forever, and a correct answer
+  that prints a RuntimeWarning;
+- one learner per attack (tests/attacks.py), each of whom must get 0 on the
+  attacked exercise and keep every other point, while the course's files, the
+  other learners' scores, the processes and the network stay untouched;
+- a learner who handed in one lesson only: the others are `missing`.
 """
 
+import copy
+import csv
+import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
-import warnings
+import threading
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from conftest import load_tool
+import encoder_lib
+import encoder_lib.grading
+from attacks import ATTACKS
+from conftest import in_ci, load_tool
 from mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,91 +165,178 @@ def test_without_a_manifest_an_existing_different_file_counts_as_the_learner_s(t
 # ---------------------------------------------------------------------------
 # The whole pipeline, in a temporary copy of the course
 
+TIME_LIMIT = 5  # seconds per exercise in the copy, so that the endless loops cost little
+MARKER = "ZZ-attack-marker-4242"
+LIBRARY = Path(encoder_lib.__file__).resolve().parent
+OUTPUTS = {"autograded", "feedback", "grades.csv", "grades_by_exercise.csv", "gradebook.db", ".grading-secret",
+           ".grading.lock", "student", "release"}
 
-def make(target, root, timeout):
+
+def make(target, root, timeout, **variables):
     """Run `make <target>` in the course copy; setup is taken as done (.venv is this one)."""
-    return subprocess.run(["make", "-o", ".venv/.installed", target], cwd=root, timeout=timeout,
-                          capture_output=True, text=True)
+    return subprocess.run(["make", "-o", ".venv/.installed", target, *(f"{k}={v}" for k, v in variables.items())],
+                          cwd=root, timeout=timeout, capture_output=True, text=True)
 
 
-def grade_cells(path):
-    """{grade_id: points} of a notebook's graded cells."""
-    cells = nbformat.read(path, as_version=4).cells
-    return {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
-            for c in cells if c.metadata.get("nbgrader", {}).get("grade")}
+def cells_by_id(nb):
+    return {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells if c.metadata.get("nbgrader")}
 
 
-def with_answer(path, exercise, source):
-    """The notebook at ``path`` with only ``exercise``'s answer cell replaced by ``source``."""
-    nb = nbformat.read(path, as_version=4)
-    cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{exercise}_answer"]
-    assert len(cells) == 1, f"{path.name} has {len(cells)} answer cells for {exercise}"
-    cells[0].source = source.strip() + "\n"
+def with_answer(nb, exercise, source):
+    """A copy of ``nb`` with only ``exercise``'s answer cell replaced by ``source``."""
+    nb = copy.deepcopy(nb)
+    cells_by_id(nb)[f"{exercise}_answer"].source = source.strip() + "\n"
     return nb
 
 
-# Answers that go wrong in ways that must not disturb the rest of the grading:
-# each must lose only its own exercise's points.
+def _import_cell(nb):
+    return next(c for c in nb.cells if c.cell_type == "code" and "import grading" in c.source)
+
+
+def _edit(name, nb, exercise):
+    cells = cells_by_id(nb)
+    tests = cells.get(f"{exercise}_tests")
+    if name == "grading_replaced_in_the_import_cell":
+        _import_cell(nb).source += ("\nclass grading:\n    self_check = visible_tests = staticmethod(lambda fn: None)\n"
+                                    "    friendly_not_implemented = staticmethod(lambda: None)\n")
+    elif name == "a_cell_with_empty_nbgrader_metadata":
+        cell = nbformat.v4.new_code_cell("print('mine')")
+        cell.metadata["nbgrader"] = {}
+        nb.cells.insert(nb.cells.index(tests) + 1, cell)
+    elif name == "the_test_cell_duplicated":
+        twin = copy.deepcopy(tests)
+        twin.id = "twin-of-" + tests.id
+        nb.cells.insert(nb.cells.index(tests) + 1, twin)
+    elif name == "the_test_cell_deleted":
+        nb.cells.remove(tests)
+    elif name == "the_test_cell_edited":
+        tests.source = "pass"
+    elif name == "the_answer_cell_s_grade_id_renamed":
+        cells[f"{exercise}_answer"].metadata["nbgrader"]["grade_id"] = "mine"
+    elif name == "the_test_cell_s_points_raised":
+        tests.metadata["nbgrader"]["points"] = 100
+    else:
+        raise ValueError(name)
+    return nb
+
+
 ROBUSTNESS_EXERCISE = "feed_forward"
-ROBUSTNESS = {
+ROBUSTNESS = {  # answers that go wrong in ways that must cost only their own exercise
     "raises": 'def feed_forward(*args, **kwargs):\n    raise ValueError("not today")\n',
     "prints_a_megabyte_line": 'def feed_forward(x, *args, **kwargs):\n    print("x" * 10**6)\n    return x\n',
     "prints_a_megabyte_in_lines": 'def feed_forward(x, *args, **kwargs):\n'
                                   '    print(("x" * 99 + "\\n") * 10**4)\n    return x\n',
     "loops_forever": "def feed_forward(*args, **kwargs):\n    while True:\n        pass\n",
 }
+ROBUSTNESS_STATUS = {"raises": "failed", "prints_a_megabyte_line": "failed", "prints_a_megabyte_in_lines": "failed",
+                     "loops_forever": "timeout"}
+# A correct answer whose 0 / 0 prints a RuntimeWarning: it must score full marks.
+WARNING_ANSWER = """
+def mean_pool(hidden, padding_mask=None):
+    if padding_mask is None:
+        return hidden.mean(axis=-2)
+    keep = (~padding_mask)[..., None]
+    total = (hidden * keep).sum(axis=-2)
+    count = keep.sum(axis=-2)
+    return np.where(count > 0, total / count, 0)
+"""
+
+
+def tree_hashes(*folders, skip=()):
+    """{path: sha256} of every file under ``folders``, outputs and caches left out."""
+    found = {}
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            parts = path.relative_to(folder).parts
+            if path.is_file() and not (set(parts) & {"__pycache__", ".ipynb_checkpoints"}) and parts[0] not in skip:
+                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def processes_mentioning(word):
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if word in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    found.append(entry.name)
+            except OSError:
+                pass
+    return found
+
+
+class Listener:
+    """A TCP server on 127.0.0.1 that counts the connections it gets."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.connections = 0
+        self.server.settimeout(0.2)
+        self.running = True
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        while self.running:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            connection.close()
+
+    def close(self):
+        self.running = False
+        self.thread.join()
+        self.server.close()
+
+
+def read_results(root):
+    with open(root / "grades_by_exercise.csv", newline="") as f:
+        return {(r["student_id"], r["lesson"], r["exercise"]): r for r in csv.DictReader(f)}
 
 
 class Course:
-    """A graded copy of the course: where it is, and the scores in its gradebook."""
+    """A copy of the course with a class's submissions, graded."""
 
     def __init__(self, root):
         self.root = root
-        self.points = {}     # assignment -> notebook -> {grade_id: points}, from the sources
-        for path in sorted((root / "notebooks").glob("*/*.ipynb")):
-            cells = grade_cells(path)
-            if cells:
-                self.points.setdefault(path.parent.name, {})[path.stem] = cells
-        self.submitted = {}  # student -> [assignment]
+        self.lessons = {}  # lesson -> [exercise]
+        for name, exercise in encoder_lib.grading.EXERCISES.items():
+            self.lessons.setdefault(exercise.lesson, []).append(name)
+        self.submitted = {}  # student -> [lesson]
 
-    def notebook_of(self, assignment, grade_id):
-        return next(nb for nb, cells in self.points[assignment].items() if grade_id in cells)
+    def source(self, lesson):
+        return nbformat.read(self.root / "notebooks" / lesson / f"{lesson}.ipynb", as_version=4)
 
-    def submit(self, student, assignment, notebooks):
-        """Place ``notebooks`` ({name: NotebookNode}) as ``student``'s submission of ``assignment``."""
-        folder = self.root / "submitted" / student / assignment
-        folder.mkdir(parents=True)
-        for name, nb in notebooks.items():
-            nbformat.write(nb, folder / f"{name}.ipynb")
-        self.submitted.setdefault(student, []).append(assignment)
+    def submit(self, student, lesson, nb):
+        folder = self.root / "submitted" / student / lesson
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, folder / f"{lesson}.ipynb")
+        self.submitted.setdefault(student, []).append(lesson)
 
-    def read_scores(self):
-        """{student: {assignment: {grade_id: score}}} for every submission, from gradebook.db."""
-        self.scores = {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy warnings (SAWarning is a RuntimeWarning)
-            from nbgrader.api import Gradebook
-
-            with Gradebook(f"sqlite:///{self.root / 'gradebook.db'}", "encoder-course") as gb:
-                for student, assignments in self.submitted.items():
-                    for assignment in assignments:
-                        self.scores.setdefault(student, {})[assignment] = {
-                            grade_id: gb.find_grade(grade_id, notebook, assignment, student).score
-                            for notebook, cells in self.points[assignment].items() for grade_id in cells}
-
-    def expect_lost(self, student, assignment, lost):
-        """``student``'s grade cells in ``assignment`` score 0 for the exercises in ``lost`` and
-        full marks for every other one."""
-        scores = self.scores[student][assignment]
-        expected = {g: (0 if g.removesuffix("_tests") in lost else p)
-                    for cells in self.points[assignment].values() for g, p in cells.items()}
-        assert scores == expected, f"{student} in {assignment}"
+    def expect(self, student, lesson, lost, status=None, results=None):
+        """``student``'s exercises of ``lesson`` score 0 for those in ``lost`` and full marks otherwise."""
+        results = results or self.results
+        for exercise in self.lessons[lesson]:
+            row = results[student, lesson, exercise]
+            full = float(row["max_points"])
+            assert float(row["points"]) == (0 if exercise in lost else full), (student, row)
+            if exercise in lost and status:
+                assert row["status"] == status, (student, row)
+            if exercise not in lost:
+                assert row["status"] in ("passed", "tampered"), (student, row)
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
+    if shutil.which("bwrap") is None:
+        if in_ci():
+            pytest.fail("CI must run the grader in its sandbox: bubblewrap is missing (.ci/run installs it)")
+        pytest.skip("bubblewrap (bwrap) is not installed: make grade needs it")
     root = tmp_path_factory.mktemp("course")
     shutil.copytree(ROOT / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
@@ -248,90 +344,233 @@ def course(tmp_path_factory):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "tools", root / "tools", ignore=shutil.ignore_patterns("__pycache__"))
     (root / ".venv").symlink_to(BIN.parent)
-    with open(root / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}\n")
-
     course = Course(root)
-    if not course.points:
-        pytest.skip("no notebook has nbgrader exercises yet")
 
     made = make("student", root, timeout=300)
     assert made.returncode == 0, made.stdout + made.stderr
     course.student_output = made.stdout
 
-    for assignment, notebooks in course.points.items():
-        course.submit("untouched", assignment, {
-            nb: nbformat.read(root / "student" / assignment / f"{nb}.ipynb", as_version=4) for nb in notebooks})
-        course.submit("solutions", assignment, {
-            nb: nbformat.read(root / "notebooks" / assignment / f"{nb}.ipynb", as_version=4) for nb in notebooks})
+    for lesson in course.lessons:
+        course.submit("solutions", lesson, course.source(lesson))
+        course.submit("untouched", lesson, nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4))
+    course.submit("one-lesson-only", "01_attention", course.source("01_attention"))
     for mistake in MISTAKES:
-        notebook = course.notebook_of(mistake.assignment, f"{mistake.exercise}_tests")
-        path = root / "notebooks" / mistake.assignment / f"{notebook}.ipynb"
         course.submit(f"mistake-{mistake.id}", mistake.assignment,
-                      {notebook: with_answer(path, mistake.exercise, mistake.source)})
-    course.robustness_assignment = next(a for a in course.points for nb, cells in course.points[a].items()
-                                        if f"{ROBUSTNESS_EXERCISE}_tests" in cells)
-    notebook = course.notebook_of(course.robustness_assignment, f"{ROBUSTNESS_EXERCISE}_tests")
-    path = root / "notebooks" / course.robustness_assignment / f"{notebook}.ipynb"
+                      with_answer(course.source(mistake.assignment), mistake.exercise, mistake.source))
+    course.robustness_lesson = encoder_lib.grading.EXERCISES[ROBUSTNESS_EXERCISE].lesson
     for case, source in ROBUSTNESS.items():
-        course.submit(case, course.robustness_assignment, {notebook: with_answer(path, ROBUSTNESS_EXERCISE, source)})
+        course.submit(case, course.robustness_lesson,
+                      with_answer(course.source(course.robustness_lesson), ROBUSTNESS_EXERCISE, source))
+    course.submit("warning-but-right", "08_inside_a_real_encoder",
+                  with_answer(course.source("08_inside_a_real_encoder"), "mean_pool", WARNING_ANSWER))
+    course.listener = Listener()
+    for attack in ATTACKS:
+        nb = course.source(attack.lesson)
+        if attack.answer:
+            source = attack.answer.replace("{root}", str(root)).replace("{port}", str(course.listener.port))
+            source = source.replace("{marker}", MARKER).replace("{library}", str(LIBRARY))
+            nb = with_answer(nb, attack.exercise, source)
+        if attack.edit:
+            nb = _edit(attack.edit, nb, attack.exercise)
+        course.submit(f"attack-{attack.id}", attack.lesson, nb)
 
-    course.graded = make("grade", root, timeout=1500)
-    course.read_scores()
+    course.before = tree_hashes(root, LIBRARY, skip=OUTPUTS)
+    try:
+        course.graded = make("grade", root, timeout=1500, TIME_LIMIT=TIME_LIMIT)
+    finally:
+        course.listener.close()
+    course.after = tree_hashes(root, LIBRARY, skip=OUTPUTS)
+    course.results = read_results(root)
+    course.files = {name: (root / name).read_bytes() for name in ("grades.csv", "grades_by_exercise.csv")}
+    course.feedback = tree_hashes(root / "feedback")
     return course
 
 
+
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
-def test_make_student_and_make_grade_run_and_grade_every_submission(course):
-    lessons = sum(1 for p in (course.root / "notebooks").iterdir() if any(p.glob("*.ipynb")))
-    assert f"{lessons} written, 0 updated, 0 kept" in course.student_output
+def test_make_student_and_make_grade_run_and_summarise(course):
+    assert f"{len(list((course.root / 'notebooks').glob('*/*.ipynb')))} written, 0 updated, 0 kept" \
+        in course.student_output
     assert course.graded.returncode == 0, course.graded.stdout[-5000:] + course.graded.stderr[-5000:]
-    assert sorted(p.name for p in (course.root / "student").iterdir() if p.is_dir()) == \
-        sorted(p.name for p in (course.root / "notebooks").iterdir() if any(p.glob("*.ipynb")))
-    rows = (course.root / "grades.csv").read_text().splitlines()
-    header = rows[0].split(",")
-    table = [dict(zip(header, row.split(","))) for row in rows[1:]]
-    for assignment in course.points:
-        [row] = [r for r in table if r["student_id"] == "solutions" and r["assignment"] == assignment]
-        assert float(row["score"]) == float(row["max_score"]) > 0, row
+    out = course.graded.stdout
+    assert f"graded {len(course.submitted)} learners" in out
+    for attack in ATTACKS:  # every error, timeout, memory and tampering is named by learner, lesson and exercise
+        if attack.status in ("error", "timeout", "memory", "tampered"):
+            assert f"attack-{attack.id} {attack.lesson} {attack.exercise}:" in out, attack.id
 
 
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
-def test_the_untouched_student_version_scores_nothing(course):
-    for assignment in course.points:
-        course.expect_lost("untouched", assignment, {g.removesuffix("_tests") for cells in
-                                                     course.points[assignment].values() for g in cells})
+def test_the_solutions_score_full_marks_and_the_untouched_versions_nothing(course):
+    for lesson in course.lessons:
+        course.expect("solutions", lesson, set())
+        course.expect("untouched", lesson, set(course.lessons[lesson]), status="failed")
+        assert "not answered" in course.results["untouched", lesson, course.lessons[lesson][0]]["note"]
 
 
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
-def test_the_solutions_score_full_marks(course):
-    for assignment in course.points:
-        course.expect_lost("solutions", assignment, set())
+def test_a_lesson_not_handed_in_is_missing_not_zero(course):
+    course.expect("one-lesson-only", "01_attention", set())
+    for lesson in course.lessons:
+        if lesson != "01_attention":
+            for exercise in course.lessons[lesson]:
+                row = course.results["one-lesson-only", lesson, exercise]
+                assert row["status"] == "missing" and row["points"] == "0", row
+    rows = list(csv.DictReader((course.root / "grades.csv").read_text().splitlines()))
+    [handed_in] = [r for r in rows if r["student_id"] == "one-lesson-only" and r["assignment"] == "01_attention"]
+    assert handed_in["timestamp"] and float(handed_in["score"]) == float(handed_in["max_score"]) > 0
+    missing = [r for r in rows if r["student_id"] == "one-lesson-only" and r["assignment"] == "02_multi_head_attention"]
+    assert missing[0]["timestamp"] == "", "nbgrader export marks a lesson not handed in by its empty timestamp"
 
 
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_a_mistake_loses_its_exercise_s_points_and_no_others(course, mistake):
-    course.expect_lost(f"mistake-{mistake.id}", mistake.assignment, {mistake.exercise})
+    course.expect(f"mistake-{mistake.id}", mistake.assignment, {mistake.exercise}, status="failed")
+    note = course.results[f"mistake-{mistake.id}", mistake.assignment, mistake.exercise]["note"]
+    assert mistake.says.lower() in note.lower(), note
 
 
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("case", list(ROBUSTNESS))
 def test_a_broken_answer_loses_only_its_own_points(course, case):
-    course.expect_lost(case, course.robustness_assignment, {ROBUSTNESS_EXERCISE})
-    graded = course.root / "autograded" / case / course.robustness_assignment
-    [notebook] = graded.glob("*.ipynb")
-    nb = nbformat.read(notebook, as_version=4)
-    [tests] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == f"{ROBUSTNESS_EXERCISE}_tests"]
-    errors = [o.ename for o in tests.outputs if o.output_type == "error"]
-    assert errors, "the grade cell should show why it failed"
-    if case == "loops_forever":
-        assert "CellTimeoutError" in errors
-    if case == "prints_a_megabyte_in_lines":
-        # nbgrader's LimitOutput keeps the first 1000 lines of each cell
-        assert os.path.getsize(notebook) < 500_000
+    course.expect(case, course.robustness_lesson, {ROBUSTNESS_EXERCISE}, status=ROBUSTNESS_STATUS[case])
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_a_correct_answer_that_prints_a_warning_scores_full_marks(course):
+    course.expect("warning-but-right", "08_inside_a_real_encoder", set())
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.id for a in ATTACKS])
+def test_an_attack_scores_nothing_and_costs_nothing_else(course, attack):
+    course.expect(f"attack-{attack.id}", attack.lesson, {attack.exercise}, status=attack.status)
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_empty_nbgrader_metadata_is_reported_as_tampering_with_the_notebook(course):
+    row = course.results["attack-empty_nbgrader_metadata", "02_multi_head_attention", "(notebook)"]
+    assert row["status"] == "tampered" and "nbgrader metadata" in row["note"]
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_no_file_of_the_course_or_the_library_changed(course):
+    changed = sorted(path for path in course.before.keys() | course.after.keys()
+                     if course.before.get(path) != course.after.get(path))
+    assert not changed, changed
+    assert MARKER.encode() not in (course.root / "gradebook.db").read_bytes()
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_no_process_is_left_behind_and_no_connection_was_made(course):
+    assert processes_mentioning("4242") == []
+    assert processes_mentioning("bwrap") == [] or all(
+        "encoder-grader" not in (Path("/proc") / pid / "cmdline").read_text(errors="replace")
+        for pid in processes_mentioning("bwrap"))
+    assert course.listener.connections == 0
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_the_gradebook_agrees_with_grades_csv(course):
+    exported = course.root / "exported.csv"
+    result = subprocess.run([str(BIN / "nbgrader"), "export", "--to", str(exported), "--log-level=ERROR"],
+                            cwd=course.root, capture_output=True, text=True,
+                            env=dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}"))
+    assert result.returncode == 0, result.stderr
+    assert exported.read_text() == (course.root / "grades.csv").read_text()
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_feedback_pages_name_the_mistake_and_load_nothing(course):
+    page = (course.root / "feedback" / "mistake-softmax_without_max" / "index.html").read_text()
+    assert "subtract each row&#x27;s maximum" in page and "<math" in page
+    # nothing fetched: no scripts, no external pictures, style sheets or fonts (MathML's xmlns is a name, not a fetch)
+    for fetch in ('src="http', "href=\"http", "@import", "url(", "<script", "<link"):
+        assert fetch not in page, fetch
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_grading_again_reuses_every_result_and_writes_the_same_files(course):
+    again = make("grade", course.root, timeout=600, TIME_LIMIT=TIME_LIMIT)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "0 graded now" in again.stdout
+    for name, content in course.files.items():
+        assert (course.root / name).read_bytes() == content, name
+    assert tree_hashes(course.root / "feedback") == course.feedback
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_a_changed_resubmission_is_graded_again_and_an_unchanged_one_is_not(course):
+    student, mistake = "mistake-softmax_without_max", next(m for m in MISTAKES if m.id == "softmax_without_max")
+    course.submit(student, mistake.assignment, course.source(mistake.assignment))  # corrected, over the old one
+    again = make("grade", course.root, timeout=600, TIME_LIMIT=TIME_LIMIT)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "1 graded now" in again.stdout
+    results = read_results(course.root)
+    course.expect(student, mistake.assignment, set(), results=results)
+    unchanged = {key: row for key, row in results.items() if key[0] != student}
+    assert unchanged == {key: row for key, row in course.results.items() if key[0] != student}
+
+
+@pytest.fixture
+def small_course(course, tmp_path):
+    """One learner's lesson, in a course folder made from the graded one's release and gradebook."""
+    root = tmp_path / "small"
+    root.mkdir()
+    shutil.copy(course.root / "nbgrader_config.py", root)
+    shutil.copytree(course.root / "release", root / "release")
+    shutil.copy(course.root / "gradebook.db", root)
+    folder = root / "submitted" / "solo" / "01_attention"
+    folder.mkdir(parents=True)
+    nbformat.write(course.source("01_attention"), folder / "01_attention.ipynb")
+    return root
+
+
+def grader(root, *args, env=None):
+    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.grader", "--root", str(root), *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_without_bubblewrap_the_grader_refuses_and_says_how_to_go_on(small_course):
+    result = grader(small_course, env=dict(os.environ, PATH=str(BIN)))  # no bwrap on this PATH
+    assert result.returncode == 2
+    assert "bubblewrap" in result.stderr and "apt-get install bubblewrap" in result.stderr
+    assert "UNSAFE=1" in result.stderr and not (small_course / "grades.csv").exists()
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_unsafe_grades_without_a_sandbox_and_says_so(small_course):
+    result = grader(small_course, "--unsafe", "--jobs", "1")
+    assert result.returncode == 0, result.stderr
+    assert "WITHOUT a sandbox" in result.stdout
+    rows = read_results(small_course)
+    assert {rows["solo", "01_attention", name]["status"] for name in ("softmax", "scaled_dot_product_attention")} == \
+        {"passed"}
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
+def test_a_second_grader_in_the_same_course_waits_its_turn(small_course):
+    import fcntl
+
+    with open(small_course / ".grading.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result = grader(small_course)
+    assert result.returncode == 2 and "another `make grade` is running" in result.stderr

@@ -62,18 +62,27 @@ def test_notebooks_do_not_copy_library_functions_outside_exercise_answers(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=ids(NOTEBOOKS[1:]))
-def test_each_exercise_is_an_answer_a_self_check_and_a_locked_grade_cell_with_hidden_tests(path):
+def test_each_exercise_is_an_answer_a_self_check_and_a_locked_test_cell_worth_its_definition_s_points(path):
+    """The grader takes points and cases from encoder_lib.grading.EXERCISES: the notebook must agree with it."""
+    from encoder_lib.grading import EXERCISES
+
     cells = nbformat.read(path, as_version=4).cells
     answers = [i for i, c in enumerate(cells) if nbgrader(c).get("solution")]
     assert answers, f"{path.name} has no exercise"
+    names = []
     for i in answers:
         name = nbgrader(cells[i])["grade_id"].removesuffix("_answer")
+        names.append(name)
         answer, check, tests = cells[i : i + 3]
         assert f"def {name}(" in answer.source
         assert "### BEGIN SOLUTION" in answer.source and "### END SOLUTION" in answer.source
-        assert nbgrader(check).get("locked") and f"grading.self_check({name})" in check.source
-        assert nbgrader(tests).get("grade") and nbgrader(tests).get("locked") and nbgrader(tests)["points"] > 0
-        assert "### BEGIN HIDDEN TESTS" in tests.source and f"grading.hidden_tests({name})" in tests.source
+        assert nbgrader(check).get("locked") and check.source.strip() == f"grading.self_check({name})"
+        assert nbgrader(check)["grade_id"] == f"{name}_self_check" and nbgrader(tests)["grade_id"] == f"{name}_tests"
+        assert nbgrader(tests).get("grade") and nbgrader(tests).get("locked")
+        assert nbgrader(tests)["points"] == EXERCISES[name].points, f"{name}: the notebook and EXERCISES disagree"
+        assert tests.source.rstrip().endswith(f"grading.visible_tests({name})")
+        assert "HIDDEN TESTS" not in tests.source, "hidden cases live in EXERCISES; the grader runs them outside"
+    assert names == [n for n, e in EXERCISES.items() if e.lesson == path.parent.name]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=ids(NOTEBOOKS[1:]))

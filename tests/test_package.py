@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ["encoder_lib", "encoder_lib.attention", "encoder_lib.feed_forward", "encoder_lib.layer_norm",
            "encoder_lib.block", "encoder_lib.positional", "encoder_lib.params", "encoder_lib.fixtures", "encoder_lib.grad",
-           "encoder_lib.pooling"]
+           "encoder_lib.pooling", "encoder_lib.grading.wire", "encoder_lib.threads"]
 
 
 def test_import_loads_numpy_only():

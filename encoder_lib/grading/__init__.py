@@ -1,0 +1,198 @@
+"""The course's exercises, in the notebook and in the grader.
+
+In a lesson, under each answer cell:
+
+- ``grading.self_check(fn)`` runs the exercise's visible cases on your
+  function and prints which pass; when one fails, it names the likely
+  mistake (it compares your result with what typical wrong answers give);
+- ``grading.visible_tests(fn)``, in the locked test cell, runs the same
+  cases and stops with an ``AssertionError`` that says, in words, what was
+  checked and what came out.
+
+Both run your function on its own: the earlier exercises it calls are the
+library's versions while it runs (so one mistake costs one exercise), and
+the library functions this exercise may not use are blocked.
+
+The scores a teacher records come from somewhere else: ``make grade``
+(``encoder_lib.grading.grader``) runs each answer cell alone in a sandbox, on
+these cases and on hidden ones drawn from a secret seed, and compares the
+results outside it. Each exercise is defined once, in ``exercises.EXERCISES``.
+"""
+
+import contextlib
+import warnings
+
+import numpy as np
+
+from ..threads import single_blas_thread
+from .compare import build_cases, callable_inputs, close, describe_difference, hidden_rngs, likely_mistake
+from .exercises import EXERCISES
+from .wire import Call
+
+__all__ = ["EXERCISES", "self_check", "visible_tests", "check", "on_its_own", "friendly_not_implemented",
+           "UsedTheLibrary"]
+
+#: Library functions any exercise may call: they build inputs, not answers.
+HELPERS = ("init_block_params", "count_params", "from_torch_state_dict", "to_torch_state_dict")
+
+
+class UsedTheLibrary(Exception):
+    """The answer called a library function that its exercise may not use."""
+
+
+def exercise_of(fn):
+    name = getattr(fn, "__name__", None)
+    if name not in EXERCISES:
+        raise ValueError(f"{name!r} is not one of the course's exercises: {sorted(EXERCISES)}")
+    return EXERCISES[name]
+
+
+def _call_names(value):
+    """Names of the library functions that a case's inputs call (a sub-layer)."""
+    if isinstance(value, Call):
+        return {value.name} | set().union(*(_call_names(a) for a in value.args))
+    if isinstance(value, (list, tuple)):
+        return set().union(set(), *(_call_names(v) for v in value))
+    if isinstance(value, dict):
+        return set().union(set(), *(_call_names(v) for v in value.values()))
+    return set()
+
+
+def _blocked(*args, **kwargs):  # its code replaces a blocked library function's for a while
+    raise PermissionError("__encoder_lib_blocked__")
+
+
+def _blocked_name(exc):
+    if isinstance(exc, PermissionError) and exc.args == ("__encoder_lib_blocked__",):
+        tb = exc.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        return tb.tb_frame.f_code.co_name
+    return None
+
+
+@contextlib.contextmanager
+def on_its_own(fn, also_allowed=()):
+    """Run ``fn`` alone: the earlier exercises it calls are the library's, the library functions its
+    exercise may not call are blocked (calling one raises ``UsedTheLibrary``), warnings are silent."""
+    import encoder_lib
+
+    exercise = exercise_of(fn)
+    allowed = set(exercise.may_call) | set(exercise.uses) | set(also_allowed) | set(HELPERS)
+    namespace = getattr(fn, "__globals__", {})
+    saved = {name: namespace[name] for name in exercise.uses if name in namespace}
+    blocked = [getattr(encoder_lib, name) for name in encoder_lib.__all__ if name not in allowed]
+    codes = {f: f.__code__ for f in blocked}
+    try:
+        for name in exercise.uses:  # provided even where the earlier answer is missing
+            namespace[name] = getattr(encoder_lib, name)
+        for f in codes:
+            f.__code__ = _blocked.__code__.replace(co_name=f.__name__)
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")  # a warning never counts against an answer
+                yield
+        except PermissionError as exc:
+            name = _blocked_name(exc)
+            if name is None:
+                raise
+            raise UsedTheLibrary(f"`{exercise.name}` calls encoder_lib's own `{name}`, which this exercise may not "
+                                 f"use: write it yourself") from None
+    finally:
+        for f, code in codes.items():
+            f.__code__ = code
+        for name in exercise.uses:
+            if name in saved:
+                namespace[name] = saved[name]
+            else:
+                namespace.pop(name, None)
+
+
+def _verdicts(fn, cases):
+    """``(description, ok, problem, mistake)`` for each case; NotImplementedError goes through."""
+    calls = set().union(*(_call_names(c.args) | _call_names(c.kwargs) for c in cases)) if cases else set()
+    results = []
+    for case in cases:
+        try:
+            with on_its_own(fn, calls):
+                got = fn(*callable_inputs(case.args), **callable_inputs(case.kwargs))
+        except NotImplementedError:
+            raise
+        except UsedTheLibrary as exc:
+            results.append((case.description, False, str(exc), None))
+            continue
+        except Exception as exc:  # the answer's own error: report it, keep checking
+            results.append((case.description, False, f"it raised {type(exc).__name__}: {exc}", None))
+            continue
+        if close(got, case.expected):
+            results.append((case.description, True, "", None))
+        else:
+            results.append((case.description, False, describe_difference(got, case.expected),
+                            likely_mistake(got, case)))
+    return results
+
+
+@single_blas_thread
+def check(fn, secret=None):
+    """``(passed, report)``: the exercise's visible cases on ``fn``; the report says what passed and the likely mistake.
+
+    With ``secret`` (an int), the hidden cases that seed would give the grader are checked too.
+    """
+    exercise = exercise_of(fn)
+    try:
+        results = _verdicts(fn, build_cases(exercise, () if secret is None else hidden_rngs(secret, exercise.name)))
+    except NotImplementedError:
+        return False, f"`{exercise.name}`: not done yet. Write it in the cell above, run that cell, then run this one."
+    lines, mistakes, passed = [], [], 0
+    for description, ok, problem, mistake in results:
+        passed += ok
+        lines.append(f"  {'✓' if ok else '✗'} {description}" + ("" if ok else f": {problem}"))
+        if mistake and mistake not in mistakes:
+            mistakes.append(mistake)
+    report = [f"`{exercise.name}`: {passed} of {len(results)} checks passed", *lines]
+    report += [f"Likely mistake: {mistake}" for mistake in mistakes]
+    if passed == len(results):
+        report.append("Well done.")
+    return passed == len(results), "\n".join(report)
+
+
+def self_check(fn):
+    """Print which of the exercise's checks ``fn`` passes and, when one fails, the likely mistake."""
+    print(check(fn)[1])
+
+
+@single_blas_thread
+def visible_tests(fn):
+    """The exercise's visible tests: ``AssertionError`` naming the first failing check, what came out, and the likely mistake."""
+    exercise = exercise_of(fn)
+    results = _verdicts(fn, build_cases(exercise))
+    failures = [(description, problem, mistake) for description, ok, problem, mistake in results if not ok]
+    if failures:
+        description, problem, _ = failures[0]
+        mistake = next((m for _, _, m in failures if m), None)  # any failing check may show which mistake it is
+        raise AssertionError(f"{exercise.name}, {description}: {problem}" + (f". Likely mistake: {mistake}" if mistake else ""))
+    print(f"`{exercise.name}`: all {len(results)} visible tests pass. The grader also runs hidden ones.")
+
+
+def friendly_not_implemented():
+    """In a notebook: show an unanswered exercise as one short line, not a traceback.
+
+    A stub answer raises ``NotImplementedError``; Run All then stops at the
+    first unanswered exercise with a sentence that names the function to write.
+    """
+    try:
+        shell = get_ipython()  # noqa: F821 - defined inside IPython only
+    except NameError:
+        return
+
+    def handler(shell, etype, value, tb, tb_offset=None):
+        name = None
+        while tb is not None:  # the innermost frame is the stub's function
+            name, tb = tb.tb_frame.f_code.co_name, tb.tb_next
+        where = f"`{name}`" if name and name != "<module>" else "the function above"
+        short = [f"NotImplementedError: {where} is not written yet. "
+                 "Write it in its answer cell, run that cell, then run this one."]
+        shell._showtraceback(etype, value, short)  # IPython's hook that shows an error (and stops Run All)
+        return short
+
+    shell.set_custom_exc((NotImplementedError,), handler)

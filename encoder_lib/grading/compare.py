@@ -1,0 +1,110 @@
+"""Is an answer right, and if not, which mistake does it look like? Shared by the self-check and the grader.
+
+The cases an exercise is checked on are built here once, with the right
+answer and what every catalogued mistake would give; comparing an answer's
+result with them needs no more library code. The grader builds them outside
+the sandbox and sends only the inputs in.
+"""
+
+import warnings
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .wire import Call
+
+ATOL = 1e-6
+HIDDEN_SEEDS = 3
+
+
+@dataclass
+class Case:
+    """One check of an exercise: its inputs, the right result, and what each known mistake gives."""
+
+    description: str
+    args: tuple
+    kwargs: dict
+    expected: object
+    mistakes: list  # [(explanation, result)] for the mistakes whose model applies to these inputs
+
+
+def callable_inputs(value):
+    """Inputs for code running here: a ``Call`` becomes the library function it names (as in the sandbox)."""
+    import encoder_lib
+
+    if isinstance(value, Call):
+        function = getattr(encoder_lib, value.name)
+        args = [callable_inputs(a) for a in value.args]
+        return lambda h: function(h, *args)
+    if isinstance(value, np.ndarray):
+        return value.copy()  # each call gets its own: an answer may change its inputs in place
+    if isinstance(value, (list, tuple)):
+        return type(value)(callable_inputs(v) for v in value)
+    if isinstance(value, dict):
+        return {k: callable_inputs(v) for k, v in value.items()}
+    return value
+
+
+def build_cases(exercise, hidden_rngs=()):
+    """The exercise's visible cases (seed 0) and, for each of ``hidden_rngs``, its hidden ones, with results."""
+    raw = list(exercise.cases(np.random.default_rng(0), hidden=False))
+    for rng in hidden_rngs:
+        raw += exercise.cases(rng, hidden=True)
+    built = []
+    for description, args, kwargs in raw:
+        expected = exercise.reference(*callable_inputs(args), **callable_inputs(kwargs))
+        mistakes = []
+        for explanation, model in exercise.mistakes:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    mistakes.append((explanation, model(*callable_inputs(args), **callable_inputs(kwargs))))
+                except Exception:  # a model that does not apply to these inputs
+                    pass
+        built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes))
+    return built
+
+
+def hidden_rngs(secret, exercise_name, count=HIDDEN_SEEDS):
+    """Generators for an exercise's hidden cases, seeded by the course's secret (``secret`` an int)."""
+    return [np.random.default_rng([secret, zlib.crc32(exercise_name.encode()), k]) for k in range(count)]
+
+
+def close(got, expected, equal_nan=False):
+    """Same structure, shapes and values (to ATOL, relative above 1)."""
+    if isinstance(expected, tuple):
+        return (isinstance(got, tuple) and len(got) == len(expected)
+                and all(close(g, e, equal_nan) for g, e in zip(got, expected)))
+    try:
+        got = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    expected = np.asarray(expected, dtype=np.float64)
+    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ATOL, atol=ATOL, equal_nan=equal_nan))
+
+
+def describe_difference(got, expected):
+    """One sentence on how ``got`` differs from ``expected``."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            kind = type(got).__name__ if not isinstance(got, tuple) else f"tuple of {len(got)}"
+            return f"it should return a tuple of {len(expected)} arrays, it returned a {kind}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if not close(g, e):
+                return f"item {i} of the returned tuple: " + describe_difference(g, e)
+    try:
+        got = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return f"it returned {type(got).__name__}, not an array of numbers"
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape:
+        return f"the result has shape {got.shape}, expected {expected.shape}"
+    if not np.isfinite(got).all():
+        return "the result contains NaN or infinity"
+    return f"the values differ from the right ones by up to {np.abs(got - expected).max():.3g}"
+
+
+def likely_mistake(got, case):
+    """The explanation of the first catalogued mistake whose result ``got`` matches, or None."""
+    return next((explanation for explanation, result in case.mistakes if close(got, result, equal_nan=True)), None)
