@@ -489,6 +489,18 @@ def test_the_gradebook_agrees_with_grades_csv(course):
                             env=dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}"))
     assert result.returncode == 0, result.stderr
     assert exported.read_text() == (course.root / "grades.csv").read_text()
+    # as nbgrader's autograder leaves them: scored, nothing waiting for manual grading in formgrader
+    import warnings
+
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}", "encoder-course") as gradebook:
+            submission = gradebook.find_submission("05_encoder_block", "solutions")
+            grades = [g for nb in submission.notebooks for g in nb.grades]
+            assert grades and all(g.auto_score == g.max_score and not g.needs_manual_grade for g in grades)
+            assert submission.score == submission.max_score > 0
 
 
 @pytest.mark.grading

@@ -25,6 +25,7 @@ import argparse
 import fcntl
 import hashlib
 import json
+import multiprocessing
 import os
 import secrets
 import shutil
@@ -331,31 +332,39 @@ def grade_class(root, jobs=None, force=False, unsafe=False, limits=sandbox.Limit
         if to_grade:
             tasks.append(Task(student, tuple(to_grade), str(root), secret, limits, unsafe))
 
+    for name in EXERCISES:  # built once here; the workers inherit them
+        cases_for(name, secret)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks))) if tasks else 0
     if tasks:
-        for name in EXERCISES:  # built once here; the workers inherit them
-            cases_for(name, secret)
-        jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
         out(f"grading {sum(len(t.lessons) for t in tasks)} submissions of {len(tasks)} learners "
             f"with {jobs} worker{'s' * (jobs > 1)}" + (" WITHOUT a sandbox (--unsafe)" if unsafe else ""))
-        done, step = 0, max(1, len(tasks) // 10)
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for student, graded in pool.map(grade_learner, tasks, chunksize=1):
+    with ProcessPoolExecutor(max_workers=max(jobs, 1), mp_context=multiprocessing.get_context("fork")) as pool:
+        graded_learners = pool.map(grade_learner, tasks, chunksize=1)  # the workers start here, before the gradebook opens
+        gradebook = report.GradebookWriter(root, students)
+        try:
+            for (student, lesson), rows in sorted(results.items()):
+                if (student, lesson) in digests:  # unchanged since the last run: make sure the gradebook has it
+                    gradebook.record(student, lesson, digests[student, lesson][0], rows)
+            done, step = 0, max(1, len(tasks) // 10)
+            for student, graded in graded_learners:  # recorded while the other learners are graded
                 for lesson, rows in graded.items():
                     notebook, digest = digests[student, lesson]
                     store(root / "autograded" / student / lesson, notebook, digest, version, rows)
+                    gradebook.record(student, lesson, notebook, rows)
                     results[student, lesson] = rows
                     regraded += 1
                 done += 1
                 if done % step == 0 or done == len(tasks):
                     out(f"  {done} of {len(tasks)} learners graded ({time.perf_counter() - started:.0f} s)")
+        finally:
+            gradebook.close()
 
     ordered = [r for student in students for lesson in lessons for r in results[student, lesson]]
-    report.write_gradebook(root, ordered, digests)
     report.write_csvs(root, ordered)
     report.write_feedback(root, ordered)
     summary = {"learners": len(students), "lessons": len(lessons), "handed_in": len(digests),
                "missing": len(students) * len(lessons) - len(digests), "regraded": regraded, "reused": reused,
-               "seconds": time.perf_counter() - started, "jobs": jobs if tasks else 0, "unsafe": unsafe}
+               "seconds": time.perf_counter() - started, "jobs": jobs, "unsafe": unsafe}
     return ordered, summary
 
 

@@ -15,6 +15,7 @@
 
 import csv
 import datetime
+import functools
 import html
 import warnings
 from collections import Counter
@@ -60,32 +61,97 @@ def _timestamp(notebook):
     return datetime.datetime.fromtimestamp(Path(notebook).stat().st_mtime, datetime.timezone.utc)
 
 
-def write_gradebook(root, results, submissions):
-    """Record every handed-in submission's scores; ``submissions``: {(student, lesson): (notebook, digest)}."""
-    from nbgrader.api import MissingEntry
-    from nbgrader.plugins.export import CsvExportPlugin
+def _held(gradebook):
+    """What the gradebook holds now, in one query: {(student, lesson): (timestamp, {grade cell: (score, manual?)})}."""
+    from nbgrader.api import Assignment, BaseCell, Grade, Student, SubmittedAssignment, SubmittedNotebook
 
-    rows = {}
-    for r in results:
-        rows.setdefault((r.student_id, r.lesson), []).append(r)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with _gradebook(root) as gradebook:
-            known = {student.id for student in gradebook.students}
-            for student in sorted({r.student_id for r in results} - known):
-                gradebook.update_or_create_student(student)
-            for (student, lesson), (notebook, _) in sorted(submissions.items()):
-                gradebook.update_or_create_submission(lesson, student, timestamp=_timestamp(notebook))
-                for r in rows.get((student, lesson), []):
-                    if r.exercise == NOTEBOOK:
-                        continue
-                    try:
-                        grade = gradebook.find_grade(f"{r.exercise}_tests", lesson, lesson, student)
-                    except MissingEntry:
-                        continue  # a lesson whose gradebook entry predates this exercise: make student adds it
-                    grade.auto_score = r.points
-                gradebook.db.commit()
-            CsvExportPlugin(to=str(Path(root) / "grades.csv")).export(gradebook)
+    query = (gradebook.db.query(Student.id, Assignment.name, SubmittedAssignment.timestamp, BaseCell.name,
+                                Grade.auto_score, Grade.needs_manual_grade)
+             .select_from(Grade)
+             .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+             .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+             .join(Student, SubmittedAssignment.student_id == Student.id)
+             .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+             .join(BaseCell, Grade.cell_id == BaseCell.id))
+    held = {}
+    for student, lesson, timestamp, cell, score, manual in query:
+        held.setdefault((student, lesson), (timestamp, {}))[1][cell] = (score, manual)
+    return held
+
+
+class GradebookWriter:
+    """Keeps the gradebook in step with the results, one learner at a time as they come in.
+
+    Every handed-in submission is recorded with its scores as ``nbgrader
+    autograde`` records them (auto scores, nothing left for manual grading);
+    what the gradebook already holds is not written again. ``close`` commits
+    and writes grades.csv from the gradebook.
+    """
+
+    def __init__(self, root, students):
+        self.root = Path(root)
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy warnings
+        self.gradebook = _gradebook(root).__enter__()
+        known = {student.id for student in self.gradebook.students}
+        for student in sorted(set(students) - known):
+            self.gradebook.update_or_create_student(student)
+        self.held = _held(self.gradebook)
+
+    def record(self, student, lesson, notebook, results):
+        from nbgrader import utils
+
+        timestamp = utils.parse_utc(_timestamp(notebook))
+        scores = {f"{r.exercise}_tests": r.points for r in results if r.exercise != NOTEBOOK}
+        there = self.held.get((student, lesson))
+        if there and there[0] == timestamp and all(there[1].get(cell) == (points, False)
+                                                   for cell, points in scores.items()):
+            return  # already recorded
+        submission = self.gradebook.update_or_create_submission(lesson, student, timestamp=timestamp)
+        for graded in submission.notebooks:
+            for grade in graded.grades:
+                if grade.name in scores:
+                    grade.auto_score = scores[grade.name]
+                    grade.needs_manual_grade = False
+
+    def close(self):
+        try:
+            self.gradebook.db.commit()
+            write_grades_csv(self.gradebook, self.root / "grades.csv")
+        finally:
+            self.gradebook.__exit__(None, None, None)
+            self._warnings.__exit__(None, None, None)
+
+
+def write_grades_csv(gradebook, path):
+    """grades.csv exactly as ``nbgrader export`` writes it (nbgrader's CsvExportPlugin), from a few queries
+    instead of two per learner and lesson: one row per lesson and learner, empty timestamp and 0 if not handed in."""
+    from nbgrader.api import SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy import func
+
+    keys = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "raw_score",
+            "late_submission_penalty", "score", "max_score")
+    penalties = dict(gradebook.db.query(SubmittedAssignment.id, func.sum(SubmittedNotebook.late_submission_penalty))
+                     .join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+                     .group_by(SubmittedAssignment.id))
+    students = list(gradebook.students)
+    lines = [",".join(keys)]
+    for assignment in gradebook.assignments:
+        handed_in = {d["student"]: d for d in gradebook.submission_dicts(assignment.name)}
+        for student in students:
+            row = {"assignment": assignment.name, "duedate": assignment.duedate, "student_id": student.id,
+                   "last_name": student.last_name, "first_name": student.first_name, "email": student.email,
+                   "max_score": assignment.max_score}
+            submission = handed_in.get(student.id)
+            if submission is None:
+                row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+            else:
+                penalty = penalties.get(submission["id"]) or 0.0
+                row.update(timestamp=submission["timestamp"], raw_score=submission["score"],
+                           late_submission_penalty=penalty, score=max(0.0, submission["score"] - penalty))
+            lines.append(",".join("" if row[k] is None else str(row[k]) for k in keys))
+    Path(path).write_text("\n".join(lines) + "\n")
 
 
 # ---------------------------------------------------------------- the CSV file
@@ -108,10 +174,11 @@ h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; vertical-align: top; padding: .4rem .6rem; }
 th { border-bottom: 2px solid #444; } td { border-bottom: 1px solid #ccc; }
 .passed { color: #1b5e20; } .failed, .error, .timeout, .memory, .tampered { color: #b71c1c; } .missing { color: #555; }
-.formula { font-size: 1.05rem; } .why { margin: .2rem 0 0; }
+.formula { margin-top: .3rem; } math { font-size: 1.25rem; } .why { margin: .2rem 0 0; }
 """
 
 
+@functools.lru_cache(maxsize=None)
 def _formula(latex):
     try:
         from latex2mathml.converter import convert
@@ -173,7 +240,7 @@ def summary_text(results, summary):
              f"{summary['handed_in']} handed in, {summary['missing']} missing; "
              f"{summary['regraded']} graded now, {summary['reused']} unchanged since the last run; "
              f"{int(minutes)} min {seconds:.0f} s"
-             + (f" with {summary['jobs']} workers" if summary["jobs"] else "")]
+             + (f" with {summary['jobs']} worker{'s' * (summary['jobs'] > 1)}" if summary["jobs"] else "")]
     if summary["unsafe"]:
         lines.append("WARNING: graded WITHOUT a sandbox (UNSAFE=1): the learners' code ran under your account")
     lines.append("exercises: " + ", ".join(f"{counts[s]} {s}" for s in ("passed", "failed", "missing", "error",
