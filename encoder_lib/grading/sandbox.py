@@ -100,6 +100,8 @@ def bwrap_command(python=None, runner=None):
            "ENCODER_GRADER_OWN_PIDS": "1"}  # runner.py may clear out its process namespace
     for key, value in env.items():
         command += ["--setenv", key, value]
+    # the scratch folder first: the Python below may live under /tmp (a clone in /tmp), mounted on top of it
+    command += ["--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp"]
     # the system's programs and libraries
     command += ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -119,7 +121,6 @@ def bwrap_command(python=None, runner=None):
         if any(location.is_relative_to(root) for root in roots | {Path("/usr")}):
             command += ["--tmpfs", str(location), "--remount-ro", str(location)]
     command += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
-                "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",
                 "--ro-bind", str(runner), "/tmp/grader",
                 "--remount-ro", "/",  # the sandbox's own root folder too: nothing but /tmp is writable
                 "--chdir", "/tmp", python, "-I", "/tmp/grader/runner.py"]
