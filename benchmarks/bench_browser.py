@@ -1,7 +1,7 @@
 """The course in a browser: Run All → widgets shown, and key press → new picture (targets: < 5 s from
 Run All per lesson, < 100 ms median per key press).
 
-    .venv/bin/python benchmarks/bench_browser.py [--presses 10]
+    .venv/bin/python -m benchmarks.bench_browser [--presses 10]
 
 The same set-up as tests/test_browser_lab.py (tests/browser.py): the student
 versions, written into a temporary copy of the course, in JupyterLab from
@@ -23,10 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from _report import table
+from tests import browser as lab
+from tools.course import lesson_names
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import browser as lab  # noqa: E402  (tests/browser.py)
+from ._report import table
 
 
 def widget_type(cell):
@@ -78,7 +78,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bench-browser-") as tmp:
         student = lab.student_course(Path(tmp) / "course")
         with lab.LabServer(student, Path(tmp) / "jupyterlab", cwd=student.parent) as server, lab.chromium() as browser:
-            for name in lab.lessons():
+            for name in lesson_names():
                 lesson = lab.Lesson(name, student)
                 with lab.LabNotebook(browser, server, lesson.path) as notebook:
                     start = time.perf_counter()

@@ -1,7 +1,7 @@
 """The six-layer (4, 100, 512) encoder forward: encoder_lib against PyTorch on the CPU.
 
     make bench                               # every benchmark
-    .venv/bin/python benchmarks/bench_forward.py [--pairs 15]
+    .venv/bin/python -m benchmarks.bench_forward [--pairs 15]
 
 The two run alternately in one process on the same weights (float32, eval,
 no grad), so that both see the same machine load; the table reports each
@@ -17,7 +17,7 @@ import tracemalloc
 import numpy as np
 
 import encoder_lib as el
-from _report import alternate, table, torch_stack
+from ._report import alternate, table, torch_stack
 
 SHAPE, N_LAYERS, N_HEADS, D_FF = (4, 100, 512), 6, 8, 2048
 

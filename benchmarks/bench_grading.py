@@ -1,12 +1,12 @@
 """How fast a class is graded: `make grade` on 500 learners, beside `nbgrader autograde` on a sample of them.
 
-    .venv/bin/python benchmarks/bench_grading.py [--learners 500] [--sample 3] [--jobs N]
+    .venv/bin/python -m benchmarks.bench_grading [--learners 500] [--sample 3] [--jobs N]
 
 Target: a class of 500 learners with every lesson handed in graded in under
 10 minutes on a 2-core machine (aim: 5).
 
 In a temporary copy of the course (the repository's release/, student/ and
-gradebook.db are not touched): `tools/student.py` generates the student
+gradebook.db are not touched): `tools.student` generates the student
 versions, then a class is built, every learner handing in every lesson with
 exercises: 40% correct (the teachers' versions), 15% blank (the student
 versions as released), 25% partly done (the first lessons solved, the rest
@@ -24,7 +24,6 @@ done) in the same run, for the comparison of learners per minute.
 import argparse
 import contextlib
 import csv
-import importlib.util
 import io
 import os
 import random
@@ -36,19 +35,16 @@ import time
 from pathlib import Path
 
 import nbformat
-from _report import table
 
 from encoder_lib.grading import EXERCISES, grader, sandbox
+from tests.mistakes import MISTAKES
+from tools import student as student_tool
+from tools.course import ROOT, jupyter_env
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from mistakes import MISTAKES  # noqa: E402
+from ._report import table
 
 TARGET_MINUTES = 10.0
 
-spec = importlib.util.spec_from_file_location("student_tool", ROOT / "tools" / "student.py")
-student_tool = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(student_tool)
 
 
 def lessons_with_exercises():
@@ -104,7 +100,7 @@ def autograde_sample(root, students):
         shutil.copytree(root / "submitted" / student, sample / "submitted" / student)
     command = [str(Path(sys.executable).parent / "nbgrader"), "autograde", "*", "--create", "--log-level=ERROR"]
     start = time.perf_counter()
-    subprocess.run(command, cwd=sample, env=student_tool.nbgrader_env(), capture_output=True, check=True)
+    subprocess.run(command, cwd=sample, env=jupyter_env(), capture_output=True, check=True)
     return time.perf_counter() - start
 
 

@@ -1,6 +1,6 @@
 """How long `import encoder_lib` takes in a fresh interpreter (target: under 150 ms).
 
-    .venv/bin/python benchmarks/bench_import.py [--runs 10]
+    .venv/bin/python -m benchmarks.bench_import [--runs 10]
 
 Reports the median and worst of fresh-process imports, each measured inside
 the child with perf_counter around the import (numpy included, since
@@ -12,7 +12,7 @@ import statistics
 import subprocess
 import sys
 
-from _report import table
+from ._report import table
 
 CHILD = "import time; t = time.perf_counter(); import {mod}; print(time.perf_counter() - t)"
 

@@ -1,6 +1,6 @@
 """Lesson run times, quiet and on a busy machine, and widget redraw times.
 
-    .venv/bin/python benchmarks/bench_notebooks.py [--changes 20] [--load 3] [--skip-notebooks] [--skip-widgets]
+    .venv/bin/python -m benchmarks.bench_notebooks [--changes 20] [--load 3] [--skip-notebooks] [--skip-widgets]
 
 Targets: every lesson's Run All under 20 s on a quiet machine, and under
 45 s with no cell over 30 s while ``--load`` other CPU-bound processes run
@@ -23,14 +23,13 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import nbformat
-from _report import table
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parent.parent
-os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
+from tools.course import lesson_notebooks, use_this_environment
+
+from ._report import table
 QUIET_TARGET, LOADED_TARGET, CELL_TARGET = 20.0, 45.0, 30.0
 
 
@@ -67,7 +66,8 @@ def run_lesson(path):
 
 def notebook_times(load):
     rows = []
-    for path in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
+    use_this_environment()  # the kernel of this environment
+    for path in lesson_notebooks():
         quiet, _, _ = run_lesson(path)
         with busy(load):
             loaded, worst, where = run_lesson(path)

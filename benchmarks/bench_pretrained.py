@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2 on 5 texts (4 to 256 tokens): encoder_lib.pretrained against PyTorch on the CPU.
 
     make bench                               # every benchmark
-    .venv/bin/python benchmarks/bench_pretrained.py [--pairs 15]
+    .venv/bin/python -m benchmarks.bench_pretrained [--pairs 15]
 
 The texts are tests/data/minilm_reference.npz's, one batch. Two
 comparisons, each timing tokenisation and the forward pass:
@@ -31,7 +31,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from _report import alternate, table  # noqa: E402
+from ._report import alternate, table  # noqa: E402
 from encoder_lib.pretrained import embed, encode, load_minilm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

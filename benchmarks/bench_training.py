@@ -1,7 +1,7 @@
 """Backward passes and training: encoder_lib.grad against PyTorch autograd, and lesson 07's runs.
 
     make bench                               # every benchmark
-    .venv/bin/python benchmarks/bench_training.py [--pairs 10] [--skip-training]
+    .venv/bin/python -m benchmarks.bench_training [--pairs 10] [--skip-training]
 
 1. One forward and backward pass of the six-layer pre-norm (4, 100, 512)
    stack (8 heads, d_ff 2048, float32), with the loss ``sum(out * g)``:
@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import encoder_lib as el
-from _report import alternate, table, torch_stack
+from ._report import alternate, table, torch_stack
 from encoder_lib.training import SortTask, init_model, train
 
 SHAPE, N_LAYERS, N_HEADS, D_FF = (4, 100, 512), 6, 8, 2048

@@ -16,11 +16,11 @@ own that only the notebooks import.
 
 from .attention import (masked_softmax, merge_heads, multi_head_attention, scaled_dot_product_attention, softmax,
                         split_heads)
-from .block import encoder, encoder_block, post_norm, pre_norm, trace_encoder, trace_encoder_block
-from .feed_forward import feed_forward, gelu, relu
+from .block import BlockConfig, encoder, encoder_block, trace_encoder, trace_encoder_block
+from .ffn import feed_forward, gelu, relu
 from .grad import (encoder_block_grad, encoder_grad, feed_forward_grad, layer_norm_grad, multi_head_attention_grad,
                    scaled_dot_product_attention_grad, softmax_grad)
-from .layer_norm import layer_norm
+from .norm import layer_norm, post_norm, pre_norm
 from .params import count_params, from_torch_state_dict, init_block_params, to_torch_state_dict
 from .pooling import mean_pool
 from .positional import positional_encoding
@@ -29,7 +29,7 @@ __all__ = [
     "softmax", "masked_softmax", "scaled_dot_product_attention", "split_heads", "merge_heads",
     "multi_head_attention",
     "feed_forward", "relu", "gelu", "layer_norm", "post_norm", "pre_norm", "encoder_block", "encoder",
-    "trace_encoder_block", "trace_encoder", "positional_encoding", "init_block_params",
+    "trace_encoder_block", "trace_encoder", "BlockConfig", "positional_encoding", "init_block_params",
     "count_params", "from_torch_state_dict", "to_torch_state_dict",
     # backward passes (encoder_lib.grad)
     "softmax_grad", "scaled_dot_product_attention_grad", "multi_head_attention_grad", "feed_forward_grad",

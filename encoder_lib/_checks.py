@@ -54,6 +54,50 @@ def positive_int(value, name, minimum=1):
     return int(value)
 
 
+def positive_number(value, name):
+    """A finite number above 0 (``eps``): floats and integers, numpy's too; booleans are not numbers here."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a positive number, got {type(value).__name__} {value!r}")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive, finite number, got {value!r}")
+    return float(value)
+
+
+def probability(value, name):
+    """A number in [0, 1) (``dropout``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a probability in [0, 1), got {type(value).__name__} {value!r}")
+    if not 0 <= value < 1:
+        raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
+    return float(value)
+
+
+def boolean(value, name):
+    """True or False (numpy's booleans too): ``"no"`` or ``None`` is not a boolean."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def generator(rng, name="rng", why=""):
+    """A ``np.random.Generator``."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be a np.random.Generator (e.g. np.random.default_rng(0)){why}, "
+                        f"got {type(rng).__name__}")
+    return rng
+
+
+def float_dtype(dtype, name="dtype"):
+    """float32 or float64, given as a numpy dtype, type or name."""
+    try:
+        dtype = np.dtype(dtype) if dtype is not None else None
+    except TypeError:
+        dtype = None
+    if dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{name} must be np.float32 or np.float64, got {dtype!r}")
+    return dtype.type
+
+
 def choice(value, name, options):
     if not isinstance(value, str) or value not in options:
         wanted = " or ".join(repr(o) for o in options)

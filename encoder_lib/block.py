@@ -1,18 +1,151 @@
-"""The encoder block (attention, then the FFN, each wrapped in Add & Norm) and a stack of blocks.
+"""The encoder block: attention, then the FFN, each wrapped in Add & Norm; and a stack of blocks.
 
-Post-norm (the original Transformer, BERT):  x = LN(x + f(x))
-Pre-norm  (GPT-2, wav2vec 2.0 large, Whisper): x = x + f(LN(x))
+The block is two lines of its equations, one function per placement of the norm:
+
+    post-norm (the original Transformer, BERT):     x = LN(x + MHA(x));  x = LN(x + FFN(x))
+    pre-norm (GPT-2, wav2vec 2.0 large, Whisper):   x = x + MHA(LN(x));  x = x + FFN(LN(x))
+
+``b``, the block's parts, holds its weights and options: ``b.attn`` is
+multi-head attention with ``params["attn"]``, ``b.ffn`` the FFN,
+``b.norm1``/``b.norm2`` the layer norms with ``params["norm1"]``/``["norm2"]``,
+and ``b.sum1(x, a)``/``b.sum2`` the residual sums ``x + a``. The options that
+travel together from block to block are one ``BlockConfig``.
 """
+
+import dataclasses
 
 import numpy as np
 
 from . import _checks
 from .attention import _mha, check_attention_params
-from .feed_forward import ACTIVATIONS, _ffn, check_ffn_params
-from .layer_norm import _layer_norm
+from .ffn import ACTIVATIONS, _ffn, check_ffn_params
+from .norm import _layer_norm, check_norm_params
 
 NORMS = ("post", "pre")
 BLOCK_KEYS = ("attn", "ffn", "norm1", "norm2")
+
+
+@dataclasses.dataclass(frozen=True)
+class BlockConfig:
+    """How a block runs, the same for every block of a stack.
+
+    ``n_heads``; ``norm`` "post" or "pre"; ``activation`` "relu" or "gelu";
+    ``eps`` of the layer norms; ``residual=False`` drops the skip connections
+    (to see what they do); ``dropout`` on each sub-layer's output, which needs
+    ``rng``, a ``np.random.Generator`` (0, the default, is the identity).
+
+    >>> BlockConfig(n_heads=12, activation="gelu", eps=1e-12)
+    BlockConfig(n_heads=12, norm='post', activation='gelu', eps=1e-12, residual=True, dropout=0.0, rng=None)
+    """
+
+    n_heads: int
+    norm: str = "post"
+    activation: str = "relu"
+    eps: float = 1e-5
+    residual: bool = True
+    dropout: float = 0.0
+    rng: object = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__  # frozen: the checked values replace the given ones once, here
+        set_(self, "n_heads", _checks.positive_int(self.n_heads, "n_heads"))
+        _checks.choice(self.norm, "norm", NORMS)
+        _checks.choice(self.activation, "activation", ACTIVATIONS)
+        set_(self, "eps", _checks.positive_number(self.eps, "eps"))
+        set_(self, "residual", _checks.boolean(self.residual, "residual"))
+        set_(self, "dropout", _checks.probability(self.dropout, "dropout"))
+        if self.dropout > 0:
+            _checks.generator(self.rng, why=f" for dropout={self.dropout}")
+
+
+class BlockParts:
+    """One block's parts, bound to its weights, its config and the padding mask.
+
+    With a ``tape`` (a dict), each part also records what the backward pass
+    and the traces need, under the names the equations use: ``input``,
+    ``attn``, ``sum1``, ``norm1``, ``ffn``, ``sum2``, ``norm2``, ``output``.
+    Each name means the same in both placements: ``norm1`` is always the layer
+    norm with ``params["norm1"]``, ``sum1`` the first residual sum.
+    """
+
+    def __init__(self, params, config, padding_mask=None, tape=None):
+        self.params, self.config, self.mask, self.tape = params, config, padding_mask, tape
+
+    def attn(self, x):  # MHA(x), with dropout on its output
+        kept = self._kept("attn")
+        out, _ = _mha(x, self.config.n_heads, self.params["attn"], self.mask, kept)
+        return self._out(kept, _dropout(out, self.config))
+
+    def ffn(self, x):  # FFN(x), with dropout on its output
+        kept = self._kept("ffn")
+        return self._out(kept, _dropout(_ffn(x, self.params["ffn"], self.config.activation, kept), self.config))
+
+    def norm1(self, x):  # LN(x) with norm1's gamma and beta
+        kept = self._kept("norm1")
+        return self._out(kept, _layer_norm(x, **self.params["norm1"], eps=self.config.eps, tape=kept))
+
+    def norm2(self, x):
+        kept = self._kept("norm2")
+        return self._out(kept, _layer_norm(x, **self.params["norm2"], eps=self.config.eps, tape=kept))
+
+    def sum1(self, x, a):  # x + a: the skip connection around the first sub-layer
+        return self._sum("sum1", x, a)
+
+    def sum2(self, x, a):
+        return self._sum("sum2", x, a)
+
+    def _kept(self, name):  # where a part records what it computes: a dict on the tape, or None
+        return None if self.tape is None else self.tape.setdefault(name, {})
+
+    @staticmethod
+    def _out(kept, out):
+        if kept is not None:
+            kept["out"] = out
+        return out
+
+    def _sum(self, name, x, a):
+        out = x + a if self.config.residual else a  # without the skip connection, just the sub-layer
+        if self.tape is not None:
+            self.tape[name] = out
+        return out
+
+
+def post_norm_block(x, b):
+    """x = LN(x + MHA(x)); x = LN(x + FFN(x))"""
+    x = b.norm1(b.sum1(x, b.attn(x)))
+    x = b.norm2(b.sum2(x, b.ffn(x)))
+    return x
+
+
+def pre_norm_block(x, b):
+    """x = x + MHA(LN(x)); x = x + FFN(LN(x))"""
+    x = b.sum1(x, b.attn(b.norm1(x)))
+    x = b.sum2(x, b.ffn(b.norm2(x)))
+    return x
+
+
+BLOCKS = {"post": post_norm_block, "pre": pre_norm_block}
+
+
+def _dropout(y, config):
+    """Zero each entry with probability ``config.dropout`` and scale the rest by 1 / (1 - dropout)."""
+    if config.dropout == 0:
+        return y
+    keep = config.rng.random(y.shape) >= config.dropout
+    return y * keep / np.asarray(1 - config.dropout, dtype=y.dtype)
+
+
+def run_block(x, params, config, padding_mask=None, tape=None):
+    """One block, unchecked: ``params`` and ``padding_mask`` already checked, ``config`` a BlockConfig."""
+    if tape is not None:
+        tape["input"] = x
+    out = BLOCKS[config.norm](x, BlockParts(params, config, padding_mask, tape))
+    if tape is not None:
+        tape["output"] = out
+    return out
+
+
+# ---------------------------------------------------------------- checks
 
 
 def check_block_params(params, d_model, dtype, where="params"):
@@ -25,129 +158,30 @@ def check_block_params(params, d_model, dtype, where="params"):
     missing = [key for key in BLOCK_KEYS if key not in params]
     if missing:
         raise ValueError(f"{where} is missing {missing}; a block's params have keys {list(BLOCK_KEYS)}")
-    checked = {
-        "attn": None
-        if params["attn"] is None
+    return {
+        "attn": None if params["attn"] is None
         else check_attention_params(params["attn"], d_model, dtype, f"{where}['attn']"),
         "ffn": check_ffn_params(params["ffn"], d_model, dtype, f"{where}['ffn']"),
+        **{key: check_norm_params(params[key], d_model, dtype, f"{where}[{key!r}]") for key in ("norm1", "norm2")},
     }
-    for key in ("norm1", "norm2"):
-        norm = params[key]
-        if not isinstance(norm, dict):
-            raise TypeError(f"{where}[{key!r}] must be a dict with keys ['gamma', 'beta'], got {type(norm).__name__}")
-        checked[key] = {
-            name: _checks.param_array(norm, name, (d_model,), dtype, f"{where}[{key!r}]")
-            for name in ("gamma", "beta")
-        }
-    return checked
 
 
-def _check_options(norm, activation, eps, dropout, rng):
-    _checks.choice(norm, "norm", NORMS)
-    _checks.choice(activation, "activation", ACTIVATIONS)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not eps > 0:
-        raise ValueError(f"eps must be a positive number, got {eps!r}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float, np.floating)) or not 0 <= dropout < 1:
-        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
-    if dropout > 0 and not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"dropout={dropout} needs rng, a np.random.Generator (e.g. np.random.default_rng(0)), "
-            f"got {type(rng).__name__}"
-        )
+def check_layers(layers, d_model, dtype):
+    if not isinstance(layers, (list, tuple)):
+        raise TypeError(f"layers must be a list of block params (one dict per block), got {type(layers).__name__}")
+    if not layers:
+        raise ValueError("layers must hold at least one block's params, got an empty list")
+    return [check_block_params(p, d_model, dtype, f"layers[{i}]") for i, p in enumerate(layers)]
 
 
-def _sublayer_io(x, sublayer, gamma, beta, eps):
+def prepare(x, config, padding_mask):
+    """The checked input, and the padding mask against it; ``d_model`` must split into the config's heads."""
     x = _checks.sequence(x)
-    if not callable(sublayer):
-        raise TypeError(f"sublayer must be a function of one array (e.g. lambda h: feed_forward(h, p)), got {type(sublayer).__name__}")
-    d_model = x.shape[-1]
-    gamma = None if gamma is None else _checks.exact_array(gamma, "gamma", (d_model,), x.dtype)
-    beta = None if beta is None else _checks.exact_array(beta, "beta", (d_model,), x.dtype)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not eps > 0:
-        raise ValueError(f"eps must be a positive number, got {eps!r}")
-    return x, gamma, beta
+    _checks.heads(x.shape[-1], config.n_heads)
+    return x, _checks.padding_mask(padding_mask, x.shape)
 
 
-def post_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
-    """Add & Norm with the norm after the sum: ``LN(x + sublayer(x))`` (the original Transformer, BERT).
-
-    >>> from encoder_lib import feed_forward
-    >>> from encoder_lib.fixtures import lesson_ffn_params, lesson_input
-    >>> out = post_norm(lesson_input(), lambda h: feed_forward(h, lesson_ffn_params()))
-    >>> out.var(axis=-1).round(3)
-    array([1., 1., 1.])
-    """
-    x, gamma, beta = _sublayer_io(x, sublayer, gamma, beta, eps)
-    return _layer_norm(x + sublayer(x), gamma, beta, eps)
-
-
-def pre_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
-    """Add & Norm with the norm in front of the sub-layer: ``x + sublayer(LN(x))`` (GPT-2, Whisper).
-
-    >>> from encoder_lib import feed_forward
-    >>> from encoder_lib.fixtures import lesson_ffn_params, lesson_input
-    >>> pre_norm(lesson_input(), lambda h: feed_forward(h, lesson_ffn_params())).shape
-    (3, 4)
-    """
-    x, gamma, beta = _sublayer_io(x, sublayer, gamma, beta, eps)
-    return x + sublayer(_layer_norm(x, gamma, beta, eps))
-
-
-def _dropout(y, rate, rng):
-    """Zero each entry with probability ``rate`` and scale the rest by 1 / (1 - rate)."""
-    if rate == 0:
-        return y
-    keep = rng.random(y.shape) >= rate
-    return y * keep / np.asarray(1 - rate, dtype=y.dtype)
-
-
-def _block(x, p, n_heads, norm, mask, activation, eps, residual, dropout, rng, trace, cache=None):
-    """The unchecked core of encoder_block; fills ``trace`` (a dict) when given.
-
-    ``cache`` (a dict) gets what the backward pass needs (encoder_lib.grad):
-    the trace and the sub-layers' own caches.
-    """
-    keep = trace if trace is not None else {}
-    attn_cache = ffn_cache = None
-    if cache is not None:
-        attn_cache, ffn_cache = {}, {}
-        cache.update(trace=keep, attn=attn_cache, ffn=ffn_cache)
-
-    def ln(y, which):
-        return _layer_norm(y, p[which]["gamma"], p[which]["beta"], eps)
-
-    def add(a, b):
-        return a + b if residual else b
-
-    keep["input"] = x
-    if norm == "post":
-        attn, keep["attn_weights"] = _mha(x, n_heads, p["attn"], mask, attn_cache)
-        keep["attn_out"] = attn = _dropout(attn, dropout, rng)
-        keep["sum1"] = h = add(x, attn)
-        keep["norm1"] = h = ln(h, "norm1")
-        ffn = _ffn(h, p["ffn"], activation, trace, ffn_cache)
-        keep["ffn_out"] = ffn = _dropout(ffn, dropout, rng)
-        keep["sum2"] = out = add(h, ffn)
-        keep["norm2"] = out = ln(out, "norm2")
-    else:
-        keep["norm1"] = h = ln(x, "norm1")
-        attn, keep["attn_weights"] = _mha(h, n_heads, p["attn"], mask, attn_cache)
-        keep["attn_out"] = attn = _dropout(attn, dropout, rng)
-        keep["sum1"] = x = add(x, attn)
-        keep["norm2"] = h = ln(x, "norm2")
-        ffn = _ffn(h, p["ffn"], activation, trace, ffn_cache)
-        keep["ffn_out"] = ffn = _dropout(ffn, dropout, rng)
-        keep["sum2"] = out = add(x, ffn)
-    keep["output"] = out
-    return out
-
-
-def _prepare(x, n_heads, norm, padding_mask, activation, eps, dropout, rng):
-    x = _checks.sequence(x)
-    n_heads = _checks.heads(x.shape[-1], n_heads)
-    _check_options(norm, activation, eps, dropout, rng)
-    mask = _checks.padding_mask(padding_mask, x.shape)
-    return x, n_heads, mask
+# ---------------------------------------------------------------- public
 
 
 def encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation="relu",
@@ -156,43 +190,19 @@ def encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation
 
     ``params = {"attn": {...} or None, "ffn": {...}, "norm1": {"gamma", "beta"},
     "norm2": {...}}``. ``norm="post"`` computes ``LN(x + f(x))`` around each
-    sub-layer, ``norm="pre"`` computes ``x + f(LN(x))``. ``residual=False``
-    drops the ``x +`` (to see what the skip connection does). Dropout is the
-    identity unless ``dropout > 0``, which needs an explicit ``rng``.
+    sub-layer, ``norm="pre"`` computes ``x + f(LN(x))`` (``post_norm_block``,
+    ``pre_norm_block``). ``residual=False`` drops the ``x +`` (to see what the
+    skip connection does). Dropout is the identity unless ``dropout > 0``,
+    which needs an explicit ``rng``.
 
     >>> from encoder_lib.fixtures import lesson_block_params, lesson_input
     >>> out = encoder_block(lesson_input(), lesson_block_params(), n_heads=2)
     >>> out.mean(axis=-1).round(6) + 0, out.var(axis=-1).round(3)
     (array([0., 0., 0.]), array([1., 1., 1.]))
     """
-    x, n_heads, mask = _prepare(x, n_heads, norm, padding_mask, activation, eps, dropout, rng)
-    p = check_block_params(params, x.shape[-1], x.dtype)
-    return _block(x, p, n_heads, norm, mask, activation, eps, residual, dropout, rng, None)
-
-
-def trace_encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation="relu",
-                        eps=1e-5, residual=True):
-    """Run one block and return every intermediate, in the order they are computed.
-
-    Keys: ``input``, ``attn_weights`` (..., n_heads, seq, seq), ``attn_out``,
-    ``sum1`` (after the first residual), ``norm1``, ``ffn_hidden``
-    (..., seq, d_ff), ``ffn_out``, ``sum2``, ``norm2``, ``output``. In
-    pre-norm, ``norm1`` and ``norm2`` are the sub-layers' inputs and
-    ``output`` is ``sum2``; in post-norm ``output`` is ``norm2``.
-    """
-    x, n_heads, mask = _prepare(x, n_heads, norm, padding_mask, activation, eps, 0.0, None)
-    p = check_block_params(params, x.shape[-1], x.dtype)
-    trace = {}
-    _block(x, p, n_heads, norm, mask, activation, eps, residual, 0.0, None, trace)
-    return trace
-
-
-def _check_layers(layers, d_model, dtype):
-    if not isinstance(layers, (list, tuple)):
-        raise TypeError(f"layers must be a list of block params (one dict per block), got {type(layers).__name__}")
-    if not layers:
-        raise ValueError("layers must hold at least one block's params, got an empty list")
-    return [check_block_params(p, d_model, dtype, f"layers[{i}]") for i, p in enumerate(layers)]
+    config = BlockConfig(n_heads, norm, activation, eps, residual, dropout, rng)
+    x, mask = prepare(x, config, padding_mask)
+    return run_block(x, check_block_params(params, x.shape[-1], x.dtype), config, mask)
 
 
 def encoder(x, layers, n_heads, norm="post", padding_mask=None, activation="relu",
@@ -209,19 +219,54 @@ def encoder(x, layers, n_heads, norm="post", padding_mask=None, activation="relu
     >>> encoder(rng.standard_normal((2, 5, 8), dtype=np.float32), layers, n_heads=2).shape
     (2, 5, 8)
     """
-    x, n_heads, mask = _prepare(x, n_heads, norm, padding_mask, activation, eps, dropout, rng)
-    for p in _check_layers(layers, x.shape[-1], x.dtype):
-        x = _block(x, p, n_heads, norm, mask, activation, eps, residual, dropout, rng, None)
+    config = BlockConfig(n_heads, norm, activation, eps, residual, dropout, rng)
+    x, mask = prepare(x, config, padding_mask)
+    for params in check_layers(layers, x.shape[-1], x.dtype):
+        x = run_block(x, params, config, mask)
     return x
+
+
+#: How each entry of a block's tape shows in a trace: (trace key, what of the entry), in order.
+TRACE_KEYS = {
+    "input": [("input", None)], "attn": [("attn_weights", "weights"), ("attn_out", "out")], "sum1": [("sum1", None)],
+    "norm1": [("norm1", "out")], "ffn": [("ffn_hidden", "hidden"), ("ffn_out", "out")], "sum2": [("sum2", None)],
+    "norm2": [("norm2", "out")], "output": [("output", None)],
+}
+
+
+def trace_from_tape(tape):
+    """The intermediates on a block's tape, by the names the lessons use, in the order they were computed."""
+    return {name: value if part is None else value[part]
+            for key, value in tape.items() for name, part in TRACE_KEYS[key]}
+
+
+def trace_encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation="relu",
+                        eps=1e-5, residual=True):
+    """Run one block and return every intermediate, in the order they are computed.
+
+    Keys: ``input``, ``attn_weights`` (..., n_heads, seq, seq), ``attn_out``,
+    ``sum1`` (after the first residual), ``norm1`` (the output of the layer
+    norm with ``params["norm1"]``), ``ffn_hidden`` (..., seq, d_ff),
+    ``ffn_out``, ``sum2``, ``norm2``, ``output``. In pre-norm, ``norm1`` and
+    ``norm2`` are the sub-layers' inputs and ``output`` is ``sum2``; in
+    post-norm ``output`` is ``norm2``.
+    """
+    config = BlockConfig(n_heads, norm, activation, eps, residual)
+    x, mask = prepare(x, config, padding_mask)
+    tape = {}
+    run_block(x.copy(), check_block_params(params, x.shape[-1], x.dtype), config, mask, tape)
+    return trace_from_tape(tape)
 
 
 def trace_encoder(x, layers, n_heads, norm="post", padding_mask=None, activation="relu",
                   eps=1e-5, residual=True):
     """Run a stack and return one ``trace_encoder_block`` dict per block."""
-    x, n_heads, mask = _prepare(x, n_heads, norm, padding_mask, activation, eps, 0.0, None)
+    config = BlockConfig(n_heads, norm, activation, eps, residual)
+    x, mask = prepare(x, config, padding_mask)
     traces = []
-    for p in _check_layers(layers, x.shape[-1], x.dtype):
-        trace = {}
-        x = _block(x, p, n_heads, norm, mask, activation, eps, residual, 0.0, None, trace)
-        traces.append(trace)
+    x = x.copy()
+    for params in check_layers(layers, x.shape[-1], x.dtype):
+        tape = {}
+        x = run_block(x, params, config, mask, tape)
+        traces.append(trace_from_tape(tape))
     return traces

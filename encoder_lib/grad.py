@@ -12,6 +12,10 @@ backward pass needs), dropout is off, and float32 or float64 is kept as given.
 Checked against central finite differences and against PyTorch autograd
 (``tests/test_grad.py``).
 
+A block's backward pass reads like its forward pass, backwards
+(``post_norm_block_grad``, ``pre_norm_block_grad``), from what the forward
+pass kept on its tape.
+
     >>> import numpy as np, encoder_lib as el
     >>> rng = np.random.default_rng(0)
     >>> p = el.init_block_params(8, 16, rng, dtype=np.float64)
@@ -24,9 +28,10 @@ Checked against central finite differences and against PyTorch autograd
 import numpy as np
 
 from . import _checks
-from .attention import _mha, check_attention_params, merge_heads, scaled_dot_product_attention, split_heads
-from .block import _block, _check_layers, _prepare, check_block_params
-from .feed_forward import ACTIVATIONS, _ffn, check_ffn_params
+from .attention import ATTENTION_KEYS, _mha, check_attention_params, merge_heads, scaled_dot_product_attention, split_heads
+from .block import BlockConfig, check_block_params, check_layers, prepare, run_block
+from .ffn import ACTIVATIONS, FFN_KEYS, _ffn, check_ffn_params
+from .norm import _gamma_beta, _layer_norm
 
 # ------------------------------------------------------------------ the parts, unchecked
 
@@ -62,31 +67,29 @@ def _weight_grad(x, g):
     return x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
 
 
-def _mha_grad(x, params, cache, grad_out):
-    """Backward through multi-head attention; ``cache`` is what ``_mha`` kept. Returns grad_x, grad_params."""
-    n_heads = cache["q"].shape[-3]
+def _mha_grad(kept, params, grad_out):
+    """Backward through multi-head attention, from what ``_mha`` kept. Returns grad_x, grad_params."""
+    n_heads = kept["q"].shape[-3]
     grads = {}
     if params is None:
         grad_heads = grad_out
     else:
-        grads["w_o"] = _weight_grad(cache["heads"], grad_out)
+        grads["w_o"] = _weight_grad(kept["heads"], grad_out)
         grads["b_o"] = _sum_rows(grad_out)
         grad_heads = grad_out @ params["w_o"].T
-    grad_q, grad_k, grad_v = _attention_grad(cache["q"], cache["k"], cache["v"], cache["weights"],
+    grad_q, grad_k, grad_v = _attention_grad(kept["q"], kept["k"], kept["v"], kept["weights"],
                                              split_heads(grad_heads, n_heads))
     grad_q, grad_k, grad_v = merge_heads(grad_q), merge_heads(grad_k), merge_heads(grad_v)
     if params is None:  # identity projections: q = k = v = x
         return grad_q + grad_k + grad_v, None
     grad_qkv = np.concatenate([grad_q, grad_k, grad_v], axis=-1)  # (..., seq, 3 d_model)
-    w_qkv = np.concatenate([params["w_q"], params["w_k"], params["w_v"]], axis=1)  # (d, 3d)
-    grad_w = _weight_grad(x, grad_qkv)
+    grad_w = _weight_grad(kept["x"], grad_qkv)
     grad_b = _sum_rows(grad_qkv)
-    d = x.shape[-1]
+    d = kept["x"].shape[-1]
     for i, name in enumerate("qkv"):
         grads[f"w_{name}"] = grad_w[:, i * d : (i + 1) * d]
         grads[f"b_{name}"] = grad_b[i * d : (i + 1) * d]
-    grad_x = grad_qkv @ w_qkv.T
-    return grad_x, {key: grads[key] for key in ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o")}
+    return grad_qkv @ kept["w_qkv"].T, {key: grads[key] for key in ATTENTION_KEYS}
 
 
 def _gelu_derivative(x):
@@ -98,69 +101,116 @@ def _gelu_derivative(x):
     return cdf + x * density
 
 
-def _ffn_grad(x, params, activation, cache, grad_out):
-    """Backward through the FFN; ``cache`` is what ``_ffn`` kept. Returns grad_x, grad_params."""
-    hidden = cache["hidden"]  # (positions, d_ff)
-    g = grad_out.reshape(-1, grad_out.shape[-1])
+def _ffn_grad(kept, params, activation, grad_out):
+    """Backward through the FFN, from what ``_ffn`` kept. Returns grad_x, grad_params."""
+    d_model, d_ff = params["w1"].shape
+    g = grad_out.reshape(-1, d_model)  # (positions, d_model): every position in one product, as forward
+    hidden = kept["hidden"].reshape(-1, d_ff)  # (positions, d_ff)
     grads = {"w2": hidden.T @ g, "b2": g.sum(axis=0)}
-    grad_hidden = g @ params["w2"].T
+    grad_hidden = g @ params["w2"].T  # (positions, d_ff)
     if activation == "relu":
         grad_hidden *= hidden > 0  # relu passes the gradient where it passed the input
     else:
-        grad_hidden *= _gelu_derivative(cache["pre"])
-    grads["w1"] = _weight_grad(x, grad_hidden)
+        grad_hidden *= _gelu_derivative(kept["pre"].reshape(-1, d_ff))
+    grads["w1"] = kept["x"].reshape(-1, d_model).T @ grad_hidden
     grads["b1"] = grad_hidden.sum(axis=0)
-    grad_x = (grad_hidden @ params["w1"].T).reshape(x.shape)
-    return grad_x, {key: grads[key] for key in ("w1", "b1", "w2", "b2")}
+    return (grad_hidden @ params["w1"].T).reshape(grad_out.shape), {key: grads[key] for key in FFN_KEYS}
 
 
-def _layer_norm_grad(x, gamma, eps, grad_out):
-    """Backward through layer norm over the last axis. Returns grad_x, grad_gamma, grad_beta.
+def _layer_norm_grad(kept, gamma, grad_out):
+    """Backward through layer norm over the last axis, from the ``xhat`` and ``sigma`` it kept.
+    Returns grad_x, grad_gamma, grad_beta.
 
     With ``xhat = (x - mean) / sigma`` and ``g = grad_out * gamma``:
     ``grad_x = (g - mean(g) - xhat * mean(g * xhat)) / sigma``; the two means
     are what the normalisation's shared mean and variance take back.
     """
-    centred = x - x.mean(axis=-1, keepdims=True)
-    sigma = np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True) + eps)
-    xhat = centred / sigma
-    grad_gamma = _sum_rows(grad_out * xhat)
-    grad_beta = _sum_rows(grad_out)
+    xhat, sigma = kept["xhat"], kept["sigma"]
     g = grad_out if gamma is None else grad_out * gamma
     grad_x = (g - g.mean(axis=-1, keepdims=True) - xhat * np.mean(g * xhat, axis=-1, keepdims=True)) / sigma
-    return grad_x, grad_gamma, grad_beta
+    return grad_x, _sum_rows(grad_out * xhat), _sum_rows(grad_out)
 
 
-def _block_grad(p, norm, activation, eps, residual, cache, grad_out):
-    """Backward through one block whose forward pass filled ``cache``. Returns grad_x, grad_params."""
-    trace = cache["trace"]
-    grads = {"norm1": {}, "norm2": {}}
+# ------------------------------------------------------------------ the block
 
-    def ln_grad(y, which, g):  # through norm1 or norm2, keeping its gamma and beta gradients
-        gx, grads[which]["gamma"], grads[which]["beta"] = _layer_norm_grad(y, p[which]["gamma"], eps, g)
-        return gx
 
-    if norm == "post":
-        # out = LN2(s2), s2 = h1 + ffn(h1), h1 = LN1(s1), s1 = x + attn(x)
-        grad_sum2 = ln_grad(trace["sum2"], "norm2", grad_out)
-        grad_h, grads["ffn"] = _ffn_grad(trace["norm1"], p["ffn"], activation, cache["ffn"], grad_sum2)
-        if residual:
-            grad_h += grad_sum2
-        grad_sum1 = ln_grad(trace["sum1"], "norm1", grad_h)
-        grad_x, grads["attn"] = _mha_grad(trace["input"], p["attn"], cache["attn"], grad_sum1)
-        if residual:
-            grad_x += grad_sum1
-    else:
-        # out = s1 + ffn(LN2(s1)), s1 = x + attn(LN1(x))
-        grad_n2, grads["ffn"] = _ffn_grad(trace["norm2"], p["ffn"], activation, cache["ffn"], grad_out)
-        grad_sum1 = ln_grad(trace["sum1"], "norm2", grad_n2)
-        if residual:
-            grad_sum1 += grad_out
-        grad_n1, grads["attn"] = _mha_grad(trace["norm1"], p["attn"], cache["attn"], grad_sum1)
-        grad_x = ln_grad(trace["input"], "norm1", grad_n1)
-        if residual:
-            grad_x += grad_sum1
-    return grad_x, {key: grads[key] for key in ("attn", "ffn", "norm1", "norm2")}
+class BlockPartsGrad:
+    """The backward pass of each of a block's parts, from what its forward pass kept on the ``tape``.
+
+    Each method takes the gradient for a part's output and returns the one
+    for its input; the parameter gradients collect in ``grads``, nested as
+    the block's params.
+    """
+
+    def __init__(self, params, config, tape):
+        self.params, self.config, self.tape = params, config, tape
+        self.grads = {}
+
+    def attn(self, g):
+        g, self.grads["attn"] = _mha_grad(self.tape["attn"], self.params["attn"], g)
+        return g
+
+    def ffn(self, g):
+        g, self.grads["ffn"] = _ffn_grad(self.tape["ffn"], self.params["ffn"], self.config.activation, g)
+        return g
+
+    def norm1(self, g):
+        return self._norm("norm1", g)
+
+    def norm2(self, g):
+        return self._norm("norm2", g)
+
+    def _norm(self, name, g):
+        g, grad_gamma, grad_beta = _layer_norm_grad(self.tape[name], self.params[name]["gamma"], g)
+        self.grads[name] = {"gamma": grad_gamma, "beta": grad_beta}
+        return g
+
+    def skip(self, g):  # the skip connection passes the gradient on unchanged; without it, nothing
+        return g if self.config.residual else 0
+
+
+def post_norm_block_grad(g, b):
+    """Backward through x = LN(x + MHA(x)); x = LN(x + FFN(x)): the same steps, the last first."""
+    g = b.norm2(g)
+    g = b.ffn(g) + b.skip(g)
+    g = b.norm1(g)
+    return b.attn(g) + b.skip(g)
+
+
+def pre_norm_block_grad(g, b):
+    """Backward through x = x + MHA(LN(x)); x = x + FFN(LN(x)): the same steps, the last first."""
+    g = b.skip(g) + b.norm2(b.ffn(g))
+    return b.skip(g) + b.norm1(b.attn(g))
+
+
+BLOCK_GRADS = {"post": post_norm_block_grad, "pre": pre_norm_block_grad}
+
+
+def run_block_grad(grad_out, params, config, tape):
+    """A block's gradients, unchecked, from the ``tape`` of its forward pass: ``(grad_x, grad_params)``."""
+    parts = BlockPartsGrad(params, config, tape)
+    grad_x = BLOCK_GRADS[config.norm](grad_out, parts)
+    return grad_x, {key: parts.grads.get(key) for key in ("attn", "ffn", "norm1", "norm2")}
+
+
+def central_difference(loss, array, index, h=1e-5):
+    """The slope of ``loss()`` as ``array[index]`` moves: ``(loss(+h) - loss(-h)) / 2h``, the entry restored.
+
+    The slow, sure way to check a gradient: ``loss`` must read ``array``.
+
+    >>> w = np.array([1.0, 2.0])
+    >>> round(central_difference(lambda: float(np.sum(w ** 2)), w, 1), 6)  # d/dw1 of w0^2 + w1^2 = 2 w1
+    4.0
+    """
+    keep = array[index]
+    try:
+        array[index] = keep + h
+        up = loss()
+        array[index] = keep - h
+        down = loss()
+    finally:
+        array[index] = keep
+    return (up - down) / (2 * h)
 
 
 # ------------------------------------------------------------------ checks
@@ -225,10 +275,9 @@ def multi_head_attention_grad(x, n_heads, grad_out, params=None, padding_mask=No
     if params is not None:
         params = check_attention_params(params, x.shape[-1], x.dtype)
     mask = _checks.padding_mask(padding_mask, x.shape)
-    cache = {}
-    out, _ = _mha(x, n_heads, params, mask, cache)
-    grad_out = _grad_out(grad_out, out.shape, out.dtype)
-    return _mha_grad(x, params, cache, grad_out)
+    kept = {}
+    out, _ = _mha(x, n_heads, params, mask, kept)
+    return _mha_grad(kept, params, _grad_out(grad_out, out.shape, out.dtype))
 
 
 def feed_forward_grad(x, params, grad_out, activation="relu"):
@@ -240,10 +289,9 @@ def feed_forward_grad(x, params, grad_out, activation="relu"):
     x = _checks.float_array(x, "x", min_ndim=1)
     activation = _checks.choice(activation, "activation", ACTIVATIONS)
     params = check_ffn_params(params, x.shape[-1], x.dtype)
-    cache = {}
-    out = _ffn(x, params, activation, None, cache)
-    grad_out = _grad_out(grad_out, out.shape, out.dtype)
-    return _ffn_grad(x, params, activation, cache, grad_out)
+    kept = {}
+    out = _ffn(x, params, activation, kept)
+    return _ffn_grad(kept, params, activation, _grad_out(grad_out, out.shape, out.dtype))
 
 
 def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
@@ -259,15 +307,12 @@ def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
     (array([ 0.2041, -0.4082,  0.2041]), array([1., 0., 0.]))
     """
     x = _checks.float_array(x, "x", min_ndim=1)
-    d_model = x.shape[-1]
-    if gamma is not None:
-        gamma = _checks.exact_array(gamma, "gamma", (d_model,), x.dtype)
-    if beta is not None:
-        _checks.exact_array(beta, "beta", (d_model,), x.dtype)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not eps > 0:
-        raise ValueError(f"eps must be a positive number, got {eps!r}")
+    gamma, beta = _gamma_beta(gamma, beta, x.shape[-1], x.dtype)
+    eps = _checks.positive_number(eps, "eps")
     grad_out = _grad_out(grad_out, x.shape, x.dtype)
-    return _layer_norm_grad(x, gamma, eps, grad_out)
+    kept = {}
+    _layer_norm(x, gamma, beta, eps, kept)
+    return _layer_norm_grad(kept, gamma, grad_out)
 
 
 def encoder_block_grad(x, params, n_heads, grad_out, norm="post", padding_mask=None, activation="relu",
@@ -281,12 +326,13 @@ def encoder_block_grad(x, params, n_heads, grad_out, norm="post", padding_mask=N
     query's path (its output is computed, then usually ignored by the loss),
     but none through the keys and values of others: nobody attends to it.
     """
-    x, n_heads, mask = _prepare(x, n_heads, norm, padding_mask, activation, eps, 0.0, None)
-    p = check_block_params(params, x.shape[-1], x.dtype)
+    config = BlockConfig(n_heads, norm, activation, eps, residual)
+    x, mask = prepare(x, config, padding_mask)
+    params = check_block_params(params, x.shape[-1], x.dtype)
     grad_out = _grad_out(grad_out, x.shape, x.dtype)
-    cache = {}
-    _block(x, p, n_heads, norm, mask, activation, eps, residual, 0.0, None, None, cache)
-    return _block_grad(p, norm, activation, eps, residual, cache, grad_out)
+    tape = {}
+    run_block(x, params, config, mask, tape)
+    return run_block_grad(grad_out, params, config, tape)
 
 
 def encoder_grad(x, layers, n_heads, grad_out, norm="post", padding_mask=None, activation="relu",
@@ -299,19 +345,20 @@ def encoder_grad(x, layers, n_heads, grad_out, norm="post", padding_mask=None, a
     value lists the gradient for each block's *input* (``[0]`` is ``grad_x``),
     to watch how the gradient's size changes with depth.
     """
-    x, n_heads, mask = _prepare(x, n_heads, norm, padding_mask, activation, eps, 0.0, None)
-    checked = _check_layers(layers, x.shape[-1], x.dtype)
+    config = BlockConfig(n_heads, norm, activation, eps, residual)
+    x, mask = prepare(x, config, padding_mask)
+    checked = check_layers(layers, x.shape[-1], x.dtype)
     grad_out = _grad_out(grad_out, x.shape, x.dtype)
-    caches = []
-    for p in checked:
-        cache = {}
-        x = _block(x, p, n_heads, norm, mask, activation, eps, residual, 0.0, None, None, cache)
-        caches.append(cache)
+    keep_layer_grads = _checks.boolean(keep_layer_grads, "keep_layer_grads")
+    tapes = []
+    for params in checked:
+        tapes.append({})
+        x = run_block(x, params, config, mask, tapes[-1])
     grad_layers, grad_inputs = [], []
     grad = grad_out
-    for p, cache in zip(reversed(checked), reversed(caches)):
-        grad, grad_p = _block_grad(p, norm, activation, eps, residual, cache, grad)
-        grad_layers.append(grad_p)
+    for params, tape in zip(reversed(checked), reversed(tapes)):
+        grad, grad_params = run_block_grad(grad, params, config, tape)
+        grad_layers.append(grad_params)
         grad_inputs.append(grad)
     grad_layers.reverse()
     grad_inputs.reverse()

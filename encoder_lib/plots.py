@@ -12,11 +12,6 @@ COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
-def rms(a):
-    """Root mean square of every entry (float64 accumulation): one number for "how big" an array is."""
-    return float(np.sqrt(np.mean(np.square(a, dtype=np.float64))))
-
-
 def heatmap(ax, data, *, title, xlabel, ylabel, row_labels=None, col_labels=None,
             vmin=0.0, vmax=1.0, annotate=True, fmt="{:.2f}", colorbar=True):
     """Draw ``data`` (rows, cols) as a labelled heatmap; returns ``(image, texts)`` for ``update_heatmap``.
@@ -74,3 +69,23 @@ def update_bars(bars, texts, values, fmt="{:.2f}"):
         bar.set_height(value)
         text.set_y(value + 0.01)
         text.set_text(fmt.format(value))
+
+
+def largest_weight_plot(d_ks, largest, seq=6):
+    """Lesson 01's picture: the mean largest weight against d_k, scaled and not (``largest_weight_by_d_k``)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3), dpi=80)
+    for i, (label, values) in enumerate((("scaled by 1/sqrt(d_k)", largest["scaled"]),
+                                         ("not scaled", largest["not scaled"]))):
+        ax.plot(d_ks, values, color=COLORS[i], marker=MARKERS[i], linestyle=["-", "--"][i], label=label)
+    ax.axhline(1 / seq, color="grey", linestyle=":", linewidth=1, label=f"even split (1/{seq})")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(d_ks, [str(d) for d in d_ks], minor=False)
+    ax.minorticks_off()
+    ax.set_ylim(0, 1.05)
+    ax.set_title("Without scaling, the softmax saturates")
+    ax.set_xlabel("d_k")
+    ax.set_ylabel("mean largest weight")
+    ax.legend(loc="upper left", fontsize=8)
+    return fig

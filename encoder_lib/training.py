@@ -24,10 +24,10 @@ import time
 import numpy as np
 
 from . import _checks
-from .block import NORMS, _block
-from .grad import _block_grad, _layer_norm_grad
-from .layer_norm import _layer_norm
-from .params import init_block_params
+from .block import BlockConfig, run_block
+from .grad import _layer_norm_grad, run_block_grad
+from .norm import _layer_norm
+from .params import flat_arrays, init_block_params
 from .positional import positional_encoding
 from .threads import single_blas_thread
 
@@ -76,19 +76,18 @@ def init_model(task, d_model, n_heads, d_ff, n_layers, norm, rng, dtype=np.float
 
     Keys: ``embed`` (vocab, d_model), ``layers`` (block params, PyTorch's
     initialisation), ``norm_out`` (gamma, beta; used in pre-norm only),
-    ``w_out`` (d_model, n_classes) and ``b_out``; and the settings ``norm``,
-    ``n_heads``, which the other functions read.
+    ``w_out`` (d_model, n_classes) and ``b_out``; and ``block``, the
+    ``BlockConfig`` every block runs with (ReLU, eps 1e-5), which the other
+    functions read.
     """
-    _checks.choice(norm, "norm", NORMS)
+    block = BlockConfig(n_heads, norm)
     d_model = _checks.positive_int(d_model, "d_model")
     n_layers = _checks.positive_int(n_layers, "n_layers")
-    _checks.heads(d_model, n_heads)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a np.random.Generator (e.g. np.random.default_rng(0)), got {type(rng).__name__}")
+    _checks.heads(d_model, block.n_heads)
+    _checks.generator(rng)
     bound = 1 / np.sqrt(d_model)
     return {
-        "norm": norm,
-        "n_heads": n_heads,
+        "block": block,
         "embed": rng.standard_normal((task.vocab, d_model)).astype(dtype),
         "layers": [init_block_params(d_model, d_ff, rng, dtype) for _ in range(n_layers)],
         "norm_out": {"gamma": np.ones(d_model, dtype), "beta": np.zeros(d_model, dtype)},
@@ -99,35 +98,21 @@ def init_model(task, d_model, n_heads, d_ff, n_layers, norm, rng, dtype=np.float
 
 def trainable(model):
     """The model's arrays as a flat ``{name: array}`` dict (names like ``layers/0/attn/w_q``)."""
-    flat = {}
-
-    def walk(tree, prefix):
-        if isinstance(tree, dict):
-            for key, sub in tree.items():
-                walk(sub, f"{prefix}{key}/")
-        elif isinstance(tree, list):
-            for i, sub in enumerate(tree):
-                walk(sub, f"{prefix}{i}/")
-        elif isinstance(tree, np.ndarray):
-            flat[prefix.rstrip("/")] = tree
-
-    walk({k: v for k, v in model.items() if k not in ("norm", "n_heads")}, "")
-    return flat
+    return flat_arrays(model)
 
 
-def _forward(model, tokens, cache):
-    embed = model["embed"]
-    seq = tokens.shape[-1]
-    x = embed[tokens] + positional_encoding(seq, embed.shape[1], embed.dtype)
-    caches = []
-    for p in model["layers"]:
-        c = {}
-        x = _block(x, p, model["n_heads"], model["norm"], None, "relu", 1e-5, True, 0.0, None, None, c)
-        caches.append(c)
-    cache.update(blocks=caches, top=x)
-    if model["norm"] == "pre":
-        x = _layer_norm(x, model["norm_out"]["gamma"], model["norm_out"]["beta"], 1e-5)
-    cache["features"] = x
+def _forward(model, tokens, tape):
+    """The model's logits (batch, seq, n_classes); ``tape`` (a dict) keeps what ``loss_and_grads`` needs."""
+    block, embed = model["block"], model["embed"]
+    x = embed[tokens] + positional_encoding(tokens.shape[-1], embed.shape[1], embed.dtype)
+    tape["blocks"] = []
+    for params in model["layers"]:
+        tape["blocks"].append({})
+        x = run_block(x, params, block, tape=tape["blocks"][-1])
+    if block.norm == "pre":  # pre-norm models end in a layer norm; post-norm blocks end in one already
+        tape["norm_out"] = {}
+        x = _layer_norm(x, **model["norm_out"], eps=block.eps, tape=tape["norm_out"])
+    tape["features"] = x
     return x @ model["w_out"] + model["b_out"]  # (batch, seq, n_classes)
 
 
@@ -161,8 +146,8 @@ def loss_and_grads(model, tokens, targets):
     targets = _check_ids(targets, "targets", model["w_out"].shape[1], "the model's classes")
     if targets.shape != tokens.shape:
         raise ValueError(f"targets must have the shape of tokens {tokens.shape}, got {targets.shape}")
-    cache = {}
-    logits = _forward(model, tokens, cache)
+    tape = {}
+    logits = _forward(model, tokens, tape)
     # softmax cross-entropy; its gradient for the logits is (probabilities - one_hot) / n
     shifted = logits - logits.max(axis=-1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
@@ -172,21 +157,20 @@ def loss_and_grads(model, tokens, targets):
     grad_logits = np.exp(log_probs)
     np.put_along_axis(grad_logits, targets[..., None], np.take_along_axis(grad_logits, targets[..., None], -1) - 1, -1)
     grad_logits /= n
-    features = cache["features"]
+    features = tape["features"]
     grads = {
         "w_out": features.reshape(-1, features.shape[-1]).T @ grad_logits.reshape(-1, grad_logits.shape[-1]),
         "b_out": grad_logits.reshape(-1, grad_logits.shape[-1]).sum(axis=0),
     }
     grad = grad_logits @ model["w_out"].T
-    if model["norm"] == "pre":
+    if "norm_out" in tape:
         grad, grads["norm_out/gamma"], grads["norm_out/beta"] = _layer_norm_grad(
-            cache["top"], model["norm_out"]["gamma"], 1e-5, grad)
+            tape["norm_out"], model["norm_out"]["gamma"], grad)
     else:  # the final norm is not used in post-norm, whose blocks end in a layer norm already
         grads["norm_out/gamma"] = np.zeros_like(model["norm_out"]["gamma"])
         grads["norm_out/beta"] = np.zeros_like(model["norm_out"]["beta"])
     for i in reversed(range(len(model["layers"]))):
-        grad, block_grads = _block_grad(model["layers"][i], model["norm"], "relu", 1e-5, True,
-                                        cache["blocks"][i], grad)
+        grad, block_grads = run_block_grad(grad, model["layers"][i], model["block"], tape["blocks"][i])
         for sub, arrays in block_grads.items():
             for key, value in arrays.items():
                 grads[f"layers/{i}/{sub}/{key}"] = value
@@ -350,25 +334,25 @@ def gradient_norms_by_depth(max_depth, norm, residual=True, d_model=32, n_heads=
     differ, one per depth.
     """
     max_depth = _checks.positive_int(max_depth, "max_depth")
-    _checks.choice(norm, "norm", NORMS)
+    block = BlockConfig(n_heads, norm, residual=residual)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((*shape, d_model))
     g = rng.standard_normal((*shape, d_model))
     layers = [init_block_params(d_model, 4 * d_model, rng, np.float64) for _ in range(max_depth)]
-    caches, outputs = [], []
-    for p in layers:
-        cache = {}
-        x = _block(x, p, n_heads, norm, None, "relu", 1e-5, residual, 0.0, None, None, cache)
-        caches.append(cache)
-        outputs.append(x)
+    tapes = []
+    for params in layers:
+        tapes.append({})
+        x = run_block(x, params, block, tape=tapes[-1])
     results = []
     for depth in [max_depth] if only_deepest else range(1, max_depth + 1):
         grad = g
         if norm == "pre":  # through the final layer norm on top of this depth's stack
-            grad, _, _ = _layer_norm_grad(outputs[depth - 1], None, 1e-5, g)
+            top = {}
+            _layer_norm(tapes[depth - 1]["output"], None, None, block.eps, top)
+            grad, _, _ = _layer_norm_grad(top, None, g)
         params, inputs = [], []
         for i in reversed(range(depth)):
-            grad, grad_p = _block_grad(layers[i], norm, "relu", 1e-5, residual, caches[i], grad)
+            grad, grad_p = run_block_grad(grad, layers[i], block, tapes[i])
             params.append(np.sqrt(sum(float(np.sum(a * a)) for sub in grad_p.values() if sub for a in sub.values())))
             inputs.append(float(np.linalg.norm(grad)))
         results.append({"params": np.array(params[::-1]), "inputs": np.array(inputs[::-1])})

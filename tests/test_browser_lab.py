@@ -27,9 +27,10 @@ import browser as lab  # tests/browser.py
 import encoder_lib as el
 from conftest import in_ci, require
 from encoder_lib import fixtures
+from tools.course import lesson_names
 
 SCREENSHOTS = lab.ROOT / "screenshots" / "lab"
-LESSONS = lab.lessons()
+LESSONS = lesson_names()
 
 # Browser console errors that are JupyterLab's own and not the course's, as
 # (pattern, why it is ignored). Every other console error fails the test.

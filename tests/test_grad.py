@@ -17,6 +17,7 @@ import pytest
 
 import encoder_lib as el
 from encoder_lib import grad as G
+from encoder_lib.params import flat_arrays, off_defaults
 
 FD_STEP = 1e-5
 FD_BOUND = 1e-6
@@ -27,28 +28,11 @@ TORCH_BOUND = 1e-10
 
 
 def numeric_grad(f, arr):
-    """Central differences of the scalar ``f()`` for each entry of ``arr`` (changed in place, then restored)."""
+    """Central differences of the scalar ``f()`` for each entry of ``arr``."""
     out = np.zeros_like(arr)
     for i in np.ndindex(arr.shape):
-        keep = arr[i]
-        arr[i] = keep + FD_STEP
-        up = f()
-        arr[i] = keep - FD_STEP
-        down = f()
-        arr[i] = keep
-        out[i] = (up - down) / (2 * FD_STEP)
+        out[i] = G.central_difference(f, arr, i, FD_STEP)
     return out
-
-
-def flatten(tree, prefix=""):
-    """``{"attn/w_q": array, ...}`` from nested dicts of arrays (None entries dropped)."""
-    if tree is None:
-        return {}
-    if isinstance(tree, dict):
-        return {k: v for key, sub in tree.items() for k, v in flatten(sub, f"{prefix}{key}/").items()}
-    if isinstance(tree, list):
-        return {k: v for i, sub in enumerate(tree) for k, v in flatten(sub, f"{prefix}{i}/").items()}
-    return {prefix.rstrip("/"): tree}
 
 
 def assert_grads_match(f, inputs, analytic, bound=FD_BOUND):
@@ -66,11 +50,7 @@ def assert_grads_match(f, inputs, analytic, bound=FD_BOUND):
 
 def block_params(rng, d_model, d_ff, attn=True):
     """Float64 block params with every bias, gamma and beta away from its default."""
-    p = el.init_block_params(d_model, d_ff, rng, dtype=np.float64)
-    for name in "qkvo":
-        p["attn"][f"b_{name}"] = rng.uniform(-0.3, 0.3, d_model)
-    for norm in ("norm1", "norm2"):
-        p[norm] = {"gamma": rng.uniform(0.6, 1.4, d_model), "beta": rng.uniform(-0.3, 0.3, d_model)}
+    p = off_defaults(el.init_block_params(d_model, d_ff, rng, dtype=np.float64), rng)
     if not attn:
         p["attn"] = None
     return p
@@ -119,8 +99,8 @@ def test_multi_head_attention_grad_against_finite_differences(with_params):
     x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 8))
     params = block_params(rng, 8, 12)["attn"] if with_params else None
     grad_x, grad_p = G.multi_head_attention_grad(x, 2, g, params, MASK)
-    inputs = {"x": x, **flatten(params)}
-    analytic = {"x": grad_x, **flatten(grad_p)}
+    inputs = {"x": x, **flat_arrays(params)}
+    analytic = {"x": grad_x, **flat_arrays(grad_p)}
     assert_grads_match(lambda: (el.multi_head_attention(x, 2, params, MASK)[0] * g).sum(), inputs, analytic)
 
 
@@ -159,9 +139,9 @@ def test_encoder_block_grad_against_finite_differences(norm, activation, residua
     params = block_params(rng, 8, 12)
     options = {"norm": norm, "padding_mask": MASK, "activation": activation, "residual": residual}
     grad_x, grad_p = G.encoder_block_grad(x, params, 2, g, **options)
-    assert flatten(grad_p).keys() == flatten(params).keys()
+    assert flat_arrays(grad_p).keys() == flat_arrays(params).keys()
     assert_grads_match(lambda: (el.encoder_block(x, params, 2, **options) * g).sum(),
-                       {"x": x, **flatten(params)}, {"x": grad_x, **flatten(grad_p)})
+                       {"x": x, **flat_arrays(params)}, {"x": grad_x, **flat_arrays(grad_p)})
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
@@ -172,7 +152,7 @@ def test_encoder_block_grad_with_identity_attention(norm):
     grad_x, grad_p = G.encoder_block_grad(x, params, 2, g, norm=norm)
     assert grad_p["attn"] is None
     assert_grads_match(lambda: (el.encoder_block(x, params, 2, norm=norm) * g).sum(),
-                       {"x": x, **flatten(params)}, {"x": grad_x, **flatten(grad_p)})
+                       {"x": x, **flat_arrays(params)}, {"x": grad_x, **flat_arrays(grad_p)})
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
@@ -184,12 +164,12 @@ def test_encoder_grad_against_finite_differences(norm):
     grad_x, grad_layers, grad_inputs = G.encoder_grad(x, layers, 4, g, keep_layer_grads=True, **options)
     assert len(grad_layers) == len(grad_inputs) == 3 and grad_inputs[0] is grad_x
     assert_grads_match(lambda: (el.encoder(x, layers, 4, **options) * g).sum(),
-                       {"x": x, **flatten(layers)}, {"x": grad_x, **flatten(grad_layers)})
+                       {"x": x, **flat_arrays(layers)}, {"x": grad_x, **flat_arrays(grad_layers)})
     # the gradient for block i's input is block i-1's output gradient: the chain rule, block by block
     for i in (1, 2):
         _, block_grads = G.encoder_block_grad(el.encoder(x, layers[:i], 4, **options), layers[i], 4,
                                               grad_inputs[i + 1] if i < 2 else g, **options)
-        np.testing.assert_allclose(flatten(block_grads)["ffn/w1"], flatten(grad_layers[i])["ffn/w1"], rtol=1e-12)
+        np.testing.assert_allclose(flat_arrays(block_grads)["ffn/w1"], flat_arrays(grad_layers[i])["ffn/w1"], rtol=1e-12)
 
 
 def test_float32_in_float32_out():
@@ -198,7 +178,7 @@ def test_float32_in_float32_out():
     x = rng.standard_normal((2, 5, 8), dtype=np.float32)
     grad_x, grad_p = G.encoder_block_grad(x, params, 2, np.ones_like(x), activation="gelu")
     assert grad_x.dtype == np.float32
-    assert {a.dtype for a in flatten(grad_p).values()} == {np.dtype(np.float32)}
+    assert {a.dtype for a in flat_arrays(grad_p).values()} == {np.dtype(np.float32)}
 
 
 # ---------------------------------------------------------------- bad input
@@ -266,5 +246,5 @@ def test_gradients_match_torch_autograd(torch, torch_reference, norm, activation
         grad_x, grad_layers = G.encoder_grad(x, layers, n_heads, g, **options)
     assert_close(grad_x, expected_x, "grad_x")
     for i, (ours, theirs) in enumerate(zip(grad_layers, expected_layers, strict=True)):
-        for name, value in flatten(theirs).items():
-            assert_close(flatten(ours)[name], value, f"layer {i} {name}")
+        for name, value in flat_arrays(theirs).items():
+            assert_close(flat_arrays(ours)[name], value, f"layer {i} {name}")

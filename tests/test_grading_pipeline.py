@@ -104,12 +104,17 @@ def test_a_changed_notebook_is_kept_and_the_update_written_beside_it(tmp_path):
     assert sorted(p.name for p in (tmp_path / "student/01_a").iterdir()) == ["01_a.ipynb", "01_a.new.ipynb"]
 
 
-def test_an_update_never_overwrites_a_changed_new_file_either(tmp_path):
+def changed_by_the_learner_then_updated(tmp_path):
+    """Lesson version a1 delivered, changed by the learner, then version a2 delivered (beside it, as .new)."""
     release(tmp_path, {"01_a/01_a.ipynb": "a1"})
     sync(tmp_path, [])
     (tmp_path / "student/01_a/01_a.ipynb").write_text("mine")
     release(tmp_path, {"01_a/01_a.ipynb": "a2"})
     sync(tmp_path, [])
+
+
+def test_an_update_never_overwrites_a_changed_new_file_either(tmp_path):
+    changed_by_the_learner_then_updated(tmp_path)
     (tmp_path / "student/01_a/01_a.new.ipynb").write_text("a2, mine too")
     release(tmp_path, {"01_a/01_a.ipynb": "a3"})
     messages = []
@@ -122,11 +127,7 @@ def test_an_update_never_overwrites_a_changed_new_file_either(tmp_path):
 
 
 def test_an_untouched_new_file_is_refreshed_and_an_adopted_one_is_not_rewritten(tmp_path):
-    release(tmp_path, {"01_a/01_a.ipynb": "a1"})
-    sync(tmp_path, [])
-    (tmp_path / "student/01_a/01_a.ipynb").write_text("mine")
-    release(tmp_path, {"01_a/01_a.ipynb": "a2"})
-    sync(tmp_path, [])
+    changed_by_the_learner_then_updated(tmp_path)
     release(tmp_path, {"01_a/01_a.ipynb": "a3"})
     sync(tmp_path, [])
     new = tmp_path / "student/01_a/01_a.new.ipynb"

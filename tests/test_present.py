@@ -1,7 +1,7 @@
 """The presentation view, `make present`: a lesson's widgets through Voila, without code, offline.
 
-The fast tests check how tools/present.py names lessons and builds Voila's
-command. The browser test runs tools/present.py (what `make present` runs) for
+The fast tests check how tools.present names lessons and builds Voila's
+command. The browser test runs tools.present (what `make present` runs) for
 lesson 04 on a free loopback port, opens the page in headless Chromium
 (Playwright, driving the system's /usr/bin/chromium) and checks, as a teacher
 in front of a class would see it:
@@ -56,7 +56,7 @@ def test_names_of_lesson_04(name):
 
 
 def test_every_lesson_resolves_by_name_and_number():
-    for lesson in present.lessons():
+    for lesson in present.lesson_names():
         notebook = ROOT / "notebooks" / lesson / f"{lesson}.ipynb"
         assert present.resolve_notebook(lesson) == notebook
         assert present.resolve_notebook(lesson.split("_")[0]) == notebook
@@ -79,7 +79,7 @@ def test_voila_serves_on_loopback_without_code_and_with_the_course_template():
 def test_make_present_runs_the_tool():
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile.split("\npresent:", 1)[1].split("\n\n", 1)[0]
-    assert "tools/present.py" in recipe and "$(NB)" in recipe
+    assert "tools.present" in recipe and "$(NB)" in recipe
 
 
 # --- the page in a browser -------------------------------------------------
@@ -115,11 +115,11 @@ def sync_api():
 
 @pytest.fixture
 def voila(sync_api, tmp_path):
-    """tools/present.py serving lesson 04 on a free loopback port; yields its URL and log."""
+    """tools.present serving lesson 04 on a free loopback port; yields its URL and log."""
     port = present.free_port()
     log = tmp_path / "voila.log"
     with open(log, "w") as out:
-        process = subprocess.Popen([sys.executable, str(ROOT / "tools" / "present.py"), LESSON, "--port", str(port)],
+        process = subprocess.Popen([sys.executable, "-m", "tools.present", LESSON, "--port", str(port)],
                                    cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         if not wait_for_port(port, process, START_SECONDS):

@@ -317,30 +317,29 @@ def test_a_bad_model_is_named(pretrained, function):
         getattr(pretrained, function)("hello", model={"layers": []})
 
 
-@pytest.mark.parametrize("function, library_function", [("encode", "trace_encoder_block"), ("embed", "encoder_block")])
-def test_every_block_is_computed_by_encoder_lib(pretrained, model, monkeypatch, function, library_function):
+@pytest.mark.parametrize("function", ["encode", "embed"])
+def test_every_block_is_computed_by_encoder_lib(pretrained, model, monkeypatch, function):
+    """Each block is encoder_lib's post_norm_block, with the model's BlockConfig and the batch's mask."""
     import encoder_lib.block
 
-    original = getattr(encoder_lib.block, library_function)
+    original = encoder_lib.block.BLOCKS["post"]
     calls = []
 
-    def counting(x, params, **options):
-        calls.append((x.shape, options))
-        return original(x, params, **options)
+    def counting(x, b):
+        calls.append((x.shape, b.config, b.mask))
+        return original(x, b)
 
-    monkeypatch.setattr(encoder_lib.block, library_function, counting)
+    monkeypatch.setitem(encoder_lib.block.BLOCKS, "post", counting)
     getattr(pretrained, function)(["one text", "and a longer second text", "two texts"], model)
-    for _, options in calls:
-        used = (options["norm"], options["activation"], options["eps"], options["n_heads"])
-        assert used == ("post", "gelu", 1e-12, 12)
+    for _, config, _ in calls:
+        assert (config.norm, config.activation, config.eps, config.n_heads) == ("post", "gelu", 1e-12, 12)
     if function == "encode":  # one padded batch, every layer's weights kept
-        assert len(calls) == 6 and all(shape == (3, 7, 384) for shape, _ in calls)
-        for _, options in calls:
-            np.testing.assert_array_equal(options["padding_mask"],
-                                          [[False] * 4 + [True] * 3, [False] * 7, [False] * 4 + [True] * 3])
+        assert len(calls) == 6 and all(shape == (3, 7, 384) for shape, _, _ in calls)
+        for _, _, mask in calls:
+            np.testing.assert_array_equal(mask, [[False] * 4 + [True] * 3, [False] * 7, [False] * 4 + [True] * 3])
     else:  # texts of equal length together, without padding: 4 tokens (two texts), then 7 (one)
-        assert [shape for shape, _ in calls] == [(2, 4, 384)] * 6 + [(1, 7, 384)] * 6
-        assert all(options["padding_mask"] is None for _, options in calls)
+        assert [shape for shape, _, _ in calls] == [(2, 4, 384)] * 6 + [(1, 7, 384)] * 6
+        assert all(mask is None for _, _, mask in calls)
 
 
 def test_embed_matches_the_mean_of_encode_s_padded_batch(pretrained, model):

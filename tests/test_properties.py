@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import encoder_lib as el
+from encoder_lib.params import off_defaults
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -32,10 +33,7 @@ def configs(draw):
 def build(c):
     rng = np.random.default_rng(c["seed"])
     layers = [el.init_block_params(c["d_model"], c["d_ff"], rng, dtype=c["dtype"]) for _ in range(c["n_layers"])]
-    for p in layers:  # non-trivial norms, so the tests do not rely on gamma 1, beta 0
-        for key in ("norm1", "norm2"):
-            p[key]["gamma"] = rng.uniform(0.5, 1.5, c["d_model"]).astype(c["dtype"])
-            p[key]["beta"] = rng.normal(0, 0.1, c["d_model"]).astype(c["dtype"])
+    off_defaults(layers, rng)  # non-trivial norms and biases, so the tests do not rely on gamma 1, beta 0
     x = rng.standard_normal(c["lead"] + (c["seq"], c["d_model"])).astype(c["dtype"])
     return rng, x, layers
 

@@ -11,7 +11,6 @@ import pytest
 from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
-TOOL = ROOT / "tools" / "publish_student.py"
 BRANCH = load_tool("publish_student").BRANCH
 
 
@@ -31,8 +30,8 @@ def published(tmp_path_factory):
     branch_before = git(repo, "rev-parse", "--abbrev-ref", "HEAD")
 
     def run():
-        return subprocess.run([sys.executable, str(TOOL), "--root", str(repo)], capture_output=True, text=True,
-                              env=env, timeout=300)
+        return subprocess.run([sys.executable, "-m", "tools.publish_student", "--root", str(repo)], capture_output=True, text=True,
+                              env=env, timeout=300, cwd=ROOT)
 
     first, second = run(), run()
     assert first.returncode == 0, first.stdout + first.stderr

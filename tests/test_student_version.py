@@ -1,7 +1,6 @@
 """A lesson as a learner gets it: Run All shows the whole lesson, then stops at the first
 unanswered exercise with one short sentence that names the function to write."""
 
-import os
 from pathlib import Path
 
 import nbformat
@@ -9,6 +8,8 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
+
+from tools.course import use_this_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "notebooks").glob("0[1-9]_*/*.ipynb"))
@@ -31,7 +32,7 @@ def grade_id(cell):
 def test_run_all_runs_the_lesson_and_stops_at_the_first_exercise_with_a_short_message(path):
     nb = student_version(path)
     assert "### BEGIN SOLUTION" not in str(nb) and "hidden_tests" not in str(nb)
-    os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
+    use_this_environment()
     client = NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     with pytest.raises(CellExecutionError):

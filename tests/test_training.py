@@ -5,18 +5,15 @@ import numpy as np
 import pytest
 
 from encoder_lib import training as T
+from encoder_lib.params import off_defaults
 
 
 def float64_model(norm, seed=0):
     task = T.SortTask(seq_len=5, vocab=6)
     model = T.init_model(task, d_model=8, n_heads=2, d_ff=12, n_layers=2, norm=norm,
                          rng=np.random.default_rng(seed), dtype=np.float64)
-    rng = np.random.default_rng(seed + 1)
-    for name, array in T.trainable(model).items():  # move gamma, beta and the zero biases off their defaults
-        if "gamma" in name:
-            array[...] = rng.uniform(0.7, 1.3, array.shape)
-        elif "/b" in name or "beta" in name or name == "b_out":
-            array[...] = rng.uniform(-0.2, 0.2, array.shape)
+    off_defaults(model, np.random.default_rng(seed + 1))
+    model["b_out"][...] = np.random.default_rng(seed + 2).uniform(-0.2, 0.2, model["b_out"].shape)
     return task, model
 
 
@@ -131,7 +128,7 @@ def test_bad_input_is_named(call, message):
 
 @pytest.fixture(scope="module")
 def table():
-    from encoder_lib.widgets.gradients import gradient_table
+    from encoder_lib.experiments.gradients import gradient_table
 
     return gradient_table()
 

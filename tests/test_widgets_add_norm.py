@@ -19,10 +19,6 @@ def explorer():
     return add_norm.AddNormExplorer()
 
 
-def show(explorer, norm, residual):
-    return set_controls(explorer, norm=norm, residual=residual)
-
-
 def readout_variances(explorer):
     match = READOUT.search(explorer.readout.value)
     assert match, explorer.readout.value
@@ -44,7 +40,7 @@ def test_default_is_post_norm_with_unit_rows(explorer):
 
 @pytest.mark.parametrize("residual", [True, False])
 def test_post_norm_rows_have_mean_zero_and_unit_variance(explorer, residual):
-    state = show(explorer, "post", residual)
+    state = set_controls(explorer, norm="post", residual=residual)
     assert state["max_abs_mean"] < 1e-6
     assert state["max_var_error"] < 1e-3  # eps inside the square root keeps it a hair under 1
     assert state["unit_rows"]
@@ -53,7 +49,7 @@ def test_post_norm_rows_have_mean_zero_and_unit_variance(explorer, residual):
 
 @pytest.mark.parametrize("residual", [True, False])
 def test_pre_norm_rows_are_not_normalised(explorer, residual):
-    state = show(explorer, "pre", residual)
+    state = set_controls(explorer, norm="pre", residual=residual)
     assert not state["unit_rows"]
     assert state["max_var_error"] > 0.5
     assert state["max_abs_mean"] > 0.1
@@ -62,7 +58,7 @@ def test_pre_norm_rows_are_not_normalised(explorer, residual):
 
 def test_pre_norm_with_residual_keeps_the_input_scale(explorer):
     # x + f(LN(x)): the input's large entries (2.0 in row 1) survive, so row 1's variance is above 3
-    state = show(explorer, "pre", True)
+    state = set_controls(explorer, norm="pre", residual=True)
     assert state["variances"][1] > 3
     assert readout_variances(explorer) == [2.730, 3.335, 0.964]
 
@@ -71,7 +67,7 @@ def test_shown_numbers_match_encoder_block(explorer):
     x, params = fixtures.lesson_input(), fixtures.lesson_block_params()
     for norm in ("post", "pre"):
         for residual in (True, False):
-            show(explorer, norm, residual)
+            set_controls(explorer, norm=norm, residual=residual)
             expected = el.encoder_block(x, params, 2, norm=norm, residual=residual)
             np.testing.assert_allclose(explorer.im.get_array(), expected)
             np.testing.assert_allclose(explorer.state["variances"], expected.var(axis=-1))
@@ -81,9 +77,9 @@ def test_shown_numbers_match_encoder_block(explorer):
 
 
 def test_title_names_the_formula(explorer):
-    show(explorer, "pre", True)
+    set_controls(explorer, norm="pre", residual=True)
     assert explorer.ax_out.get_title() == "output = x + f(LN(x))"
-    show(explorer, "post", False)
+    set_controls(explorer, norm="post", residual=False)
     assert explorer.ax_out.get_title() == "output = LN(f(x))"
 
 
@@ -91,7 +87,7 @@ def test_picture_changes_with_each_control(explorer):
     pictures = set()
     for norm in ("post", "pre"):
         for residual in (True, False):
-            show(explorer, norm, residual)
+            set_controls(explorer, norm=norm, residual=residual)
             pictures.add(bytes(explorer.image.value))
     assert len(pictures) == 4
 
@@ -99,5 +95,5 @@ def test_picture_changes_with_each_control(explorer):
 def test_readout_never_shows_negative_zero(explorer):
     for norm in ("post", "pre"):
         for residual in (True, False):
-            show(explorer, norm, residual)
+            set_controls(explorer, norm=norm, residual=residual)
             assert "-0.000" not in explorer.readout.value

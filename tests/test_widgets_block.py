@@ -4,16 +4,12 @@ import re
 
 import numpy as np
 import pytest
+from widget_helpers import set_controls
 
 import encoder_lib as el
+from encoder_lib.experiments import block as lesson
 from encoder_lib.widgets import block
 from encoder_lib.widgets._base import control_values
-
-
-def show(explorer, **values):
-    for name, value in values.items():
-        explorer.controls[name].value = value
-    return explorer.state
 
 
 # --- (a) the block, step by step ----------------------------------------------------------
@@ -24,13 +20,13 @@ def steps():
 
 
 def step_of(norm, name):
-    return [key for key, _ in block.STEPS[norm]].index(name)
+    return [key for key, _ in lesson.STEPS[norm]].index(name)
 
 
 def test_steps_are_listed_in_the_order_each_placement_computes_them():
-    assert [k for k, _ in block.STEPS["post"]] == [
+    assert [k for k, _ in lesson.STEPS["post"]] == [
         "input", "attn_out", "sum1", "norm1", "ffn_hidden", "ffn_out", "sum2", "norm2"]
-    assert [k for k, _ in block.STEPS["pre"]] == [
+    assert [k for k, _ in lesson.STEPS["pre"]] == [
         "input", "norm1", "attn_out", "sum1", "norm2", "ffn_hidden", "ffn_out", "sum2"]
 
 
@@ -47,8 +43,8 @@ def test_default_is_post_norm_norm1_with_unit_rows():
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
 def test_the_heatmap_shows_the_chosen_intermediate_with_a_symmetric_colour_range(steps, norm):
-    for step, (name, _) in enumerate(block.STEPS[norm]):
-        state = show(steps, norm=norm, step=step)
+    for step, (name, _) in enumerate(lesson.STEPS[norm]):
+        state = set_controls(steps, norm=norm, step=step)
         shown = np.asarray(steps.map_image.get_array())
         expected = steps.traces[norm][name]
         np.testing.assert_array_equal(shown, expected)
@@ -60,7 +56,7 @@ def test_the_heatmap_shows_the_chosen_intermediate_with_a_symmetric_colour_range
 
 @pytest.mark.parametrize("norm, name", [("post", "norm1"), ("post", "norm2"), ("pre", "norm1"), ("pre", "norm2")])
 def test_rows_have_mean_0_and_std_1_right_after_each_layer_norm(steps, norm, name):
-    state = show(steps, norm=norm, step=step_of(norm, name))
+    state = set_controls(steps, norm=norm, step=step_of(norm, name))
     assert state["max_abs_row_mean"] < 1e-5
     assert 1 - 1e-3 < state["min_row_std"] <= state["max_row_std"] < 1 + 1e-3
     assert re.search(r"row stds 1\.00 to 1\.00", steps.readout.value), steps.readout.value
@@ -68,42 +64,42 @@ def test_rows_have_mean_0_and_std_1_right_after_each_layer_norm(steps, norm, nam
 
 @pytest.mark.parametrize("name", ["sum1", "sum2"])
 def test_rows_are_not_normalised_at_the_residual_sums(steps, name):
-    state = show(steps, norm="pre", step=step_of("pre", name))
+    state = set_controls(steps, norm="pre", step=step_of("pre", name))
     assert state["max_row_std"] - state["min_row_std"] > 0.3
     assert state["max_abs_row_mean"] > 0.3
 
 
 def test_pre_norm_output_is_larger_than_its_input_and_post_norm_output_is_not(steps):
-    pre_sum1 = show(steps, norm="pre", step=step_of("pre", "sum1"))["rms"]
-    pre_out = show(steps, norm="pre", step=7)
+    pre_sum1 = set_controls(steps, norm="pre", step=step_of("pre", "sum1"))["rms"]
+    pre_out = set_controls(steps, norm="pre", step=7)
     assert pre_out["name"] == "sum2"
     assert pre_out["rms"] > pre_sum1 > pre_out["input_rms"] + 0.05  # the scale grows at each residual sum
-    post_out = show(steps, norm="post", step=7)
+    post_out = set_controls(steps, norm="post", step=7)
     assert post_out["name"] == "norm2" and abs(post_out["rms"] - 1) < 1e-3
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])
 def test_ffn_hidden_step_is_d_ff_wide_and_never_negative(steps, norm):
-    state = show(steps, norm=norm, step=step_of(norm, "ffn_hidden"))
-    assert (state["rows"], state["cols"]) == (block.SEQ, block.D_FF)
-    assert steps.ax_map.get_xlim() == (-0.5, block.D_FF - 0.5)
+    state = set_controls(steps, norm=norm, step=step_of(norm, "ffn_hidden"))
+    assert (state["rows"], state["cols"]) == (lesson.SEQ, lesson.D_FF)
+    assert steps.ax_map.get_xlim() == (-0.5, lesson.D_FF - 0.5)
     assert np.asarray(steps.map_image.get_array()).min() >= 0  # after the ReLU
-    back = show(steps, step=0)
-    assert back["cols"] == block.D_MODEL and steps.ax_map.get_xlim() == (-0.5, block.D_MODEL - 0.5)
+    back = set_controls(steps, step=0)
+    assert back["cols"] == lesson.D_MODEL and steps.ax_map.get_xlim() == (-0.5, lesson.D_MODEL - 0.5)
 
 
 def test_the_last_step_is_the_blocks_output(steps):
-    params, x = block.toy_block()
+    params, x = lesson.toy_block()
     for norm in ("post", "pre"):
-        show(steps, norm=norm, step=7)
+        set_controls(steps, norm=norm, step=7)
         np.testing.assert_allclose(steps.map_image.get_array(),
-                                   el.encoder_block(x, params, block.N_HEADS, norm=norm), atol=1e-6)
+                                   el.encoder_block(x, params, lesson.N_HEADS, norm=norm), atol=1e-6)
 
 
 def test_moving_the_step_changes_the_picture(steps):
     pictures = set()
     for step in range(8):
-        show(steps, norm="post", step=step)
+        set_controls(steps, norm="post", step=step)
         pictures.add(steps.image.value)
     assert len(pictures) == 8
 
@@ -122,40 +118,40 @@ def test_padding_slider_runs_from_none_to_five(padding):
 
 @pytest.mark.parametrize("n_pad", range(6))
 def test_with_the_mask_real_outputs_do_not_move_and_padding_gets_no_weight(padding, n_pad):
-    state = show(padding, use_mask=True, n_pad=n_pad)
-    assert state["seq"] == block.REAL + n_pad
+    state = set_controls(padding, use_mask=True, n_pad=n_pad)
+    assert state["seq"] == lesson.REAL + n_pad
     assert state["max_change"] < 1e-6  # float32; the same real tokens alone are the reference
     assert state["max_weight_on_padding"] == 0.0
 
 
 @pytest.mark.parametrize("n_pad", range(1, 6))
 def test_without_the_mask_padding_junk_moves_the_real_outputs(padding, n_pad):
-    state = show(padding, use_mask=False, n_pad=n_pad)
+    state = set_controls(padding, use_mask=False, n_pad=n_pad)
     assert state["max_change"] > 0.1
     assert state["max_weight_on_padding"] > 0.01
 
 
 def test_padded_key_columns_are_zero_in_the_weights_heatmap_for_every_query(padding):
-    show(padding, use_mask=True, n_pad=4)
+    set_controls(padding, use_mask=True, n_pad=4)
     shown = np.ma.filled(np.ma.asarray(padding.w_image.get_array()), np.nan)
-    seq = block.REAL + 4
-    assert np.all(shown[:seq, block.REAL:seq] == 0)
+    seq = lesson.REAL + 4
+    assert np.all(shown[:seq, lesson.REAL:seq] == 0)
     np.testing.assert_allclose(shown[:seq, :seq].sum(axis=-1), 1, atol=1e-6)
     assert np.isnan(shown[seq:]).all() and np.isnan(shown[:, seq:]).all()  # slots not in this sequence
 
 
 def test_padding_slots_hold_different_junk_in_every_setting(padding):
-    slot = block.REAL  # the first padding slot exists for n_pad >= 1
+    slot = lesson.REAL  # the first padding slot exists for n_pad >= 1
     junk = [padding.inputs[n][slot] for n in range(1, 6)]
     for a, b in zip(junk, junk[1:]):
         assert np.abs(a - b).max() > 0.5
-    np.testing.assert_array_equal(padding.inputs[1][: block.REAL], padding.inputs[5][: block.REAL])
+    np.testing.assert_array_equal(padding.inputs[1][: lesson.REAL], padding.inputs[5][: lesson.REAL])
 
 
 def test_the_real_tokens_picture_stays_still_while_the_weights_picture_changes(padding):
     outputs, pictures = [], set()
     for n_pad in range(6):
-        show(padding, use_mask=True, n_pad=n_pad)
+        set_controls(padding, use_mask=True, n_pad=n_pad)
         outputs.append(np.asarray(padding.out_image.get_array()).copy())
         pictures.add(padding.image.value)
     for out in outputs[1:]:
@@ -166,7 +162,7 @@ def test_the_real_tokens_picture_stays_still_while_the_weights_picture_changes(p
 
 def test_in_float64_the_real_outputs_do_not_move_at_all():
     explorer = block.PaddingExplorer(dtype=np.float64)
-    changes = [show(explorer, use_mask=True, n_pad=n)["max_change"] for n in range(6)]
+    changes = [set_controls(explorer, use_mask=True, n_pad=n)["max_change"] for n in range(6)]
     assert max(changes) < 1e-12
 
 
@@ -178,9 +174,9 @@ def shuffles():
 
 
 def test_shuffles_are_distinct_and_not_the_identity():
-    perms = block.permutations()
-    assert np.array_equal(perms[0], np.arange(block.SEQ))
-    assert len({tuple(p) for p in perms}) == len(perms) == block.N_SHUFFLES + 1
+    perms = lesson.permutations()
+    assert np.array_equal(perms[0], np.arange(lesson.SEQ))
+    assert len({tuple(p) for p in perms}) == len(perms) == lesson.N_SHUFFLES + 1
 
 
 def test_default_shows_a_shuffle_without_positional_encoding():
@@ -190,28 +186,28 @@ def test_default_shows_a_shuffle_without_positional_encoding():
 
 @pytest.mark.parametrize("shuffle", [1, 2, 3])
 def test_without_positional_encoding_the_block_is_permutation_equivariant(shuffles, shuffle):
-    state = show(shuffles, use_pe=False, shuffle=shuffle)
+    state = set_controls(shuffles, use_pe=False, shuffle=shuffle)
     assert state["max_difference"] < 1e-5 and state["equivariant"]
     assert "cannot tell the order" in shuffles.readout.value
 
 
 @pytest.mark.parametrize("shuffle", [1, 2, 3])
 def test_with_positional_encoding_shuffling_changes_the_outputs(shuffles, shuffle):
-    state = show(shuffles, use_pe=True, shuffle=shuffle)
+    state = set_controls(shuffles, use_pe=True, shuffle=shuffle)
     assert state["max_difference"] > 0.1 and not state["equivariant"]
     assert not np.allclose(shuffles.a_image.get_array(), shuffles.b_image.get_array(), atol=1e-3)
 
 
 @pytest.mark.parametrize("use_pe", [False, True])
 def test_the_original_order_compares_a_run_with_itself(shuffles, use_pe):
-    assert show(shuffles, use_pe=use_pe, shuffle=0)["max_difference"] == 0.0
+    assert set_controls(shuffles, use_pe=use_pe, shuffle=0)["max_difference"] == 0.0
 
 
 def test_rows_are_labelled_by_the_token_that_sits_there(shuffles):
-    state = show(shuffles, use_pe=False, shuffle=2)
+    state = set_controls(shuffles, use_pe=False, shuffle=2)
     labels = [t.get_text() for t in shuffles.axes[0].get_yticklabels()]
-    assert labels == [f"tok {i}" for i in block.permutations()[2]]
-    assert state["order"] == " ".join(str(i) for i in block.permutations()[2])
+    assert labels == [f"tok {i}" for i in lesson.permutations()[2]]
+    assert state["order"] == " ".join(str(i) for i in lesson.permutations()[2])
 
 
 # --- all three: the quick redraw paints the same picture as a full draw ------------------

@@ -14,10 +14,6 @@ def explorer():
     return ffw.FeedForwardExplorer()
 
 
-def show(explorer, factor, activation):
-    return set_controls(explorer, factor=factor, activation=activation)
-
-
 def test_controls_offer_the_four_factors_and_both_activations(explorer):
     assert control_values(explorer.controls["factor"]) == [1, 2, 4, 8]
     assert control_values(explorer.controls["activation"]) == ["relu", "gelu"]
@@ -31,7 +27,7 @@ def test_default_shows_relu_at_factor_four_with_zeros(explorer):
 
 @pytest.mark.parametrize("factor", [1, 2, 4, 8])
 def test_relu_silences_about_half_the_hidden_values(explorer, factor):
-    state = show(explorer, factor, "relu")
+    state = set_controls(explorer, factor=factor, activation="relu")
     assert state["d_ff"] == factor * ffw.D_MODEL
     assert 0.35 < state["frac_zero"] < 0.65
     assert state["frac_negative"] == 0
@@ -41,8 +37,8 @@ def test_relu_silences_about_half_the_hidden_values(explorer, factor):
 
 @pytest.mark.parametrize("factor", [1, 2, 4, 8])
 def test_gelu_silences_nothing_exactly_but_dips_below_zero(explorer, factor):
-    relu_zero = show(explorer, factor, "relu")["frac_zero"]
-    state = show(explorer, factor, "gelu")
+    relu_zero = set_controls(explorer, factor=factor, activation="relu")["frac_zero"]
+    state = set_controls(explorer, factor=factor, activation="gelu")
     assert state["n_zero"] == 0 and state["frac_zero"] == 0
     # the values ReLU zeroes are exactly the ones GELU makes negative (same pre-activations)
     assert state["frac_negative"] == pytest.approx(relu_zero)
@@ -54,30 +50,30 @@ def test_gelu_silences_nothing_exactly_but_dips_below_zero(explorer, factor):
 
 def test_heatmap_width_follows_d_ff_and_masks_exact_zeros(explorer):
     for factor in (1, 8):
-        show(explorer, factor, "relu")
+        set_controls(explorer, factor=factor, activation="relu")
         data = explorer.im.get_array()
         assert data.shape == (ffw.N_POSITIONS, factor * ffw.D_MODEL)
         assert np.ma.count_masked(data) == explorer.state["n_zero"]
         assert explorer.ax_heat.get_xlim() == (-0.5, factor * ffw.D_MODEL - 0.5)
-    show(explorer, 8, "gelu")
+    set_controls(explorer, factor=8, activation="gelu")
     assert np.ma.count_masked(explorer.im.get_array()) == 0
 
 
 def test_bars_show_the_fractions(explorer):
-    state = show(explorer, 2, "relu")
+    state = set_controls(explorer, factor=2, activation="relu")
     widths = [bar.get_width() for bar in explorer.bars]
     assert widths == pytest.approx([state["frac_zero"], 0.0, state["frac_positive"]])
-    state = show(explorer, 2, "gelu")
+    state = set_controls(explorer, factor=2, activation="gelu")
     widths = [bar.get_width() for bar in explorer.bars]
     assert widths == pytest.approx([0.0, state["frac_negative"], state["frac_positive"]])
 
 
 def test_picture_changes_with_each_control(explorer):
-    show(explorer, 4, "relu")
+    set_controls(explorer, factor=4, activation="relu")
     relu = bytes(explorer.image.value)
-    show(explorer, 4, "gelu")
+    set_controls(explorer, factor=4, activation="gelu")
     gelu = bytes(explorer.image.value)
-    show(explorer, 1, "gelu")
+    set_controls(explorer, factor=1, activation="gelu")
     small = bytes(explorer.image.value)
     assert relu[:8] == b"\x89PNG\r\n\x1a\n"
     assert len({relu, gelu, small}) == 3

@@ -2,9 +2,11 @@
 
 import numpy as np
 import pytest
+from widget_helpers import set_controls
 
 import encoder_lib as el
-from encoder_lib.plots import rms
+from encoder_lib.experiments import rms
+from encoder_lib.experiments import stack as lesson
 from encoder_lib.widgets import stack
 from encoder_lib.widgets._base import control_values
 
@@ -14,16 +16,10 @@ def explorer():
     return stack.StackScaleExplorer()
 
 
-def show(explorer, **values):
-    for name, value in values.items():
-        explorer.controls[name].value = value
-    return explorer.state
-
-
 def test_controls_are_depth_1_to_24_and_both_placements(explorer):
-    depth = explorer.controls["depth"]
-    assert (depth.min, depth.max, depth.value) == (1, 24, 12)
-    assert control_values(explorer.controls["norm"]) == ["pre", "post"]
+    controls = explorer.controls
+    assert (controls["depth"].min, controls["depth"].max, controls["depth"].value) == (1, 24, 12)
+    assert control_values(controls["norm"]) == ["pre", "post"]
 
 
 def test_axes_say_what_is_plotted(explorer):
@@ -33,21 +29,21 @@ def test_axes_say_what_is_plotted(explorer):
 
 @pytest.mark.parametrize("depth", [1, 6, 12, 24])
 def test_post_norm_stays_at_1_after_every_layer(explorer, depth):
-    state = show(explorer, norm="post", depth=depth)
+    state = set_controls(explorer, norm="post", depth=depth)
     assert abs(state["rms_post"] - 1) < 1e-4  # a hair under 1: eps sits inside the square root
     assert state["rms_selected"] == state["rms_post"]
 
 
 def test_pre_norm_grows_with_depth(explorer):
-    scale = [show(explorer, norm="pre", depth=d)["rms_pre"] for d in (1, 6, 12, 24)]
+    scale = [set_controls(explorer, norm="pre", depth=d)["rms_pre"] for d in (1, 6, 12, 24)]
     assert scale == sorted(scale) and scale[0] < scale[-1]
     assert scale[-1] > 2 * explorer.scale["pre"][0]  # more than twice the input's RMS after 24 blocks
-    assert show(explorer, depth=24)["growth_pre"] > 2
+    assert set_controls(explorer, depth=24)["growth_pre"] > 2
 
 
 def test_the_slider_shows_the_first_depth_layers_of_the_precomputed_curves(explorer):
     for depth in (1, 7, 24):
-        show(explorer, norm="pre", depth=depth)
+        set_controls(explorer, norm="pre", depth=depth)
         for norm, line in explorer.lines.items():
             np.testing.assert_array_equal(line.get_xdata(), np.arange(depth + 1))
             np.testing.assert_array_equal(line.get_ydata(), explorer.scale[norm][: depth + 1])
@@ -56,7 +52,7 @@ def test_the_slider_shows_the_first_depth_layers_of_the_precomputed_curves(explo
 
 def test_the_chosen_placement_is_highlighted_and_the_other_faint(explorer):
     for chosen, other in (("pre", "post"), ("post", "pre")):
-        show(explorer, norm=chosen)
+        set_controls(explorer, norm=chosen)
         assert explorer.lines[chosen].get_alpha() == 1.0
         assert explorer.lines[other].get_alpha() < 0.5
         assert explorer.lines[chosen].get_linewidth() > explorer.lines[other].get_linewidth()
@@ -71,22 +67,22 @@ def test_redraws_reuse_the_traces_instead_of_running_the_stack(explorer, monkeyp
     pictures = set()
     for depth in (3, 17):
         for norm in ("pre", "post"):
-            show(explorer, depth=depth, norm=norm)
+            set_controls(explorer, depth=depth, norm=norm)
             pictures.add(explorer.image.value)
     assert len(pictures) == 4
 
 
 def test_the_curves_match_running_the_blocks_one_by_one():
-    layers, x = stack.toy_stack(depth=4)
+    layers, x = lesson.toy_stack(depth=4)
     for norm in ("pre", "post"):
         h, expected = x, [rms(x)]
         for params in layers:
-            h = el.encoder_block(h, params, stack.N_HEADS, norm=norm)
+            h = el.encoder_block(h, params, lesson.N_HEADS, norm=norm)
             expected.append(rms(h))
-        np.testing.assert_allclose(stack.residual_scale(x, layers, stack.N_HEADS, norm), expected, rtol=1e-6)
+        np.testing.assert_allclose(lesson.residual_scale(x, layers, lesson.N_HEADS, norm), expected, rtol=1e-6)
 
 
 def test_each_layer_has_its_own_parameters():
-    layers, _ = stack.toy_stack(depth=3)
+    layers, _ = lesson.toy_stack(depth=3)
     assert not np.array_equal(layers[0]["attn"]["w_q"], layers[1]["attn"]["w_q"])
     assert not np.array_equal(layers[1]["ffn"]["w1"], layers[2]["ffn"]["w1"])

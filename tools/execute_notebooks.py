@@ -1,7 +1,7 @@
 """Re-execute course notebooks in place, so their stored outputs come from the current code.
 
-    .venv/bin/python tools/execute_notebooks.py                      # every notebook
-    .venv/bin/python tools/execute_notebooks.py notebooks/01_*/*.ipynb
+    .venv/bin/python -m tools.execute_notebooks                      # every notebook
+    .venv/bin/python -m tools.execute_notebooks notebooks/01_*/*.ipynb
 
 Each notebook runs top to bottom in a fresh kernel from its own folder, as
 nbval will run it. Afterwards the widget state (``metadata.widgets``) and
@@ -9,7 +9,6 @@ per-cell timing metadata are dropped, so the committed file holds the
 outputs a reader needs and nothing that changes from run to run.
 """
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -17,9 +16,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-# the kernel of this environment, even if the user has another "python3" kernel
-os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
-ROOT = Path(__file__).resolve().parent.parent
+from .course import ROOT, lesson_notebooks, use_this_environment
+
 CELL_TIMEOUT = 120
 
 
@@ -45,7 +43,8 @@ def execute(path):
 
 
 def main(argv):
-    paths = [Path(p).resolve() for p in argv] or sorted((ROOT / "notebooks").glob("*/*.ipynb"))
+    use_this_environment()  # the kernel of this environment, even if the user has another "python3" kernel
+    paths = [Path(p).resolve() for p in argv] or lesson_notebooks()
     for path in paths:
         print(f"{execute(path):6.1f} s  {path.relative_to(ROOT)}", flush=True)
 

@@ -20,14 +20,11 @@ link. Run it again after updating the course; it is quick when nothing changed.
 import argparse
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-import jupyter_settings  # noqa: E402  (tools/jupyter_settings.py)
+from . import jupyter_settings
+from .course import ROOT
 
 
 def run(command):

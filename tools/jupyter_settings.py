@@ -1,6 +1,6 @@
 """Install the course's JupyterLab settings into a Python environment.
 
-    python tools/jupyter_settings.py PREFIX
+    python -m tools.jupyter_settings PREFIX
 
 The one place that knows where they go, used by `make setup` (.venv),
 Binder's postBuild and `make hub-install` (a server's environment):
@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from .course import ROOT
 
 #: course file -> where it goes, relative to the environment's prefix
 SETTINGS = {
@@ -38,5 +38,5 @@ def install(prefix, root=ROOT):
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        raise SystemExit("usage: python tools/jupyter_settings.py PREFIX (the environment: the folder holding bin/python)")
+        raise SystemExit("usage: python -m tools.jupyter_settings PREFIX (the environment: the folder holding bin/python)")
     install(sys.argv[1])

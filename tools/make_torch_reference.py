@@ -2,7 +2,7 @@
 
 Run it from the repository root (it needs torch; the tests that read the file do not):
 
-    .venv/bin/python tools/make_torch_reference.py
+    .venv/bin/python -m tools.make_torch_reference
 
 Every case runs ``nn.TransformerEncoderLayer`` (a single block) or an
 ``nn.TransformerEncoder`` of 2 blocks (``enable_nested_tensor=False``, no
@@ -45,12 +45,11 @@ arrays with ``build_reference`` and compares them with the stored file.
 """
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
+from .course import ROOT
 OUTPUT = ROOT / "tests" / "data" / "torch_reference.npz"
 
 SEED = 0

@@ -4,7 +4,7 @@
     make present NB=01_attention           # a lesson by name (or its number: NB=01)
     make present NB=notebooks/05_encoder_block/05_encoder_block.ipynb
     make present NB=01 PORT=9000           # another port than 8866
-    .venv/bin/python tools/present.py [NB] [--port PORT]
+    .venv/bin/python -m tools.present [NB] [--port PORT]
 
 Voila runs the teacher's version of the notebook (notebooks/<lesson>/, with the
 solutions) and serves a page that shows the lesson's text, what every cell
@@ -21,16 +21,13 @@ import socket
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from .course import ROOT, jupyter_env, lesson_names
+
 DEFAULT_LESSON = "04_add_and_norm"
 DEFAULT_PORT = 8866  # Voila's own default
 HOST = "127.0.0.1"
 TEMPLATE = "present"  # tools/voila/templates/present/
 TEMPLATE_ROOT = ROOT / "tools"  # a Jupyter data folder: voila/templates/<name>/ is found under it
-
-
-def lessons():
-    return sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
 
 
 def resolve_notebook(name=None):
@@ -46,12 +43,12 @@ def resolve_notebook(name=None):
         if path.is_dir():
             candidates.append(path)
     lesson = name.strip("/").removeprefix("notebooks/")
-    matches = [ROOT / "notebooks" / n for n in lessons() if n == lesson or n.split("_")[0] == lesson]
+    matches = [ROOT / "notebooks" / n for n in lesson_names() if n == lesson or n.split("_")[0] == lesson]
     for folder in candidates + matches:
         notebook = folder / f"{folder.name}.ipynb"
         if notebook.is_file():
             return notebook.resolve()
-    raise SystemExit(f"no lesson or notebook {name!r}; the lessons are: {', '.join(lessons())}")
+    raise SystemExit(f"no lesson or notebook {name!r}; the lessons are: {', '.join(lesson_names())}")
 
 
 def port_is_free(port, host=HOST):
@@ -83,7 +80,7 @@ def command(notebook, port):
 
 def environment():
     """Voila's environment: the course's template found first, kernels from this environment."""
-    env = dict(os.environ, JUPYTER_PREFER_ENV_PATH="1")
+    env = jupyter_env()
     env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(TEMPLATE_ROOT), env.get("JUPYTER_PATH")) if p)
     return env
 

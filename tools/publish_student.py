@@ -1,6 +1,6 @@
 """Commit the student versions of the lessons to a branch of their own, for one-click nbgitpuller links.
 
-    .venv/bin/python tools/publish_student.py              # what `make publish-student` runs
+    .venv/bin/python -m tools.publish_student              # what `make publish-student` runs
     git push origin student-versions                       # then hand out the link the tool prints
 
 nbgitpuller pulls a branch into each learner's home folder and opens a
@@ -23,14 +23,11 @@ message names the commit they were generated from, marked ``+changes`` when
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import student  # noqa: E402  (tools/student.py: the same generation `make student` runs)
-
-ROOT = Path(__file__).resolve().parent.parent
+from . import student  # the same generation `make student` runs
+from .course import ROOT, lesson_names
 START = "00_start_here/00_start_here.ipynb"
 #: The published branch: a name that is no folder of the repository (`student/` is where
 #: `make lab` writes the student versions), so that `git log student-versions` is never ambiguous.
@@ -77,7 +74,7 @@ def files_to_publish(root, folder):
     """``{path on the branch: file}``: each lesson's student version, and the README written into ``folder``."""
     release = root / "release"
     files = {}
-    for lesson in student.lesson_names(root):
+    for lesson in lesson_names(root):
         for path in sorted((release / lesson).rglob("*")):
             if path.is_file() and ".ipynb_checkpoints" not in path.parts:
                 files[path.relative_to(release).as_posix()] = path

@@ -1,6 +1,6 @@
 """Write the student versions of the lessons into student/, never overwriting a learner's work.
 
-    .venv/bin/python tools/student.py            # what `make student` runs
+    .venv/bin/python -m tools.student            # what `make student` runs
 
 First `nbgrader generate_assignment "*" --force` writes every lesson's student
 version (solutions replaced by ``raise NotImplementedError()``, hidden tests
@@ -26,7 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from .course import ROOT, jupyter_env, lesson_names
+
 MANIFEST = ".generated.json"
 
 
@@ -113,24 +114,10 @@ def sync(release_dir, student_dir, lessons=None, out=print):
     return report
 
 
-def nbgrader_env():
-    """The environment for running nbgrader: this Python's bin/ first on PATH
-    (nbgrader runs `alembic` from PATH) and kernels from this environment."""
-    env = dict(os.environ, JUPYTER_PREFER_ENV_PATH="1")
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    return env
-
-
 def nbgrader(args, root, **kwargs):
     """Run ``nbgrader <args>`` in the course folder ``root`` (where nbgrader_config.py is)."""
     command = [str(Path(sys.executable).parent / "nbgrader"), *args]
-    return subprocess.run(command, cwd=root, env=nbgrader_env(), **kwargs)
-
-
-def lesson_names(root):
-    """The assignments: folders of notebooks/ that hold a notebook."""
-    return sorted(p.name for p in (Path(root) / "notebooks").iterdir()
-                  if p.is_dir() and any(p.glob("*.ipynb")))
+    return subprocess.run(command, cwd=root, env=jupyter_env(), **kwargs)
 
 
 def generate(root):

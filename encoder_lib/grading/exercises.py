@@ -22,23 +22,13 @@ Adding an exercise touches this table, its notebook (answer, self-check and
 test cells) and the catalogue of mistakes in ``tests/mistakes.py``.
 """
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import attention as _attention
-from .. import block as _block
-from .. import fixtures
-from .. import grad as _grad
-from .. import pooling as _pooling
-from .. import positional as _positional
-from ..params import init_block_params
+from .. import attention, block, ffn, fixtures, grad, norm, pooling, positional
+from ..params import init_block_params, off_defaults
 from .wire import Call
-
-# encoder_lib.feed_forward and encoder_lib.layer_norm are the functions; the modules are here
-_ffn = sys.modules["encoder_lib.feed_forward"]
-_ln = sys.modules["encoder_lib.layer_norm"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +79,7 @@ def _softmax_no_max(x, axis=-1):
 def _softmax_wrong_axis(x, axis=-1):
     axis = axis % x.ndim
     other = 0 if axis == x.ndim - 1 else x.ndim - 1
-    return _attention.softmax(x, axis=other)
+    return attention.softmax(x, axis=other)
 
 
 def _sdpa_cases(rng, hidden):
@@ -108,12 +98,12 @@ def _sdpa_cases(rng, hidden):
 
 
 def _sdpa_scaled(q, k, v, factor):
-    return _attention.scaled_dot_product_attention(q * factor(q.shape[-1]), k, v)
+    return attention.scaled_dot_product_attention(q * factor(q.shape[-1]), k, v)
 
 
 def _sdpa_weights_over_queries(q, k, v):
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    weights = _attention.softmax(scores, axis=-2)
+    weights = attention.softmax(scores, axis=-2)
     return weights @ v, weights
 
 
@@ -164,10 +154,7 @@ def _merge_wrong_order(x):
 
 
 def _random_attention_params(rng, d_model):
-    p = init_block_params(d_model, 2 * d_model, rng, dtype=np.float64)["attn"]
-    for key in ("b_q", "b_k", "b_v", "b_o"):
-        p[key] = rng.normal(0, 0.1, d_model)
-    return p
+    return off_defaults(init_block_params(d_model, 2 * d_model, rng, dtype=np.float64)["attn"], rng)
 
 
 def _mha_cases(rng, hidden):
@@ -186,15 +173,15 @@ def _mha_cases(rng, hidden):
 
 def _mha_model(x, n_heads, params=None, *, scale_by_d_model=False, split=None, project=True):
     d_model = x.shape[-1]
-    split = split or _attention.split_heads
+    split = split or attention.split_heads
     if params is None:
         q = k = v = x
     else:
         q, k, v = (x @ params[f"w_{n}"] + params[f"b_{n}"] for n in "qkv")
     q, k, v = (split(t, n_heads) for t in (q, k, v))
     scale = np.sqrt(d_model if scale_by_d_model else d_model // n_heads)
-    weights = _attention.softmax(q @ np.swapaxes(k, -1, -2) / scale)
-    out = _attention.merge_heads(weights @ v)
+    weights = attention.softmax(q @ np.swapaxes(k, -1, -2) / scale)
+    out = attention.merge_heads(weights @ v)
     if params is not None and project:
         out = out @ params["w_o"] + params["b_o"]
     return out, weights
@@ -294,7 +281,7 @@ def _sublayer_cases(rng, hidden):
 
 
 def _ln_of(gamma, beta, eps):
-    return lambda y: _ln.layer_norm(y, gamma, beta, eps)
+    return lambda y: norm.layer_norm(y, gamma, beta, eps)
 
 
 def _post_variants(kind):
@@ -324,12 +311,12 @@ def _masked_cases(rng, hidden):
 
 
 def _masked_after(scores, padding_mask=None):
-    weights = _attention.softmax(scores)
+    weights = attention.softmax(scores)
     return weights if padding_mask is None else weights * ~padding_mask[..., None, :]
 
 
 def _masked_polarity(scores, padding_mask=None):
-    return _attention.masked_softmax(scores, None if padding_mask is None else ~padding_mask)
+    return attention.masked_softmax(scores, None if padding_mask is None else ~padding_mask)
 
 
 def _masked_nan(scores, padding_mask=None):
@@ -340,8 +327,8 @@ def _masked_nan(scores, padding_mask=None):
 
 def _masked_queries(scores, padding_mask=None):
     if padding_mask is None:
-        return _attention.softmax(scores)
-    return _attention.softmax(np.where(padding_mask[..., :, None], -1e9, scores))
+        return attention.softmax(scores)
+    return attention.softmax(np.where(padding_mask[..., :, None], -1e9, scores))
 
 
 def _pe_cases(rng, hidden):
@@ -364,12 +351,7 @@ def _pe_model(seq_len, d_model, *, swap=False, exponent_i=False, halves=False):
 
 
 def _random_block(rng, d_model, d_ff):
-    p = init_block_params(d_model, d_ff, rng, dtype=np.float64)
-    for key in ("norm1", "norm2"):
-        p[key] = {"gamma": rng.uniform(0.5, 1.5, d_model), "beta": rng.normal(0, 0.2, d_model)}
-    for key in ("b_q", "b_k", "b_v", "b_o"):
-        p["attn"][key] = rng.normal(0, 0.1, d_model)
-    return p
+    return off_defaults(init_block_params(d_model, d_ff, rng, dtype=np.float64), rng)
 
 
 def _block_cases(rng, hidden):
@@ -394,19 +376,19 @@ def _block_cases(rng, hidden):
 
 def _block_swapped(x, params, n_heads, norm="post", padding_mask=None):
     other = "pre" if norm == "post" else "post"
-    return _block.encoder_block(x, params, n_heads, norm=other, padding_mask=padding_mask)
+    return block.encoder_block(x, params, n_heads, norm=other, padding_mask=padding_mask)
 
 
 def _block_no_residual(x, params, n_heads, norm="post", padding_mask=None):
-    return _block.encoder_block(x, params, n_heads, norm=norm, padding_mask=padding_mask, residual=False)
+    return block.encoder_block(x, params, n_heads, norm=norm, padding_mask=padding_mask, residual=False)
 
 
 def _block_no_mask(x, params, n_heads, norm="post", padding_mask=None):
-    return _block.encoder_block(x, params, n_heads, norm=norm)
+    return block.encoder_block(x, params, n_heads, norm=norm)
 
 
 def _block_one_norm(x, params, n_heads, norm="post", padding_mask=None):
-    return _block.encoder_block(x, {**params, "norm2": params["norm1"]}, n_heads, norm=norm, padding_mask=padding_mask)
+    return block.encoder_block(x, {**params, "norm2": params["norm1"]}, n_heads, norm=norm, padding_mask=padding_mask)
 
 
 # --- 06: the stack ----------------------------------------------------------------
@@ -430,22 +412,22 @@ def _encoder_cases(rng, hidden):
 
 
 def _encoder_reused(x, layers, n_heads, norm="post", padding_mask=None):
-    return _block.encoder(x, [layers[0]] * len(layers), n_heads, norm=norm, padding_mask=padding_mask)
+    return block.encoder(x, [layers[0]] * len(layers), n_heads, norm=norm, padding_mask=padding_mask)
 
 
 def _encoder_last_only(x, layers, n_heads, norm="post", padding_mask=None):
-    return _block.encoder_block(x, layers[-1], n_heads, norm=norm, padding_mask=padding_mask)
+    return block.encoder_block(x, layers[-1], n_heads, norm=norm, padding_mask=padding_mask)
 
 
 def _encoder_each_from_input(x, layers, n_heads, norm="post", padding_mask=None):
     out = x
     for p in layers:
-        out = _block.encoder_block(x, p, n_heads, norm=norm, padding_mask=padding_mask)
+        out = block.encoder_block(x, p, n_heads, norm=norm, padding_mask=padding_mask)
     return out
 
 
 def _encoder_ignores_norm(x, layers, n_heads, norm="post", padding_mask=None):
-    return _block.encoder(x, layers, n_heads, padding_mask=padding_mask)
+    return block.encoder(x, layers, n_heads, padding_mask=padding_mask)
 
 
 # --- 07: gradients -----------------------------------------------------------
@@ -455,11 +437,11 @@ def _softmax_grad_cases(rng, hidden):
     if hidden:
         shape = tuple(rng.integers(1, 5, size=rng.integers(1, 3))) + (int(rng.integers(2, 7)),)
         return _cases((f"random weights and gradients {shape}",
-                       [_attention.softmax(_normal(rng, *shape) * 2), _normal(rng, *shape)], {}))
-    masked = _attention.masked_softmax(_normal(rng, 2, 4), np.array([False, False, True, True]))
+                       [attention.softmax(_normal(rng, *shape) * 2), _normal(rng, *shape)], {}))
+    masked = attention.masked_softmax(_normal(rng, 2, 4), np.array([False, False, True, True]))
     return _cases(
         ("the row (0.5, 0.5) with gradient (1, 0)", [np.array([0.5, 0.5]), np.array([1.0, 0.0])], {}),
-        ("weights (2, 3, 5), random gradient", [_attention.softmax(_normal(rng, 2, 3, 5)), _normal(rng, 2, 3, 5)], {}),
+        ("weights (2, 3, 5), random gradient", [attention.softmax(_normal(rng, 2, 3, 5)), _normal(rng, 2, 3, 5)], {}),
         ("weights with two masked keys (weight 0)", [masked, _normal(rng, 2, 4)], {}),
     )
 
@@ -561,7 +543,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "softmax", "01_attention", 2,
         r"\mathrm{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},\quad m = \max_j x_j",
-        _softmax_cases, _attention.softmax, (
+        _softmax_cases, attention.softmax, (
             ("exp overflows on large scores: subtract each row's maximum before np.exp "
              "(softmax(x) = softmax(x - max), and exp(1000) is inf)", _softmax_no_max),
             ("softmax over the wrong axis: normalise along `axis` (the last one by default), "
@@ -572,7 +554,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "scaled_dot_product_attention", "01_attention", 2,
         r"\mathrm{attention}(q, k, v) = \mathrm{softmax}\!\left(\frac{q k^\top}{\sqrt{d_k}}\right) v",
-        _sdpa_cases, _attention.scaled_dot_product_attention, (
+        _sdpa_cases, attention.scaled_dot_product_attention, (
             ("no 1/sqrt(d_k) scaling: divide the scores q k^T by sqrt(d_k) before the softmax",
              lambda q, k, v: _sdpa_scaled(q, k, v, np.sqrt)),
             ("scores divided by d_k: the scale is 1/sqrt(d_k), the square root of the key size",
@@ -580,12 +562,12 @@ EXERCISES = {e.name: e for e in [
             ("softmax over the queries: each query's weights (a row, the last axis) must sum to 1",
              _sdpa_weights_over_queries),
             ("returned (weights, out): return the output first, then the weights",
-             lambda q, k, v: _attention.scaled_dot_product_attention(q, k, v)[::-1]),
+             lambda q, k, v: attention.scaled_dot_product_attention(q, k, v)[::-1]),
         ), uses=("softmax",), may_call=("softmax",)),
     Exercise(
         "split_heads", "02_multi_head_attention", 1,
         r"(\ldots, s, d_{\mathrm{model}}) \to (\ldots, h, s, d_{\mathrm{model}} / h)",
-        _split_cases, _attention.split_heads, (
+        _split_cases, attention.split_heads, (
             ("heads split by a reshape without the transpose, which mixes positions: reshape to "
              "(..., seq, n_heads, d_head), then swap the seq and head axes", _split_no_transpose),
             ("head h must take columns h*d_head to (h+1)*d_head; yours takes every n_heads-th column "
@@ -594,7 +576,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "merge_heads", "02_multi_head_attention", 1,
         r"(\ldots, h, s, d_{\mathrm{head}}) \to (\ldots, s, h \cdot d_{\mathrm{head}})",
-        _merge_cases, _attention.merge_heads, (
+        _merge_cases, attention.merge_heads, (
             ("heads merged by a reshape without the transpose, which mixes positions: swap the head and "
              "seq axes first, to (..., seq, n_heads, d_head)", _merge_no_transpose),
             ("heads merged in the wrong order: head 0's columns must come first, then head 1's "
@@ -604,7 +586,7 @@ EXERCISES = {e.name: e for e in [
         "multi_head_attention", "02_multi_head_attention", 2,
         r"\mathrm{MHA}(x) = \mathrm{concat}_h\!\left(\mathrm{attention}(x W_q^h + b_q^h,\, x W_k^h + b_k^h,\,"
         r" x W_v^h + b_v^h)\right) W_o + b_o",
-        _mha_cases, _attention.multi_head_attention, (
+        _mha_cases, attention.multi_head_attention, (
             ("scores scaled by sqrt(d_model): each head's scale is sqrt(d_head), d_head = d_model / n_heads",
              lambda x, n, params=None: _mha_model(x, n, params, scale_by_d_model=True)),
             ("heads split by a reshape without the transpose, which mixes positions",
@@ -616,7 +598,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "feed_forward", "03_feed_forward", 2,
         r"\mathrm{FFN}(x) = \mathrm{act}(x W_1 + b_1)\, W_2 + b_2",
-        _ffn_cases, _ffn.feed_forward, (
+        _ffn_cases, ffn.feed_forward, (
             ("ReLU after the second linear layer: the ReLU goes between the two layers only",
              lambda x, p, activation="relu": _ffn_model(x, p, activation, relu_first=False, relu_last=True)),
             ("a ReLU after the second linear layer too: the FFN's output is not passed through ReLU",
@@ -631,7 +613,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "gelu", "03_feed_forward", 1,
         r"\mathrm{GELU}(x) = \tfrac{1}{2}\, x \left(1 + \mathrm{erf}(x / \sqrt{2})\right)",
-        _gelu_cases, _ffn.gelu, (
+        _gelu_cases, ffn.gelu, (
             ("that is the tanh approximation; the exact GELU is 0.5 x (1 + erf(x / sqrt(2)))", _gelu_tanh),
             ("erf needs x / sqrt(2), not x: GELU is x times the normal CDF", _gelu_no_sqrt2),
             ("that is ReLU; GELU is 0.5 x (1 + erf(x / sqrt(2)))", lambda x: np.maximum(x, 0)),
@@ -639,7 +621,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "layer_norm", "04_add_and_norm", 2,
         r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta",
-        _ln_cases, _ln.layer_norm, (
+        _ln_cases, norm.layer_norm, (
             ("layer norm over the sequence axis: take the mean and variance over the last axis "
              "(a position's features), not over positions",
              lambda x, g=None, b=None, eps=1e-5: _ln_model(x, g, b, eps, axis=-2)),
@@ -652,7 +634,7 @@ EXERCISES = {e.name: e for e in [
         )),
     Exercise(
         "post_norm", "04_add_and_norm", 1, r"x \mapsto \mathrm{LN}(x + f(x))",
-        _sublayer_cases, _block.post_norm, (
+        _sublayer_cases, norm.post_norm, (
             ("post-norm and pre-norm swapped: post-norm is LN(x + sublayer(x))", _post_variants("pre")),
             ("the residual connection is missing: add x to the sub-layer's output before the norm",
              _post_variants("no_residual")),
@@ -662,7 +644,7 @@ EXERCISES = {e.name: e for e in [
         ), uses=("layer_norm",), may_call=("layer_norm",)),
     Exercise(
         "pre_norm", "04_add_and_norm", 1, r"x \mapsto x + f(\mathrm{LN}(x))",
-        _sublayer_cases, _block.pre_norm, (
+        _sublayer_cases, norm.pre_norm, (
             ("post-norm and pre-norm swapped: pre-norm is x + sublayer(LN(x))", _post_variants("post")),
             ("the residual connection is missing: add x to sublayer(LN(x))", _post_variants("pre_no_residual")),
             ("the norm is on the sub-layer's output; in pre-norm it goes on the sub-layer's input",
@@ -672,7 +654,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "masked_softmax", "05_encoder_block", 2,
         r"w = \mathrm{softmax}(s + m),\quad m_j = -\infty \text{ where key } j \text{ is padding, else } 0",
-        _masked_cases, _attention.masked_softmax, (
+        _masked_cases, attention.masked_softmax, (
             ("the mask is applied after the softmax: set padded scores to -inf before it, "
              "so the real keys' weights still sum to 1", _masked_after),
             ("the mask has the wrong polarity: True marks padding, so those keys get weight 0", _masked_polarity),
@@ -682,7 +664,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "positional_encoding", "05_encoder_block", 2,
         r"PE_{p,\,2i} = \sin\!\left(p / 10000^{2i/d}\right),\quad PE_{p,\,2i+1} = \cos\!\left(p / 10000^{2i/d}\right)",
-        _pe_cases, lambda seq_len, d_model: _positional.positional_encoding(seq_len, d_model, dtype=np.float64), (
+        _pe_cases, lambda seq_len, d_model: positional.positional_encoding(seq_len, d_model, dtype=np.float64), (
             ("sine and cosine swapped: sine goes in the even columns 0, 2, 4, ..., cosine in the odd ones",
              lambda s, d: _pe_model(s, d, swap=True)),
             ("the exponent: the pair of columns (2i, 2i+1) uses 10000^(2i / d_model)",
@@ -694,7 +676,7 @@ EXERCISES = {e.name: e for e in [
         "encoder_block", "05_encoder_block", 2,
         r"\text{post: } x \leftarrow \mathrm{LN}(x + \mathrm{MHA}(x)),\ x \leftarrow \mathrm{LN}(x + \mathrm{FFN}(x));"
         r"\quad \text{pre: } x \leftarrow x + \mathrm{MHA}(\mathrm{LN}(x)),\ x \leftarrow x + \mathrm{FFN}(\mathrm{LN}(x))",
-        _block_cases, _block.encoder_block, (
+        _block_cases, block.encoder_block, (
             ("post-norm and pre-norm swapped: post is LN(x + f(x)), pre is x + f(LN(x))", _block_swapped),
             ("the residual connection is missing: each sub-layer's output is added to its input", _block_no_residual),
             ("the padding mask is not passed on to the attention", _block_no_mask),
@@ -702,7 +684,7 @@ EXERCISES = {e.name: e for e in [
         ), uses=("masked_softmax", "post_norm", "pre_norm"), may_call=BLOCK_PARTS),
     Exercise(
         "encoder", "06_stacking_blocks", 2, r"x_{l+1} = \mathrm{block}_l(x_l),\quad l = 0, \ldots, L - 1",
-        _encoder_cases, _block.encoder, (
+        _encoder_cases, block.encoder, (
             ("one set of parameters reused for every layer of the stack: block i uses layers[i]", _encoder_reused),
             ("only the last block is applied: the output of each block is the input of the next", _encoder_last_only),
             ("every block reads the stack's input: feed each block the previous block's output",
@@ -712,7 +694,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "softmax_grad", "07_gradients_and_training", 1,
         r"\frac{\partial L}{\partial s} = w \odot \left(g - \textstyle\sum_j g_j w_j\right)",
-        _softmax_grad_cases, _grad.softmax_grad, (
+        _softmax_grad_cases, grad.softmax_grad, (
             ("only the diagonal of the Jacobian (w * (1 - w) * g): each weight also depends on every other "
              "score of its row, which adds -w_i w_j g_j; the whole product is w * (g - sum(g * w))",
              _softmax_grad_diagonal),
@@ -723,7 +705,7 @@ EXERCISES = {e.name: e for e in [
         "layer_norm_grad", "07_gradients_and_training", 2,
         r"\frac{\partial L}{\partial x} = \frac{1}{\sigma}\left(g - \bar{g} - \hat{x}\, \overline{g \hat{x}}\right),"
         r"\quad g = \gamma \odot \frac{\partial L}{\partial y}",
-        _ln_grad_cases, _grad.layer_norm_grad, (
+        _ln_grad_cases, grad.layer_norm_grad, (
             ("the mean and the variance were treated as constants: both depend on every input of the row, "
              "which subtracts mean(g) and xhat * mean(g * xhat) before dividing by sigma",
              lambda x, g, gamma=None, beta=None, eps=1e-5: _ln_grad_model(x, g, gamma, beta, eps, mean_term=False,
@@ -740,7 +722,7 @@ EXERCISES = {e.name: e for e in [
     Exercise(
         "mean_pool", "08_inside_a_real_encoder", 1,
         r"\mathrm{pool}(h) = \frac{\sum_{t \text{ real}} h_t}{\max(1,\ \#\{t \text{ real}\})}",
-        _mean_pool_cases, _pooling.mean_pool, (
+        _mean_pool_cases, pooling.mean_pool, (
             ("the padding is averaged in too: leave out the positions where padding_mask is True, and divide by "
              "the number of real tokens", lambda h, m=None: _pool_model(h, m, use_mask=False)),
             ("divided by the full length: after zeroing the padding, divide each sequence's sum by its number of "

@@ -51,7 +51,8 @@ class Explorer:
         if "__init__" in cls.__dict__:
             cls.__init__ = single_blas_thread(cls.__init__)
 
-    def __init__(self, title, caption, controls):
+    def __init__(self, title, caption, controls, extras=()):
+        """``extras``: more widgets shown between the controls and the picture (a progress bar, say)."""
         self.title = title
         self.controls = dict(controls)
         self.figure = Figure(figsize=self.figsize, dpi=self.dpi, layout="constrained")
@@ -64,7 +65,7 @@ class Explorer:
         self.widget = widgets.VBox(
             # controls wrap onto a second row when the notebook is narrow, rather than squeeze
             [header, widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
-             self.image, self.readout],
+             *extras, self.image, self.readout],
             layout=widgets.Layout(border="1px solid #ccc", padding="6px"),
         )
         self.state = {}
@@ -185,6 +186,15 @@ def toggle(description, options, value=None):
     """Toggle buttons for a small set of named choices."""
     return widgets.ToggleButtons(options=options, value=value if value is not None else options[0],
                                  description=description, style={"description_width": "initial", "button_width": "auto"})
+
+
+#: The two placements of the layer norm, as the widgets name them.
+PLACEMENT_NAMES = {"post": "post-norm", "pre": "pre-norm"}
+
+
+def placement_toggle(value="post", order=("post", "pre")):
+    """Toggle buttons for the norm's placement, post-norm or pre-norm."""
+    return toggle("placement", tuple((PLACEMENT_NAMES[norm], norm) for norm in order), value)
 
 
 def checkbox(description, value):

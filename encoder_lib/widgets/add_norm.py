@@ -9,27 +9,13 @@ shows the output and each output row's mean and variance.
 
 import numpy as np
 
-import encoder_lib as el
-from encoder_lib import fixtures
 
 from .. import plots
-from ._base import COLORS, Explorer, checkbox, toggle
+from ..experiments.add_norm import block_outputs, row_stats
+from ._base import COLORS, PLACEMENT_NAMES, Explorer, checkbox, placement_toggle
 
-PLACEMENTS = (("post-norm", "post"), ("pre-norm", "pre"))
 FORMULAS = {"post": "LN(x + f(x))", "pre": "x + f(LN(x))"}
 FORMULAS_NO_RESIDUAL = {"post": "LN(f(x))", "pre": "f(LN(x))"}
-
-
-def block_outputs():
-    """``{(norm, residual): output (3, 4)}`` of the lesson's fixture block, for the four variants."""
-    x, params = fixtures.lesson_input(), fixtures.lesson_block_params()
-    return {(norm, residual): el.encoder_block(x, params, fixtures.N_HEADS, norm=norm, residual=residual)
-            for _, norm in PLACEMENTS for residual in (True, False)}
-
-
-def row_stats(out):
-    """Each row's mean and (biased) variance over its features, the statistics layer norm uses."""
-    return out.mean(axis=-1), out.var(axis=-1)
 
 
 def _numbers(values):
@@ -44,7 +30,7 @@ class AddNormExplorer(Explorer):
     def __init__(self):
         self.outputs = block_outputs()
         controls = {
-            "norm": toggle("placement", list(PLACEMENTS), value="post"),
+            "norm": placement_toggle("post"),
             "residual": checkbox("residual (x + ...)", True),
         }
         super().__init__(
@@ -56,15 +42,13 @@ class AddNormExplorer(Explorer):
         )
 
     def setup(self, figure):
-        grid = figure.add_gridspec(1, 2, width_ratios=(1, 1.4))
-        ax = self.ax_out = figure.add_subplot(grid[0])
+        ax, bar_ax = self.ax_out, self.ax_bars = figure.subplots(1, 2, width_ratios=(1, 1.4))
         limit = max(np.abs(out).max() for out in self.outputs.values())
         limit = np.ceil(limit * 2) / 2
         self.im, self.texts = plots.heatmap(
             ax, self.outputs["post", True], title="", xlabel="feature", ylabel="token (row)",
             vmin=-limit, vmax=limit, fmt="{:.2f}", colorbar=False)  # the values are written in the cells
 
-        bar_ax = self.ax_bars = figure.add_subplot(grid[1])
         rows = np.arange(3)
         width = 0.38
         self.mean_bars = bar_ax.bar(rows - width / 2, [0, 0, 0], width, color=COLORS[0],
@@ -109,7 +93,7 @@ class AddNormExplorer(Explorer):
         }
 
     def describe(self, state):
-        name = dict((value, label) for label, value in PLACEMENTS)[state["norm"]]
+        name = PLACEMENT_NAMES[state["norm"]]
         return (f"{name}, residual {'on' if state['residual'] else 'off'}. "
                 f"row means: {_numbers(state['means'])}; row variances: {_numbers(state['variances'])}")
 

@@ -9,39 +9,12 @@ nearly all of a query's weight on one key.
 import numpy as np
 from matplotlib.patches import Rectangle
 
-import encoder_lib as el
 
 from .. import plots
+from ..experiments.attention import attention_weights, entropy, random_queries_keys
 from ._base import COLORS, Explorer, checkbox, drawing_order, slider, toggle
 
 D_K_OPTIONS = (4, 16, 64, 256)
-
-
-def random_queries_keys(d_k, seq=6, seed=0):
-    """Seeded standard-normal queries and keys, each (seq, d_k); one fixed draw per d_k."""
-    rng = np.random.default_rng([seed, d_k])
-    return rng.standard_normal((seq, d_k)), rng.standard_normal((seq, d_k))
-
-
-def attention_weights(q, k, scale=True, temperature=1.0):
-    """(seq, seq) weights ``softmax(q k^T / (s T))``, s = sqrt(d_k) if ``scale`` else 1, via el.
-
-    ``el.scaled_dot_product_attention`` always divides by sqrt(d_k); turning the
-    scaling off multiplies q by sqrt(d_k) to undo it, and the temperature
-    divides q, which divides every score by the same number.
-    """
-    d_k = q.shape[-1]
-    q = q / temperature if scale else q * (np.sqrt(d_k) / temperature)
-    seq = k.shape[-2]
-    _, weights = el.scaled_dot_product_attention(q, k, np.eye(seq))
-    return weights
-
-
-def entropy(p):
-    """Entropy in nats of the probability rows of ``p`` (0 log 0 counted as 0)."""
-    p = np.asarray(p)
-    logs = np.log(np.where(p > 0, p, 1.0))
-    return -(p * logs).sum(axis=-1)
 
 
 class AttentionExplorer(Explorer):

@@ -11,52 +11,14 @@ import matplotlib
 import matplotlib.ticker
 import numpy as np
 
-import encoder_lib as el
 
 from .. import plots
+from ..experiments.ffn import D_MODEL, FACTORS, N_POSITIONS, SMALL, hidden_activations, silence_summary
 from ._base import COLORS, Explorer, toggle
 
-D_MODEL = 16
-N_POSITIONS = 12
-FACTORS = (1, 2, 4, 8)
 ACTIVATIONS = ("relu", "gelu")
 NAMES = {"relu": "ReLU", "gelu": "GELU"}
-SMALL = 1e-3  # |h| below this counts as "nearly silent"
 VMIN, VMAX = -0.2, 1.2  # colour range of the hidden activations, fixed across controls
-
-
-def hidden_activations(d_model=D_MODEL, n_positions=N_POSITIONS, factors=FACTORS, seed=0):
-    """``{(factor, activation): hidden (n_positions, factor * d_model)}`` for a seeded batch.
-
-    The positions are random rows put through ``el.layer_norm`` (what the
-    FFN sees in a block); each factor gets its own ``el.init_block_params``
-    FFN weights with ``d_ff = factor * d_model``.
-    """
-    rng = np.random.default_rng(seed)
-    x = el.layer_norm(rng.standard_normal((n_positions, d_model), dtype=np.float32))  # (positions, d_model)
-    hidden = {}
-    for factor in factors:
-        ffn = el.init_block_params(d_model, factor * d_model, rng)["ffn"]
-        pre = x @ ffn["w1"] + ffn["b1"]  # (positions, d_model) -> (positions, d_ff)
-        hidden[factor, "relu"] = el.relu(pre)
-        hidden[factor, "gelu"] = el.gelu(pre)
-    return hidden
-
-
-def silence_summary(h):
-    """Counts over all (position, unit) entries of a hidden layer ``h``."""
-    n = h.size
-    return {
-        "n_values": int(n),
-        "n_zero": int(np.count_nonzero(h == 0)),
-        "frac_zero": float(np.count_nonzero(h == 0) / n),
-        "frac_small": float(np.count_nonzero(np.abs(h) < SMALL) / n),
-        "frac_negative": float(np.count_nonzero(h < 0) / n),
-        "frac_positive": float(np.count_nonzero(h > 0) / n),
-        "dead_units": int(np.count_nonzero((h == 0).all(axis=0))),  # zero at every position
-        "min": float(h.min()),
-        "max": float(h.max()),
-    }
 
 
 class FeedForwardExplorer(Explorer):
@@ -79,8 +41,7 @@ class FeedForwardExplorer(Explorer):
         )
 
     def setup(self, figure):
-        grid = figure.add_gridspec(1, 2, width_ratios=(3, 1.3))
-        ax = self.ax_heat = figure.add_subplot(grid[0])
+        ax, bar_ax = self.ax_heat, self.ax_bars = figure.subplots(1, 2, width_ratios=(3, 1.3))
         first = self.hidden[FACTORS[-1], "relu"]
         self.im, _ = plots.heatmap(ax, first, title="", xlabel="hidden unit",
                                    ylabel="position", vmin=VMIN, vmax=VMAX, annotate=False)
@@ -94,7 +55,6 @@ class FeedForwardExplorer(Explorer):
         ax.yaxis.set_major_locator(matplotlib.ticker.MultipleLocator(3))
         ax.set_facecolor("white")
 
-        bar_ax = self.ax_bars = figure.add_subplot(grid[1])
         self.labels = ("exactly 0", "negative", "positive")
         self.bars = bar_ax.barh(range(3), [0, 0, 0], color=["white", COLORS[1], COLORS[0]],
                                 edgecolor="black", height=0.6)

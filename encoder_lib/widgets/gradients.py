@@ -9,41 +9,17 @@
   placement and warm-up.
 """
 
-import functools
 import html
 
 import ipywidgets as widgets
 import matplotlib.ticker
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from ..threads import single_blas_thread
-from ..training import SortTask, compare_runs, gradient_norms_by_depth
-from ._base import COLORS, MARKERS, Explorer, canvas_png, checkbox, drawing_order, slider, toggle
+from ..experiments.gradients import gradient_table
+from ..training import SortTask, compare_runs
+from ._base import (COLORS, MARKERS, PLACEMENT_NAMES, Explorer, checkbox, drawing_order, placement_toggle, slider,
+                    toggle)
 
-MAX_DEPTH = 24
-NAMES = {"post": "post-norm", "pre": "pre-norm"}
-
-
-@functools.lru_cache(maxsize=4)
-@single_blas_thread
-def gradient_table(max_depth=MAX_DEPTH, seeds=3):
-    """``{(norm, residual): [norms for depth in 1..max_depth]}`` for all four settings (a few seconds, then cached).
-
-    Each entry is ``gradient_norms(depth, norm, residual, seed)`` averaged
-    over ``seeds`` seeds, so that one unlucky draw of weights does not make
-    the curves jump.
-    """
-    table = {}
-    for norm in ("post", "pre"):
-        for residual in (True, False):
-            by_seed = [gradient_norms_by_depth(max_depth, norm, residual, seed=seed) for seed in range(seeds)]
-            table[norm, residual] = [
-                {key: np.mean([runs[depth][key] for runs in by_seed], axis=0) for key in ("params", "inputs")}
-                for depth in range(max_depth)
-            ]
-    return table
 
 
 class GradientFlowExplorer(Explorer):
@@ -56,7 +32,7 @@ class GradientFlowExplorer(Explorer):
         self.max_depth = len(self.table["post", True])
         controls = {
             "depth": slider("depth", min(12, self.max_depth), 1, self.max_depth),
-            "norm": toggle("placement", (("post-norm", "post"), ("pre-norm", "pre")), "post"),
+            "norm": placement_toggle("post"),
             "residual": checkbox("residual connections", True),
         }
         super().__init__(
@@ -74,9 +50,9 @@ class GradientFlowExplorer(Explorer):
         for i, norm in enumerate(("post", "pre")):
             style = "-" if norm == "post" else "--"
             (self.layer_lines[norm],) = self.ax_layers.plot([1], [1], ls=style, marker=MARKERS[i], color=COLORS[i],
-                                                            markersize=4, label=NAMES[norm])
+                                                            markersize=4, label=PLACEMENT_NAMES[norm])
             (self.depth_lines[norm],) = self.ax_depth.plot([1], [1], ls=style, marker=MARKERS[i], color=COLORS[i],
-                                                           markersize=3, label=NAMES[norm])
+                                                           markersize=3, label=PLACEMENT_NAMES[norm])
         (self.here,) = self.ax_depth.plot([1], [1], ls="none", marker="o", markersize=11, markerfacecolor="none",
                                           markeredgecolor="black", markeredgewidth=1.5)
         # one fixed log scale for every setting, so that curves compare across settings and only the
@@ -129,62 +105,67 @@ class GradientFlowExplorer(Explorer):
             "top_post": float(tops["post"][depth - 1]), "top_pre": float(tops["pre"][depth - 1]),
             "top_post_depth1": float(tops["post"][0]), "top_pre_depth1": float(tops["pre"][0]),
         }
-        self.ax_layers.set_title(f"{NAMES[norm]}, {depth} block{'s' if depth > 1 else ''}, residual "
+        self.ax_layers.set_title(f"{PLACEMENT_NAMES[norm]}, {depth} block{'s' if depth > 1 else ''}, residual "
                                  f"{'on' if residual else 'off'}", fontsize=10)
         self.ax_depth.set_title(f"top block at depth {depth}: post {state['top_post']:.0f}, pre {state['top_pre']:.0f}",
                                 fontsize=10)
         return state
 
     def describe(self, s):
-        return (f"{NAMES[s['norm']]}, {s['depth']} blocks, residual {'on' if s['residual'] else 'off'}: "
+        return (f"{PLACEMENT_NAMES[s['norm']]}, {s['depth']} blocks, residual {'on' if s['residual'] else 'off'}: "
                 f"bottom block <b>{s['bottom']:.0f}</b>, top block <b>{s['top']:.0f}</b> "
                 f"(bottom / top = {s['bottom_over_top']:.2f})")
 
 
-class TrainingMonitor:
+class TrainingMonitor(Explorer):
     """A progress bar and a live loss curve for ``train(..., on_step=monitor.on_step)``.
 
     The picture is redrawn every ``every`` steps (and at the last), so that
     drawing costs little of the run's time.
     """
 
+    figsize = (6.4, 2.6)
+
     def __init__(self, steps, title="training", every=25):
         self.steps, self.every = steps, every
+        self.history = None
         self.progress = widgets.IntProgress(value=0, min=0, max=steps, description="step 0",
                                             style={"description_width": "initial"})
-        self.readout = widgets.HTML()
-        self.figure = Figure(figsize=(6.4, 2.6), dpi=80, layout="constrained")
-        FigureCanvasAgg(self.figure)
-        ax = self.ax = self.figure.add_subplot()
+        super().__init__(title, "The training loss of each batch, and the held-out accuracy when it was last measured.",
+                         {}, extras=(self.progress,))
+
+    def setup(self, figure):
+        ax = self.ax = figure.add_subplot()
         (self.loss_line,) = ax.plot([], [], color=COLORS[0], lw=1.2, label="training loss (per batch)")
         ax.set_xlabel("step")
         ax.set_ylabel("cross-entropy")
-        ax.set_xlim(0, steps)
+        ax.set_xlim(0, self.steps)
         ax.legend(loc="upper right", fontsize=8)
-        ax.set_title(title, fontsize=10)
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start"))
-        self.widget = widgets.VBox([self.progress, self.image, self.readout],
-                                   layout=widgets.Layout(border="1px solid #ccc", padding="6px"))
-        self._render()
+
+    def draw(self):
+        h = self.history
+        if h is None or not h.loss:
+            return {"step": 0}
+        self.loss_line.set_data(h.steps, h.loss)
+        self.ax.set_ylim(0, max(h.loss) * 1.05)
+        last_test = h.test_accuracy[-1] if h.test_accuracy else None
+        return {"step": h.steps[-1], "loss": h.loss[-1], "train_accuracy": h.train_accuracy[-1],
+                "test_accuracy": last_test}
+
+    def describe(self, s):
+        if s["step"] == 0:
+            return "not started"
+        test = s["test_accuracy"]
+        return (f"loss {s['loss']:.3f}, training accuracy {s['train_accuracy']:.1%}"
+                + (f", held-out accuracy {test[1]:.1%} (step {test[0]})" if test else ""))
 
     def on_step(self, step, history):
         if step % self.every and step != self.steps and history.seconds_to_target is None:
             return
+        self.history = history
         self.progress.value = step
         self.progress.description = f"step {step}"
-        self.loss_line.set_data(history.steps, history.loss)
-        self.ax.set_ylim(0, max(history.loss) * 1.05)
-        last_test = history.test_accuracy[-1] if history.test_accuracy else None
-        self.readout.value = (f"loss {history.loss[-1]:.3f}, training accuracy {history.train_accuracy[-1]:.1%}"
-                              + (f", held-out accuracy {last_test[1]:.1%} (step {last_test[0]})" if last_test else ""))
-        self._render()
-
-    def _render(self):
-        self.figure.canvas.draw()
-        self.image.value = canvas_png(self.figure.canvas)
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        self.update()
 
 
 def _smoothed(history, width=10):
@@ -204,21 +185,21 @@ class TrainingComparisonExplorer(Explorer):
 
     figsize = (6.4, 3.0)
 
-    def __init__(self, runs, warmup_steps, steps=None):
+    def __init__(self, runs, warmup_steps, steps=None, extras=()):
         """``runs``: ``{(norm, warmup): History}`` for norm in post/pre and warmup in (0, ``warmup_steps``)."""
         self.runs = dict(runs)
         self.warmup_steps = warmup_steps
         self.steps = steps or max(len(h.loss) for h in self.runs.values())
         self.status = ""  # what a live run is doing, shown in the readout
         controls = {
-            "norm": toggle("placement", (("post-norm", "post"), ("pre-norm", "pre")), "post"),
+            "norm": placement_toggle("post"),
             "warmup": toggle("warm-up", (("none", 0), (f"{warmup_steps} steps", warmup_steps)), 0),
         }
         super().__init__(
             "Four runs from the same seed",
             "The training loss of the chosen run (smoothed over 10 steps), with the other three faint. All four "
             "start from the same weights and see the same batches; only the placement and the warm-up differ.",
-            controls,
+            controls, extras,
         )
 
     @classmethod
@@ -229,10 +210,9 @@ class TrainingComparisonExplorer(Explorer):
         from ..training import COMPARED, History
 
         keys = [(norm, w) for norm in COMPARED for w in (0, warmup)]
-        explorer = cls({key: History() for key in keys}, warmup, steps)
         progress = widgets.IntProgress(value=0, min=0, max=len(keys) * steps, description="training",
                                        style={"description_width": "initial"})
-        explorer.widget.children = (*explorer.widget.children[:2], progress, *explorer.widget.children[2:])
+        explorer = cls({key: History() for key in keys}, warmup, steps, extras=(progress,))
         explorer.status = "training starts"
         explorer.update()
         display(explorer)
@@ -241,7 +221,7 @@ class TrainingComparisonExplorer(Explorer):
             explorer.runs[key] = history
             if step % every == 0 or step == steps:  # each message to the browser costs the run time
                 progress.value = keys.index(key) * steps + step
-                explorer.status = f"training {NAMES[key[0]]} with warm-up {key[1]}: step {step} of {steps}"
+                explorer.status = f"training {PLACEMENT_NAMES[key[0]]} with warm-up {key[1]}: step {step} of {steps}"
                 explorer.update()
 
         compare_runs(task, steps, lr, warmup, on_step=on_step, **options)
@@ -256,7 +236,7 @@ class TrainingComparisonExplorer(Explorer):
         for i, key in enumerate(sorted(self.runs)):
             (self.lines[key],) = ax.plot(*_smoothed(self.runs[key]), color=COLORS[i], lw=1.0,
                                          ls="-" if key[0] == "post" else "--",
-                                         label=f"{NAMES[key[0]]}, warm-up {key[1]}")
+                                         label=f"{PLACEMENT_NAMES[key[0]]}, warm-up {key[1]}")
         ax.set_xlim(0, self.steps + 1)
         ax.set_xlabel("step")
         ax.set_ylabel("training loss")
@@ -277,7 +257,7 @@ class TrainingComparisonExplorer(Explorer):
             self.ax.autoscale_view(scalex=False)
         history = self.runs[norm, warmup]
         final = history.test_accuracy[-1][1] if history.test_accuracy else float("nan")
-        self.ax.set_title(f"{NAMES[norm]}, warm-up {warmup}: held-out accuracy "
+        self.ax.set_title(f"{PLACEMENT_NAMES[norm]}, warm-up {warmup}: held-out accuracy "
                           + (f"{final:.1%}" if history.test_accuracy else "(not trained yet)"), fontsize=10)
         return {"norm": norm, "warmup": warmup,
                 "final_loss": float(np.mean(history.loss[-10:])) if history.loss else float("nan"),
@@ -286,7 +266,7 @@ class TrainingComparisonExplorer(Explorer):
     def describe(self, s):
         if s["status"]:
             return html.escape(s["status"])
-        return (f"{html.escape(NAMES[s['norm']])} with warm-up {s['warmup']}: final loss {s['final_loss']:.3f}, "
+        return (f"{html.escape(PLACEMENT_NAMES[s['norm']])} with warm-up {s['warmup']}: final loss {s['final_loss']:.3f}, "
                 f"held-out accuracy <b>{s['test_accuracy']:.1%}</b> after {s['steps']} steps")
 
 

@@ -16,6 +16,7 @@ from matplotlib.patches import Rectangle
 import encoder_lib as el
 
 from .. import plots
+from ..experiments.pretrained import pair_gap
 from ..pretrained import Encoding, encode
 from ._base import COLORS, MARKERS, Explorer, drawing_order, slider, toggle
 
@@ -119,16 +120,6 @@ class AttentionHeadExplorer(Explorer):
                 f"<b>{_quoted(s['top_token'])}</b> most ({s['top_weight']:.2f}). Its weight on the previous token: "
                 f"{previous}; on itself: {s['own_weight']:.2f}; on [CLS]: {s['cls_weight']:.2f}; "
                 f"on [SEP]: {s['sep_weight']:.2f}")
-
-
-def pair_gap(similarity, pairs):
-    """``(mean over the pairs, mean over every other pair of different texts)`` of a cosine-similarity matrix."""
-    n = similarity.shape[0]
-    chosen = np.zeros((n, n), dtype=bool)
-    for i, j in pairs:
-        chosen[i, j] = chosen[j, i] = True
-    others = ~chosen & ~np.eye(n, dtype=bool)
-    return float(similarity[chosen].mean()), float(similarity[others].mean())
 
 
 class SimilarityExplorer(Explorer):

@@ -7,33 +7,13 @@ seeded blocks and input; the depth slider only chooses how many layers to show.
 import matplotlib.ticker
 import numpy as np
 
-import encoder_lib as el
 
-from ..plots import rms
-from ._base import COLORS, MARKERS, Explorer, slider, toggle
-
-D_MODEL, N_HEADS, D_FF, MAX_DEPTH = 32, 4, 128, 24
-BATCH, SEQ = 2, 10
-
-
-def residual_scale(x, layers, n_heads, norm):
-    """``[RMS of x, RMS after block 1, ..., RMS after block N]`` for one stack: length N + 1."""
-    traces = el.trace_encoder(x, layers, n_heads, norm=norm)
-    return np.array([rms(x)] + [rms(t["output"]) for t in traces])
-
-
-def toy_stack(seed=0, depth=MAX_DEPTH):
-    """``depth`` freshly initialised blocks (each its own params) and an input (BATCH, SEQ, D_MODEL)."""
-    rng = np.random.default_rng(seed)
-    layers = [el.init_block_params(D_MODEL, D_FF, rng) for _ in range(depth)]
-    x = rng.standard_normal((BATCH, SEQ, D_MODEL)).astype(np.float32)
-    return layers, x
+from ..experiments.stack import N_HEADS, residual_scale, toy_stack
+from ._base import COLORS, MARKERS, PLACEMENT_NAMES, Explorer, placement_toggle, slider
 
 
 class StackScaleExplorer(Explorer):
     """How does the residual stream's scale change with depth in pre-norm vs post-norm?"""
-
-    NAMES = {"pre": "pre-norm", "post": "post-norm"}
 
     def __init__(self, layers=None, x=None, n_heads=N_HEADS):
         if layers is None or x is None:
@@ -42,7 +22,7 @@ class StackScaleExplorer(Explorer):
         self.max_depth = len(layers)
         controls = {
             "depth": slider("depth", min(12, self.max_depth), 1, self.max_depth),
-            "norm": toggle("placement", (("pre-norm", "pre"), ("post-norm", "post")), "pre"),
+            "norm": placement_toggle("pre", order=("pre", "post")),
         }
         super().__init__(
             "The residual stream, layer by layer",
@@ -58,7 +38,7 @@ class StackScaleExplorer(Explorer):
         self.lines = {}
         for i, (norm, style) in enumerate((("pre", "-"), ("post", "--"))):
             (self.lines[norm],) = ax.plot([0], [1], ls=style, marker=MARKERS[i], color=COLORS[i],
-                                          markersize=4, label=self.NAMES[norm])
+                                          markersize=4, label=PLACEMENT_NAMES[norm])
         self.end_label = ax.text(0, 0, "", fontsize=9, ha="left", va="bottom")
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_xlabel("layer")

@@ -40,25 +40,24 @@ def check_ffn_params(params, d_model, dtype, where="params"):
     return {key: _checks.param_array(params, key, shapes[key], dtype, where) for key in FFN_KEYS}
 
 
-def _ffn(x, params, activation, trace=None, cache=None):
-    """The unchecked core of feed_forward; records the hidden layer in ``trace``.
+def _ffn(x, params, activation, tape=None):
+    """The unchecked core of feed_forward: (..., d_model) -> (..., d_model).
 
-    ``cache`` (a dict) gets the hidden layer and, for GELU, its input: what the
-    backward pass needs (encoder_lib.grad).
+    ``tape`` (a dict), when given, keeps the input ``x``, the hidden layer's
+    ``pre``-activation (GELU only) and its output ``hidden``, each (..., d_ff):
+    what the backward pass needs.
     """
     lead = x.shape[:-1]
-    h = x.reshape(-1, x.shape[-1]) @ params["w1"]  # (positions, d_ff): every position at once
+    h = x.reshape(-1, x.shape[-1]) @ params["w1"]  # (positions, d_ff): every position in one product
     h += params["b1"]
     if activation == "relu":
         np.maximum(h, 0, out=h)
     else:
-        if cache is not None:
-            cache["pre"] = h
+        if tape is not None:
+            tape["pre"] = h.reshape(*lead, h.shape[-1])
         h = gelu(h)
-    if cache is not None:
-        cache["hidden"] = h
-    if trace is not None:
-        trace["ffn_hidden"] = h.reshape(*lead, h.shape[-1])
+    if tape is not None:
+        tape.update(x=x, hidden=h.reshape(*lead, h.shape[-1]))
     y = h @ params["w2"]  # (positions, d_model)
     y += params["b2"]
     return y.reshape(*lead, y.shape[-1])

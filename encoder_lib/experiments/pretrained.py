@@ -1,0 +1,98 @@
+"""Lesson 08: what all-MiniLM-L6-v2's heads read, its rows after post-norm, and its sentence vectors."""
+
+import numpy as np
+
+import encoder_lib as el
+
+
+def pair_gap(similarity, pairs):
+    """``(mean over the pairs, mean over every other pair of different texts)`` of a cosine-similarity matrix."""
+    n = similarity.shape[0]
+    chosen = np.zeros((n, n), dtype=bool)
+    for i, j in pairs:
+        chosen[i, j] = chosen[j, i] = True
+    others = ~chosen & ~np.eye(n, dtype=bool)
+    return float(similarity[chosen].mean()), float(similarity[others].mean())
+
+
+#: What lesson 08 asks of every head: how much weight a word piece puts on each of these keys.
+PATTERNS = ("previous token", "next token", "[CLS]", "[SEP]", "same word elsewhere")
+
+
+def head_patterns(encoding):
+    """Each head's mean weight on the previous token, the next, [CLS], [SEP] and the same word elsewhere.
+
+    Every word piece of every text of ``encoding`` (every real token but
+    ``[CLS]`` and ``[SEP]``) is a query; for "same word elsewhere" only those
+    whose token occurs again in their text. Returns ``(means, counts)``:
+    ``means[pattern]`` is (layers, heads), ``counts[pattern]`` how many
+    queries it averages.
+    """
+    weights = np.stack(encoding.attention_weights)  # (layers, texts, heads, seq, seq)
+    totals = {name: np.zeros(weights.shape[0:1] + weights.shape[2:3]) for name in PATTERNS}  # (layers, heads)
+    counts = dict.fromkeys(PATTERNS, 0)
+    for i, tokens in enumerate(encoding.tokens):
+        n = int((~encoding.padding_mask[i]).sum())  # real tokens: [CLS], the word pieces, [SEP]
+        for q in range(1, n - 1):  # each word piece as the query
+            row = weights[:, i, :, q, :n]  # (layers, heads, n): what every head reads from it
+            keys = {"previous token": [q - 1], "next token": [q + 1], "[CLS]": [0], "[SEP]": [n - 1],
+                    "same word elsewhere": [k for k in range(1, n - 1) if k != q and tokens[k] == tokens[q]]}
+            for name, where in keys.items():
+                if where:
+                    totals[name] += row[..., where].sum(axis=-1)
+                    counts[name] += 1
+    return {name: totals[name] / max(counts[name], 1) for name in PATTERNS}, counts
+
+
+def top_heads(mean, k=3):
+    """The ``k`` (layer, head, value) with the largest values of a (layers, heads) array, layers and heads from 1."""
+    order = np.argsort(mean, axis=None)[::-1][:k]
+    return [(int(t // mean.shape[1]) + 1, int(t % mean.shape[1]) + 1, float(mean.flat[t])) for t in order]
+
+
+def _number(value, fmt):
+    shown = format(value, fmt)
+    return format(0.0, fmt) if float(shown) == 0 else shown  # no "-0.00"
+
+
+def _range(values, fmt):
+    return f"{_number(values.min(), fmt)} to {_number(values.max(), fmt)}"
+
+
+def post_norm_table(traces, layers, real, eps):
+    """Lesson 08's two tables of what each block's last layer norm does to the real tokens' rows.
+
+    ``traces`` are ``trace_encoder_block`` dicts of a post-norm model,
+    ``layers`` its params, ``real`` the (batch, seq) mask of real tokens.
+    First table: the sum ``sum2`` the norm receives, its rows' variances, and
+    the same rows normalised without gamma and beta (mean 0, within float32
+    rounding; variance 1). Second: the block's output rows, their means and
+    variances beside mean(beta), mean(gamma²), gamma's range and the RMS.
+    """
+    lines = ["block   sum2's rows: variance      normalised rows: largest |mean|   variance"]
+    for k, trace in enumerate(traces, start=1):
+        sums = trace["sum2"][real]  # (real tokens, d_model)
+        plain = el.layer_norm(sums, eps=eps)  # no gamma, no beta
+        if np.abs(plain.mean(axis=-1)).max() >= 1e-6:  # float32 rounding, whose digits vary by machine
+            raise AssertionError(f"block {k}: normalised rows with a mean of 1e-6 or more")
+        lines.append(f"{k:5d}   {_range(sums.var(axis=-1), '6.2f')}        below 1e-6                  "
+                     f"{_range(plain.var(axis=-1), '.4f')}")
+    lines += ["", "block   output rows: mean     mean(beta)   output rows: variance   mean(gamma²)   gamma's entries   RMS"]
+    for k, (trace, params) in enumerate(zip(traces, layers), start=1):
+        out = trace["output"][real]
+        gamma, beta = params["norm2"]["gamma"], params["norm2"]["beta"]
+        lines.append(f"{k:5d}   {_range(out.mean(axis=-1), '+.3f')}   {beta.mean():+.3f}       "
+                     f"{_range(out.var(axis=-1), '.2f')}            {np.mean(gamma ** 2):.2f}           "
+                     f"{_range(gamma, '.2f')}      {np.sqrt(np.mean(out ** 2)):.2f}")
+    return "\n".join(lines)
+
+
+def head_pattern_table(encoding, k=3):
+    """Lesson 08's table: for each pattern, the ``k`` heads that follow it most, and the median head."""
+    means, counts = head_patterns(encoding)
+    lines = [f"{counts['[CLS]']} word pieces as queries, {counts['same word elsewhere']} of them words that occur again",
+             ""]
+    for name in PATTERNS:
+        best = ",  ".join(f"layer {layer} head {head}: {value:.2f}" for layer, head, value in top_heads(means[name], k))
+        lines.append(f"{name:20s} {best};   median {np.median(means[name]):.2f}")
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""Layer normalisation, and Add & Norm with the norm after the sum (post-norm) or before the sub-layer (pre-norm).
+
+    post-norm (the original Transformer, BERT):     x -> LN(x + sublayer(x))
+    pre-norm (GPT-2, wav2vec 2.0 large, Whisper):   x -> x + sublayer(LN(x))
+"""
+
+import numpy as np
+
+from . import _checks
+
+NORM_KEYS = ("gamma", "beta")
+
+
+def _layer_norm(x, gamma, beta, eps, tape=None):
+    """The unchecked core of layer_norm. ``tape`` (a dict), when given, keeps ``xhat`` and ``sigma``
+    (the normalised rows and each row's ``sqrt(var + eps)``), what the backward pass needs."""
+    centred = x - x.mean(axis=-1, keepdims=True)
+    var = np.mean(centred * centred, axis=-1, keepdims=True)  # biased: divide by d_model
+    sigma = np.sqrt(var + eps)  # eps inside the square root
+    centred /= sigma  # now xhat: mean 0, variance 1 (almost: eps) in every row
+    if tape is not None:
+        tape.update(xhat=centred, sigma=sigma)
+        centred = centred.copy()  # the scale and shift below must not change the kept xhat
+    if gamma is not None:
+        centred *= gamma
+    if beta is not None:
+        centred += beta
+    return centred
+
+
+def check_norm_params(params, d_model, dtype, where):
+    """A layer norm's ``{"gamma", "beta"}``, each (d_model,) of ``dtype``."""
+    if not isinstance(params, dict):
+        raise TypeError(f"{where} must be a dict with keys {list(NORM_KEYS)}, got {type(params).__name__}")
+    return {key: _checks.param_array(params, key, (d_model,), dtype, where) for key in NORM_KEYS}
+
+
+def _gamma_beta(gamma, beta, d_model, dtype):
+    gamma = None if gamma is None else _checks.exact_array(gamma, "gamma", (d_model,), dtype)
+    beta = None if beta is None else _checks.exact_array(beta, "beta", (d_model,), dtype)
+    return gamma, beta
+
+
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    """Normalise each row of ``x`` (..., d_model) over its last axis.
+
+    ``(x - mean) / sqrt(var + eps) * gamma + beta`` with the biased variance
+    (divide by d_model), statistics taken over the features of one position
+    only, never across positions or batch elements. ``gamma`` and ``beta``
+    are (d_model,) or None (scale 1, shift 0).
+
+    >>> layer_norm(np.array([1.0, 2.0, 3.0, 4.0])).round(4)
+    array([-1.3416, -0.4472,  0.4472,  1.3416])
+    """
+    x = _checks.float_array(x, "x", min_ndim=1)
+    gamma, beta = _gamma_beta(gamma, beta, x.shape[-1], x.dtype)
+    return _layer_norm(x, gamma, beta, _checks.positive_number(eps, "eps"))
+
+
+def _add_and_norm_args(x, sublayer, gamma, beta, eps):
+    x = _checks.sequence(x)
+    if not callable(sublayer):
+        raise TypeError(f"sublayer must be a function of one array (e.g. lambda h: feed_forward(h, p)), "
+                        f"got {type(sublayer).__name__}")
+    gamma, beta = _gamma_beta(gamma, beta, x.shape[-1], x.dtype)
+    return x, gamma, beta, _checks.positive_number(eps, "eps")
+
+
+def post_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    """Add & Norm with the norm after the sum: ``LN(x + sublayer(x))`` (the original Transformer, BERT).
+
+    >>> from encoder_lib import feed_forward
+    >>> from encoder_lib.fixtures import lesson_ffn_params, lesson_input
+    >>> out = post_norm(lesson_input(), lambda h: feed_forward(h, lesson_ffn_params()))
+    >>> out.var(axis=-1).round(3)
+    array([1., 1., 1.])
+    """
+    x, gamma, beta, eps = _add_and_norm_args(x, sublayer, gamma, beta, eps)
+    return _layer_norm(x + sublayer(x), gamma, beta, eps)
+
+
+def pre_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    """Add & Norm with the norm in front of the sub-layer: ``x + sublayer(LN(x))`` (GPT-2, Whisper).
+
+    >>> from encoder_lib import feed_forward
+    >>> from encoder_lib.fixtures import lesson_ffn_params, lesson_input
+    >>> pre_norm(lesson_input(), lambda h: feed_forward(h, lesson_ffn_params())).shape
+    (3, 4)
+    """
+    x, gamma, beta, eps = _add_and_norm_args(x, sublayer, gamma, beta, eps)
+    return x + sublayer(_layer_norm(x, gamma, beta, eps))

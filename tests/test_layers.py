@@ -1,0 +1,102 @@
+"""The library's layers: every import points down, never up (README: What is where).
+
+From the bottom: the math core; the backward pass; what is built on both
+(training, the pretrained model); what the lessons compute; the exercises and
+their grader; the pictures (plots, widgets). The tools, tests and benchmarks
+use the library and are never imported by it. An import inside a function
+counts as much as one at the top of a module.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "encoder_lib"
+
+#: Bottom first. A module may import its own layer and the ones below it.
+LAYERS = [
+    ("the math core", {"_checks", "threads", "fixtures", "attention", "ffn", "norm", "block", "positional",
+                       "pooling", "params"}),
+    ("the backward pass", {"grad", "__init__"}),  # encoder_lib itself re-exports the core and the backward pass
+    ("built on both", {"training", "pretrained"}),
+    ("what the lessons compute", {"experiments"}),
+    ("the exercises and their grader", {"grading"}),
+    ("the pictures", {"plots", "widgets"}),
+]
+LEVEL = {part: level for level, (_, parts) in enumerate(LAYERS) for part in parts}
+OUTSIDE = ("tools", "tests", "benchmarks")
+
+
+def part_of(path):
+    """The top-level part of encoder_lib a file belongs to: ``attention``, ``grading``, ``__init__``..."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return parts[0]
+
+
+def imported_parts(path):
+    """``(line, part)`` for every encoder_lib part (or outside package) the file imports."""
+    tree = ast.parse(path.read_text())
+    package_depth = len(path.relative_to(PACKAGE).parts) - 1  # 0 for encoder_lib/x.py, 1 for a subpackage's file
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names = alias.name.split(".")
+                if names[0] == "encoder_lib":
+                    found.append((node.lineno, names[1] if len(names) > 1 else "__init__"))
+                elif names[0] in OUTSIDE:
+                    found.append((node.lineno, names[0]))
+        elif isinstance(node, ast.ImportFrom):
+            module = (node.module or "").split(".")
+            if node.level == 0:
+                if module[0] == "encoder_lib":
+                    targets = [module[1]] if len(module) > 1 else [a.name for a in node.names]
+                elif module[0] in OUTSIDE:
+                    targets = [module[0]]
+                else:
+                    continue
+            else:
+                up = node.level - 1  # "." is this package, ".." its parent
+                if up > package_depth:
+                    continue
+                inside = [] if package_depth - up == 0 else [part_of(path)]  # still inside this subpackage
+                targets = [module[0]] if module[0] else [a.name for a in node.names]
+                if inside:
+                    targets = inside
+            found += [(node.lineno, t) for t in targets]
+    return found
+
+
+FILES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(PACKAGE)) for p in FILES])
+def test_every_import_points_down(path):
+    part = part_of(path)
+    assert part in LEVEL, f"{part} belongs to no layer: add it to LAYERS (and to the README's picture)"
+    for line, target in imported_parts(path):
+        assert target not in OUTSIDE, f"{path.name}:{line} imports {target}: the library never imports the course's tools"
+        if target in LEVEL:
+            assert LEVEL[target] <= LEVEL[part], (
+                f"{path.relative_to(PACKAGE)}:{line} imports {target} ({LAYERS[LEVEL[target]][0]}), "
+                f"which sits above {part} ({LAYERS[LEVEL[part]][0]})")
+
+
+def test_the_check_sees_an_upward_import(tmp_path, monkeypatch):
+    """The test would fail if the core imported the widgets (a file written here, under a fake package)."""
+    fake = tmp_path / "encoder_lib"
+    fake.mkdir()
+    (fake / "attention.py").write_text("def f():\n    from .widgets import attention\n")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    assert imported_parts(fake / "attention.py") == [(2, "widgets")]
+    with pytest.raises(AssertionError, match="sits above attention"):
+        test_every_import_points_down(fake / "attention.py")
+
+
+def test_the_readme_draws_every_layer():
+    readme = (PACKAGE.parent / "README.md").read_text()
+    picture = readme[readme.index("## What is where"):readme.index("| path |")]
+    for part in LEVEL:
+        if part not in ("__init__", "_checks", "threads", "fixtures"):
+            assert part in picture, f"the README's picture of the layers leaves out {part}"
