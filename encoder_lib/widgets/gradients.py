@@ -224,6 +224,7 @@ class TrainingComparisonExplorer(Explorer):
                 explorer.status = f"training {PLACEMENT_NAMES[key[0]]} with warm-up {key[1]}: step {step} of {steps}"
                 explorer.update()
 
+        options.setdefault("evaluate_every", steps)  # the held-out accuracy is shown after the last step only
         compare_runs(task, steps, lr, warmup, on_step=on_step, **options)
         progress.description = "trained"
         explorer.status = ""
