@@ -13,18 +13,20 @@ from . import _checks
 ATTENTION_KEYS = ("w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_o", "b_o")
 
 
+@_checks.public
 def softmax(x, axis=-1):
     """Turn scores into probabilities along ``axis``; numerically stable.
 
     Subtracting each row's maximum before ``exp`` changes nothing
-    mathematically but keeps ``exp`` from overflowing on large scores.
+    mathematically but keeps ``exp`` from overflowing: scores of any finite
+    size are fine (1e308 too). NaN and infinite scores are refused; to leave
+    keys out, use ``masked_softmax``.
 
     >>> softmax(np.array([1.0, 2.0, 3.0])).round(4)
     array([0.09  , 0.2447, 0.6652])
     """
     x = _checks.float_array(x, "x")
-    if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis must be an integer in [{-x.ndim}, {x.ndim - 1}] for x of shape {x.shape}, got {axis!r}")
+    axis = _checks.axis(axis, x.ndim)
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
@@ -42,27 +44,31 @@ def _row_max(x):
 
 
 def _masked_softmax(scores, mask):
-    """Softmax over the last axis, in place; ``mask`` (broadcastable, True = drop) or None."""
+    """Softmax over the last axis, in place; ``mask`` (broadcastable, True = drop) or None.
+
+    A row whose scores are all -inf (every key masked) gets zero weights, not NaN.
+    """
     if mask is not None:
         np.copyto(scores, -np.inf, where=mask)
     peak = _row_max(scores)
-    if mask is not None:
-        peak[~np.isfinite(peak)] = 0.0  # a row with every key masked: exp gives 0, not NaN
+    peak[~np.isfinite(peak)] = 0.0  # a row with every key masked: exp gives 0, not NaN
     scores -= peak
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
-    if mask is not None:
-        total[total == 0] = 1.0  # all-masked rows stay at zero weight
+    total[total == 0] = 1.0  # all-masked rows stay at zero weight
     scores /= total
     return scores
 
 
+@_checks.public
 def masked_softmax(scores, padding_mask=None):
     """Attention weights from ``scores`` (..., seq_q, seq_k), never putting weight on a padded key.
 
     ``padding_mask`` is boolean (..., seq_k), True at padding. Padded keys get
     score -inf *before* the softmax, so every row still sums to 1 over the real
     keys; a row whose keys are all padding gets all-zero weights, not NaN.
+    Scores may be -inf already (a key left out that way); a row of -inf only
+    gets zeros too. NaN and +inf scores are refused.
 
     >>> masked_softmax(np.zeros((1, 3)), np.array([False, False, True]))
     array([[0.5, 0.5, 0. ]])
@@ -79,10 +85,15 @@ def _attend(q, k, v, mask):
     """The unchecked core: (..., s_q, d_k), (..., s_k, d_k), (..., s_k, d_v) -> out, weights."""
     scale = np.asarray(1.0 / np.sqrt(q.shape[-1]), dtype=q.dtype)
     scores = (q * scale) @ np.swapaxes(k, -1, -2)  # (..., s_q, s_k)
+    if not np.isfinite(scores).all():
+        raise _checks.Overflow(
+            f"the attention scores q k^T / sqrt(d_k) overflow {q.dtype} (queries up to "
+            f"{np.abs(q).max():.3g}, keys up to {np.abs(k).max():.3g}): compute in float64, or scale the input down")
     weights = _masked_softmax(scores, None if mask is None else mask[..., None, :])
     return weights @ v, weights  # (..., s_q, d_v), (..., s_q, s_k)
 
 
+@_checks.public(extremes=_checks.ATTENTION_EXTREMES)
 def scaled_dot_product_attention(q, k, v, padding_mask=None):
     """``softmax(q k^T / sqrt(d_k)) v`` with an optional key padding mask.
 
@@ -119,17 +130,42 @@ def scaled_dot_product_attention(q, k, v, padding_mask=None):
     return _attend(q, k, v, mask)
 
 
-def split_heads(x, n_heads):
+def _split_heads(x, n_heads):
     """(..., seq, d_model) -> (..., n_heads, seq, d_head); head h takes columns h*d_head:(h+1)*d_head."""
     *lead, seq, d_model = x.shape
     x = x.reshape(*lead, seq, n_heads, d_model // n_heads)  # (..., seq, n_heads, d_head)
     return np.swapaxes(x, -2, -3)  # (..., n_heads, seq, d_head)
 
 
-def merge_heads(x):
-    """(..., n_heads, seq, d_head) -> (..., seq, n_heads * d_head), the inverse of split_heads."""
+def _merge_heads(x):
+    """(..., n_heads, seq, d_head) -> (..., seq, n_heads * d_head), the inverse of _split_heads."""
     *lead, n_heads, seq, d_head = x.shape
     return np.swapaxes(x, -2, -3).reshape(*lead, seq, n_heads * d_head)
+
+
+@_checks.public
+def split_heads(x, n_heads):
+    """(..., seq, d_model) -> (..., n_heads, seq, d_head), a new array; head h takes columns
+    h*d_head:(h+1)*d_head of every position, d_head = d_model // n_heads.
+
+    >>> split_heads(np.arange(8.0).reshape(2, 4), 2)[1]  # head 1: columns 2 and 3 of both positions
+    array([[2., 3.],
+           [6., 7.]])
+    """
+    x = _checks.sequence(x)
+    return _split_heads(x, _checks.heads(x.shape[-1], n_heads)).copy()
+
+
+@_checks.public
+def merge_heads(x):
+    """(..., n_heads, seq, d_head) -> (..., seq, n_heads * d_head), a new array: the inverse of split_heads.
+
+    >>> merge_heads(split_heads(np.arange(8.0).reshape(2, 4), 2))
+    array([[0., 1., 2., 3.],
+           [4., 5., 6., 7.]])
+    """
+    x = _checks.float_array(x, "x", min_ndim=3)
+    return _merge_heads(x).copy()
 
 
 def check_attention_params(params, d_model, dtype, where="params"):
@@ -158,19 +194,19 @@ def _mha(x, n_heads, params, mask, tape=None):
     d_model = x.shape[-1]
     w_qkv = None
     if params is None:  # the lesson's variant: identity projections, no output projection
-        q = k = v = split_heads(x, n_heads)
+        q = k = v = _split_heads(x, n_heads)
     else:
         # one fused product for q, k and v instead of three
         w_qkv = np.concatenate([params["w_q"], params["w_k"], params["w_v"]], axis=1)  # (d, 3d)
         b_qkv = np.concatenate([params["b_q"], params["b_k"], params["b_v"]])
         qkv = _linear(x, w_qkv, b_qkv)  # (..., seq, 3 d_model)
-        q = split_heads(qkv[..., :d_model], n_heads)  # (..., n_heads, seq, d_head)
-        k = split_heads(qkv[..., d_model : 2 * d_model], n_heads)
-        v = split_heads(qkv[..., 2 * d_model :], n_heads)
+        q = _split_heads(qkv[..., :d_model], n_heads)  # (..., n_heads, seq, d_head)
+        k = _split_heads(qkv[..., d_model : 2 * d_model], n_heads)
+        v = _split_heads(qkv[..., 2 * d_model :], n_heads)
     if mask is not None:
         mask = mask[..., None, :]  # (..., 1, seq): the same keys are padding for every head
     out, weights = _attend(q, k, v, mask)  # (..., n_heads, seq, d_head), (..., n_heads, seq, seq)
-    out = merge_heads(out)  # (..., seq, d_model)
+    out = _merge_heads(out)  # (..., seq, d_model)
     if tape is not None:
         tape.update(x=x, w_qkv=w_qkv, q=q, k=k, v=v, weights=weights, heads=out)
     if params is not None:
@@ -178,6 +214,7 @@ def _mha(x, n_heads, params, mask, tape=None):
     return out, weights
 
 
+@_checks.public(extremes=_checks.ATTENTION_EXTREMES)
 def multi_head_attention(x, n_heads, params=None, padding_mask=None):
     """Multi-head self-attention over ``x`` (..., seq, d_model).
 

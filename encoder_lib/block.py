@@ -184,6 +184,7 @@ def prepare(x, config, padding_mask):
 # ---------------------------------------------------------------- public
 
 
+@_checks.public(extremes=_checks.BLOCK_EXTREMES)
 def encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation="relu",
                   eps=1e-5, residual=True, dropout=0.0, rng=None):
     """One Transformer encoder block over ``x`` (..., seq, d_model) -> (..., seq, d_model).
@@ -205,6 +206,7 @@ def encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation
     return run_block(x, check_block_params(params, x.shape[-1], x.dtype), config, mask)
 
 
+@_checks.public(extremes=_checks.BLOCK_EXTREMES)
 def encoder(x, layers, n_heads, norm="post", padding_mask=None, activation="relu",
             eps=1e-5, residual=True, dropout=0.0, rng=None):
     """A stack of encoder blocks: the output of each is the input of the next.
@@ -240,6 +242,7 @@ def trace_from_tape(tape):
             for key, value in tape.items() for name, part in TRACE_KEYS[key]}
 
 
+@_checks.public(extremes=_checks.BLOCK_EXTREMES)
 def trace_encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation="relu",
                         eps=1e-5, residual=True):
     """Run one block and return every intermediate, in the order they are computed.
@@ -258,6 +261,7 @@ def trace_encoder_block(x, params, n_heads, norm="post", padding_mask=None, acti
     return trace_from_tape(tape)
 
 
+@_checks.public(extremes=_checks.BLOCK_EXTREMES)
 def trace_encoder(x, layers, n_heads, norm="post", padding_mask=None, activation="relu",
                   eps=1e-5, residual=True):
     """Run a stack and return one ``trace_encoder_block`` dict per block."""

@@ -28,7 +28,8 @@ pass kept on its tape.
 import numpy as np
 
 from . import _checks
-from .attention import ATTENTION_KEYS, _mha, check_attention_params, merge_heads, scaled_dot_product_attention, split_heads
+from .attention import (ATTENTION_KEYS, _merge_heads, _mha, _split_heads, check_attention_params,
+                        scaled_dot_product_attention)
 from .block import BlockConfig, check_block_params, check_layers, prepare, run_block
 from .ffn import ACTIVATIONS, FFN_KEYS, _ffn, check_ffn_params
 from .norm import _gamma_beta, _layer_norm
@@ -83,8 +84,8 @@ def _mha_grad(kept, params, grad_out):
         grads["b_o"] = _sum_rows(grad_out)
         grad_heads = grad_out @ params["w_o"].T
     grad_q, grad_k, grad_v = _attention_grad(kept["q"], kept["k"], kept["v"], kept["weights"],
-                                             split_heads(grad_heads, n_heads))
-    grad_q, grad_k, grad_v = merge_heads(grad_q), merge_heads(grad_k), merge_heads(grad_v)
+                                             _split_heads(grad_heads, n_heads))
+    grad_q, grad_k, grad_v = _merge_heads(grad_q), _merge_heads(grad_k), _merge_heads(grad_v)
     if params is None:  # identity projections: q = k = v = x
         return grad_q + grad_k + grad_v, None
     grad_qkv = np.concatenate([grad_q, grad_k, grad_v], axis=-1)  # (..., seq, 3 d_model)
@@ -229,6 +230,7 @@ def _grad_out(grad_out, shape, dtype, name="grad_out"):
 # ------------------------------------------------------------------ public
 
 
+@_checks.public
 def softmax_grad(weights, grad_weights):
     """The gradient for the scores of ``weights = softmax(scores)`` (over the last axis).
 
@@ -245,6 +247,7 @@ def softmax_grad(weights, grad_weights):
     return _softmax_grad(weights, grad_weights)
 
 
+@_checks.public(extremes=_checks.ATTENTION_EXTREMES)
 def scaled_dot_product_attention_grad(q, k, v, grad_out, padding_mask=None):
     """Gradients of ``scaled_dot_product_attention(q, k, v, padding_mask)[0]`` for q, k and v.
 
@@ -269,6 +272,7 @@ def _unbroadcast(g, shape):
     return g
 
 
+@_checks.public(extremes=_checks.ATTENTION_EXTREMES)
 def multi_head_attention_grad(x, n_heads, grad_out, params=None, padding_mask=None):
     """Gradients of ``multi_head_attention(x, n_heads, params, padding_mask)[0]``.
 
@@ -285,6 +289,7 @@ def multi_head_attention_grad(x, n_heads, grad_out, params=None, padding_mask=No
     return _mha_grad(kept, params, _grad_out(grad_out, out.shape, out.dtype))
 
 
+@_checks.public
 def feed_forward_grad(x, params, grad_out, activation="relu"):
     """Gradients of ``feed_forward(x, params, activation)``: ``(grad_x, grad_params)``.
 
@@ -299,6 +304,7 @@ def feed_forward_grad(x, params, grad_out, activation="relu"):
     return _ffn_grad(kept, params, activation, _grad_out(grad_out, out.shape, out.dtype))
 
 
+@_checks.public
 def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
     """Gradients of ``layer_norm(x, gamma, beta, eps)``: ``(grad_x, grad_gamma, grad_beta)``.
 
@@ -320,6 +326,7 @@ def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
     return _layer_norm_grad(kept, gamma, grad_out)
 
 
+@_checks.public(extremes=_checks.BLOCK_EXTREMES)
 def encoder_block_grad(x, params, n_heads, grad_out, norm="post", padding_mask=None, activation="relu",
                        eps=1e-5, residual=True):
     """Gradients of ``encoder_block(x, params, n_heads, norm, padding_mask, activation, eps, residual)``.
@@ -340,6 +347,7 @@ def encoder_block_grad(x, params, n_heads, grad_out, norm="post", padding_mask=N
     return run_block_grad(grad_out, params, config, tape)
 
 
+@_checks.public(extremes=_checks.BLOCK_EXTREMES)
 def encoder_grad(x, layers, n_heads, grad_out, norm="post", padding_mask=None, activation="relu",
                  eps=1e-5, residual=True, keep_layer_grads=False):
     """Gradients of ``encoder(x, layers, ...)``: ``(grad_x, grad_layers)``, one params-shaped dict per block.

@@ -11,6 +11,7 @@ from . import _checks
 from .block import check_block_params
 
 
+@_checks.public
 def init_block_params(d_model, d_ff, rng, dtype=np.float32):
     """Fresh parameters for one block, initialised as PyTorch's ``nn.TransformerEncoderLayer``.
 
@@ -30,10 +31,8 @@ def init_block_params(d_model, d_ff, rng, dtype=np.float32):
     """
     d_model = _checks.positive_int(d_model, "d_model")
     d_ff = _checks.positive_int(d_ff, "d_ff")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a np.random.Generator (e.g. np.random.default_rng(0)), got {type(rng).__name__}")
-    if np.dtype(dtype) not in _checks.FLOAT_DTYPES:
-        raise TypeError(f"dtype must be np.float32 or np.float64, got {dtype!r}")
+    _checks.generator(rng)
+    dtype = _checks.float_dtype(dtype)
 
     def uniform(bound, shape):
         return rng.uniform(-bound, bound, size=shape).astype(dtype)
@@ -96,18 +95,36 @@ def off_defaults(params, rng):
 
 
 def count_params(params):
-    """The number of scalars in a nested structure of dicts, lists and arrays.
+    """The number of scalars in nested dicts, lists and tuples of arrays (None counts 0).
 
     >>> count_params(init_block_params(512, 2048, np.random.default_rng(0)))
     3152384
+    >>> count_params([{"w": np.zeros((3, 4))}, None, np.ones(2)])
+    14
+
+    Extremes: an array of any dtype counts its size; anything that is not a
+    dict, list, tuple, array or None raises ``TypeError``, and a structure
+    that holds itself raises ``ValueError``.
     """
-    if params is None:
-        return 0
-    if isinstance(params, dict):
-        return sum(count_params(v) for v in params.values())
-    if isinstance(params, (list, tuple)):
-        return sum(count_params(v) for v in params)
-    return int(np.size(params))
+    path = []  # the containers on the way down: a structure that holds itself has no count
+
+    def count(node, where):
+        if node is None:
+            return 0
+        if isinstance(node, np.ndarray):
+            return int(node.size)
+        if isinstance(node, (dict, list, tuple)):
+            if any(node is outer for outer in path):
+                raise ValueError(f"params{where} contains itself: a structure of parameters cannot hold itself")
+            path.append(node)
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            total = sum(count(sub, f"{where}[{key!r}]") for key, sub in items)
+            path.pop()
+            return total
+        raise TypeError(f"params must be nested dicts, lists and tuples of numpy arrays, but params{where} is "
+                        f"a {type(node).__name__}")
+
+    return count(params, "")
 
 
 TORCH_KEYS = (
@@ -118,6 +135,16 @@ TORCH_KEYS = (
 )
 
 
+def _torch_shapes(d_model, d_ff):
+    """The shape of each array of ``nn.TransformerEncoderLayer.state_dict()``: weights (out, in)."""
+    return {"self_attn.in_proj_weight": (3 * d_model, d_model), "self_attn.in_proj_bias": (3 * d_model,),
+            "self_attn.out_proj.weight": (d_model, d_model), "self_attn.out_proj.bias": (d_model,),
+            "linear1.weight": (d_ff, d_model), "linear1.bias": (d_ff,), "linear2.weight": (d_model, d_ff),
+            "linear2.bias": (d_model,), "norm1.weight": (d_model,), "norm1.bias": (d_model,),
+            "norm2.weight": (d_model,), "norm2.bias": (d_model,)}
+
+
+@_checks.public
 def from_torch_state_dict(state_dict, prefix=""):
     """Block params from ``nn.TransformerEncoderLayer.state_dict()`` (values as numpy arrays).
 
@@ -125,52 +152,79 @@ def from_torch_state_dict(state_dict, prefix=""):
     ``nn.TransformerEncoder``'s state dict. Tensors are accepted too if they
     convert with ``np.asarray`` (on the CPU, without gradients); no torch
     import is needed. The arrays are copied into (in, out) orientation.
+    Errors name the state dict's own keys.
     """
-    if not hasattr(state_dict, "keys"):
+    if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
         raise TypeError(f"state_dict must be a mapping of names to arrays, got {type(state_dict).__name__}")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be a string such as '' or 'layers.3.', got {type(prefix).__name__} {prefix!r}")
     missing = [prefix + key for key in TORCH_KEYS if prefix + key not in state_dict]
     if missing:
         raise ValueError(f"state_dict is missing {missing} (prefix={prefix!r})")
-
-    def get(key):
-        return _checks.float_array(state_dict[prefix + key], f"state_dict[{prefix + key!r}]", finite=False)
-
-    in_w, in_b = get("self_attn.in_proj_weight"), get("self_attn.in_proj_bias")
+    arrays = {key: _checks.float_array(state_dict[prefix + key], f"state_dict[{prefix + key!r}]", min_ndim=0)
+              for key in TORCH_KEYS}
+    in_w, w1 = arrays["self_attn.in_proj_weight"], arrays["linear1.weight"]
+    if in_w.ndim != 2 or in_w.shape[0] != 3 * in_w.shape[1]:
+        raise ValueError(f"state_dict[{prefix + 'self_attn.in_proj_weight'!r}] must have shape (3 d_model, d_model), "
+                         f"got {in_w.shape}")
     d_model = in_w.shape[1]
-    if in_w.shape != (3 * d_model, d_model) or in_b.shape != (3 * d_model,):
-        raise ValueError(
-            f"state_dict[{prefix + 'self_attn.in_proj_weight'!r}] must be (3 d_model, d_model) with a "
-            f"(3 d_model,) bias, got {in_w.shape} and {in_b.shape}"
-        )
+    if w1.ndim != 2 or d_model not in w1.shape:
+        raise ValueError(f"state_dict[{prefix + 'linear1.weight'!r}] must have shape (d_ff, d_model) = "
+                         f"(d_ff, {d_model}), got {w1.shape}")
+    d_ff = w1.shape[0] if w1.shape[1] == d_model else w1.shape[1]  # (d_model, d_ff): reported as transposed below
+    for key, shape in _torch_shapes(d_model, d_ff).items():
+        name = f"state_dict[{prefix + key!r}]"
+        if arrays[key].ndim == 2 and arrays[key].shape == shape[::-1] and shape[0] != shape[1]:
+            raise ValueError(f"{name} must have shape {shape}, got {arrays[key].shape}; it looks transposed: "
+                             f"a PyTorch state dict holds each nn.Linear weight as (out, in)")
+        _checks.exact_array(arrays[key], name, shape, in_w.dtype)
+
+    def linear(key):
+        return np.ascontiguousarray(arrays[key].T)
+
     attn = {}
     for i, name in enumerate("qkv"):
         attn[f"w_{name}"] = np.ascontiguousarray(in_w[i * d_model : (i + 1) * d_model].T)
-        attn[f"b_{name}"] = in_b[i * d_model : (i + 1) * d_model].copy()
-    attn["w_o"] = np.ascontiguousarray(get("self_attn.out_proj.weight").T)
-    attn["b_o"] = get("self_attn.out_proj.bias").copy()
+        attn[f"b_{name}"] = arrays["self_attn.in_proj_bias"][i * d_model : (i + 1) * d_model].copy()
+    attn["w_o"] = linear("self_attn.out_proj.weight")
+    attn["b_o"] = arrays["self_attn.out_proj.bias"].copy()
     params = {
         "attn": attn,
-        "ffn": {
-            "w1": np.ascontiguousarray(get("linear1.weight").T),
-            "b1": get("linear1.bias").copy(),
-            "w2": np.ascontiguousarray(get("linear2.weight").T),
-            "b2": get("linear2.bias").copy(),
-        },
-        "norm1": {"gamma": get("norm1.weight").copy(), "beta": get("norm1.bias").copy()},
-        "norm2": {"gamma": get("norm2.weight").copy(), "beta": get("norm2.bias").copy()},
+        "ffn": {"w1": linear("linear1.weight"), "b1": arrays["linear1.bias"].copy(),
+                "w2": linear("linear2.weight"), "b2": arrays["linear2.bias"].copy()},
+        "norm1": {"gamma": arrays["norm1.weight"].copy(), "beta": arrays["norm1.bias"].copy()},
+        "norm2": {"gamma": arrays["norm2.weight"].copy(), "beta": arrays["norm2.bias"].copy()},
     }
     return check_block_params(params, d_model, in_w.dtype, "the converted state_dict")
 
 
+def _d_model_of(params):
+    """The width of one block's params, read from the first array that says it."""
+    for part, key in (("attn", "w_q"), ("norm1", "gamma"), ("ffn", "w1")):
+        sub = params.get(part)
+        value = sub.get(key) if isinstance(sub, dict) else None
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.size:
+            return value.shape[0]
+    raise ValueError("params must be one block's params ({'attn', 'ffn', 'norm1', 'norm2'}, as init_block_params "
+                     "makes them); no array in them says what d_model is")
+
+
+@_checks.public
 def to_torch_state_dict(params, prefix=""):
     """The inverse of ``from_torch_state_dict``: numpy arrays under PyTorch's names and (out, in) layout.
 
     Load it with ``layer.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()})``.
     """
-    if not isinstance(params, dict) or params.get("attn") is None:
-        raise ValueError("params must be one block's params with an 'attn' dict (identity attention has no PyTorch form)")
-    w_q = np.asarray(params["attn"]["w_q"])
-    d_model, dtype = w_q.shape[0], w_q.dtype
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be one block's params (a dict), got {type(params).__name__}")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be a string such as '' or 'layers.3.', got {type(prefix).__name__} {prefix!r}")
+    if params.get("attn", {}) is None:
+        raise ValueError("params['attn'] is None (identity attention), which has no PyTorch form: "
+                         "give the projections as arrays (fixtures.lesson_block_params(identity_attention=True))")
+    d_model = _d_model_of(params)
+    first = params["attn"]["w_q"] if isinstance(params.get("attn"), dict) and "w_q" in params["attn"] else None
+    dtype = np.asarray(first).dtype if isinstance(first, np.ndarray) else np.float32
     p = check_block_params(params, d_model, dtype)
     a, f = p["attn"], p["ffn"]
     sd = {

@@ -12,6 +12,7 @@ import numpy as np
 from . import _checks
 
 
+@_checks.public
 def mean_pool(hidden, padding_mask=None):
     """The mean of ``hidden`` (..., seq, d) over its real positions: (..., seq, d) -> (..., d).
 
@@ -19,7 +20,9 @@ def mean_pool(hidden, padding_mask=None):
     position is real). Padded positions are left out of both the sum and the
     count, so a text's vector does not depend on how much padding its batch
     added. A sequence that is all padding has no tokens to average and gives
-    zeros, not NaN. The dtype of ``hidden`` (float32 or float64) is kept.
+    zeros, not NaN. The dtype of ``hidden`` is kept; vectors of any finite
+    size are averaged without overflow (large ones are divided before they
+    are added).
 
     >>> hidden = np.array([[[1.0, 2.0], [3.0, 4.0], [9.0, 9.0]],
     ...                    [[5.0, 6.0], [7.0, 8.0], [6.0, 7.0]]])   # (2, 3, 2)
@@ -32,9 +35,12 @@ def mean_pool(hidden, padding_mask=None):
     hidden = _checks.sequence(hidden, "hidden")
     mask = _checks.padding_mask(padding_mask, hidden.shape, "padding_mask")
     if mask is None:
-        return hidden.mean(axis=-2)
+        mask = np.zeros(hidden.shape[:-1], dtype=bool)  # every position real
     keep = (~mask)[..., None].astype(hidden.dtype)  # (..., seq, 1): 1 at a real token, 0 at padding
     total = (hidden * keep).sum(axis=-2)  # (..., d): the sum over real tokens
     count = keep.sum(axis=-2)  # (..., 1): how many real tokens each sequence has
     # an all-padding sequence has total 0 and count 0: dividing by 1 instead gives 0, not 0 / 0 = NaN
-    return total / np.maximum(count, 1)
+    mean = total / np.maximum(count, 1)
+    if not np.isfinite(mean).all():  # sums too large for the dtype: divide first, then add
+        mean = (hidden * (keep / np.maximum(count, 1)[..., None, :])).sum(axis=-2)
+    return mean

@@ -5,6 +5,7 @@ import numpy as np
 from . import _checks
 
 
+@_checks.public
 def positional_encoding(seq_len, d_model, dtype=np.float32):
     """(seq_len, d_model) table: sine in the even columns, cosine in the odd ones.
 
@@ -20,8 +21,7 @@ def positional_encoding(seq_len, d_model, dtype=np.float32):
     """
     seq_len = _checks.positive_int(seq_len, "seq_len")
     d_model = _checks.positive_int(d_model, "d_model")
-    if np.dtype(dtype) not in _checks.FLOAT_DTYPES:
-        raise TypeError(f"dtype must be np.float32 or np.float64, got {dtype!r}")
+    dtype = _checks.float_dtype(dtype)
     pos = np.arange(seq_len, dtype=np.float64)[:, None]  # (seq_len, 1)
     freq = 10000.0 ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)  # (ceil(d/2),)
     angle = pos * freq  # (seq_len, ceil(d_model / 2))

@@ -282,8 +282,11 @@ def train(task, model, steps, lr=1e-3, warmup=0, batch_size=64, seed=0, test_siz
     start = time.perf_counter()
     for step in range(1, steps + 1):
         tokens, targets = task.batch(rng, batch_size)
-        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is reported just below, once
-            loss, grads, acc = loss_and_grads(model, tokens, targets)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is reported just below, once
+                loss, grads, acc = loss_and_grads(model, tokens, targets)
+        except _checks.Overflow:  # the attention scores overflowed: the weights have blown up
+            loss = float("inf")
         if not np.isfinite(loss):
             raise FloatingPointError(f"the loss became {loss} at step {step}: lower lr or add warmup")
         optimiser.step(grads)

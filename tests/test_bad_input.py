@@ -76,6 +76,243 @@ CASES = [
 ]
 
 
+
+X64 = RNG.standard_normal((5, 8))
+P64 = el.init_block_params(8, 16, np.random.default_rng(2), dtype=np.float64)
+G = el.grad
+SD = el.to_torch_state_dict(P)
+MASK = np.array([[False, False, True], [False, False, False]])
+BIG_FFN = {"w1": np.full((8, 16), 1e3, np.float32), "b1": np.zeros(16, np.float32),
+           "w2": np.full((16, 8), 1e3, np.float32), "b2": np.zeros(8, np.float32)}
+
+
+def state_dict_with(key, value):
+    return {**SD, key: value}
+
+
+def nan_at(array, index=0):
+    out = np.array(array, copy=True)
+    out.flat[index] = np.nan
+    return out
+
+
+def returns(value):
+    return lambda h: value
+
+
+def self_referencing():
+    d = {"w": np.ones(2)}
+    d["me"] = d
+    return d
+
+
+def ragged():
+    return [[1.0, 2.0], [3.0]]
+
+
+MORE = [
+    # --- softmax
+    ("softmax of None", lambda: el.softmax(None), TypeError, ["x", "None"]),
+    ("softmax of a string", lambda: el.softmax("abc"), TypeError, ["x", "string"]),
+    ("softmax of booleans", lambda: el.softmax(np.array([True, False])), TypeError, ["x", "bool"]),
+    ("softmax of complex numbers", lambda: el.softmax(np.array([1 + 2j])), TypeError, ["x", "complex"]),
+    ("softmax of objects", lambda: el.softmax(np.array([object()])), TypeError, ["x", "object"]),
+    ("softmax of a masked array", lambda: el.softmax(np.ma.masked_array([1.0, 2.0], [0, 1])), TypeError, ["x", "masked array"]),
+    ("softmax of a ragged list", lambda: el.softmax(ragged()), TypeError, ["x"]),
+    ("softmax with infinity", lambda: el.softmax(np.array([1.0, np.inf])), ValueError, ["x", "finite", "inf"]),
+    ("softmax of an empty array", lambda: el.softmax(np.zeros(0)), ValueError, ["x", "empty axis"]),
+    ("softmax of a 0-d array", lambda: el.softmax(np.float64(1.0)), ValueError, ["x", "at least 1 axes"]),
+    ("softmax with axis=True", lambda: el.softmax(Q, axis=True), TypeError, ["axis", "integer", "True"]),
+    ("softmax with a float axis", lambda: el.softmax(Q, axis=1.0), TypeError, ["axis", "integer"]),
+    ("softmax with a string axis", lambda: el.softmax(Q, axis="0"), TypeError, ["axis", "integer"]),
+    ("softmax with axis -3 of 2", lambda: el.softmax(Q, axis=-3), ValueError, ["axis", "[-2, 1]", "-3"]),
+    # --- masked_softmax
+    ("masked_softmax of None", lambda: el.masked_softmax(None), TypeError, ["scores", "None"]),
+    ("masked_softmax of one row", lambda: el.masked_softmax(np.zeros(3)), ValueError, ["scores", "at least 2 axes"]),
+    ("masked_softmax with +inf", lambda: el.masked_softmax(np.array([[0.0, np.inf]])), ValueError, ["scores", "+inf"]),
+    ("masked_softmax of integers", lambda: el.masked_softmax(np.zeros((2, 3), int)), TypeError, ["scores", "int64"]),
+    ("masked_softmax with an integer mask", lambda: el.masked_softmax(np.zeros((2, 3)), np.zeros(3, int)), TypeError, ["padding_mask", "boolean", "int64"]),
+    ("masked_softmax with a mask of more batch axes", lambda: el.masked_softmax(np.zeros((2, 3)), np.zeros((2, 1, 3), bool)), ValueError, ["padding_mask", "more batch axes"]),
+    # --- scaled_dot_product_attention
+    ("attention with q None", lambda: el.scaled_dot_product_attention(None, Q, Q), TypeError, ["q", "None"]),
+    ("attention with one query vector", lambda: el.scaled_dot_product_attention(np.ones(4), Q, Q), ValueError, ["q", "at least 2 axes"]),
+    ("attention with integer keys", lambda: el.scaled_dot_product_attention(Q, np.ones((3, 4), int), Q), TypeError, ["k", "int64"]),
+    ("attention with a NaN value", lambda: el.scaled_dot_product_attention(Q, Q, nan_at(Q)), ValueError, ["v", "finite", "nan"]),
+    ("attention whose batches do not broadcast", lambda: el.scaled_dot_product_attention(np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4))), ValueError, ["batch axes", "broadcast"]),
+    ("attention with a float mask", lambda: el.scaled_dot_product_attention(Q, Q, Q, np.zeros(3)), TypeError, ["padding_mask", "boolean"]),
+    ("attention scores overflowing float32", lambda: el.scaled_dot_product_attention(np.full((2, 4), 1e20, np.float32), np.full((2, 4), 1e20, np.float32), np.ones((2, 4), np.float32)), ValueError, ["overflow", "float32", "float64"]),
+    # --- split_heads, merge_heads
+    ("split_heads into 3 of 8", lambda: el.split_heads(X, 3), ValueError, ["d_model (8)", "n_heads (3)", "divisible"]),
+    ("split_heads into 0", lambda: el.split_heads(X, 0), ValueError, ["n_heads", "at least 1"]),
+    ("split_heads into -1", lambda: el.split_heads(X, -1), ValueError, ["n_heads", "at least 1", "-1"]),
+    ("split_heads into 2.0", lambda: el.split_heads(X, 2.0), TypeError, ["n_heads", "integer", "2.0"]),
+    ("split_heads into True", lambda: el.split_heads(X, True), TypeError, ["n_heads", "integer", "True"]),
+    ("split_heads into 16 of 8", lambda: el.split_heads(X, 16), ValueError, ["d_model (8)", "n_heads (16)"]),
+    ("split_heads into '2'", lambda: el.split_heads(X, "2"), TypeError, ["n_heads", "integer", "'2'"]),
+    ("split_heads of None", lambda: el.split_heads(None, 2), TypeError, ["x", "None"]),
+    ("split_heads of a list", lambda: el.split_heads([1.0, 2.0], 2), ValueError, ["x", "at least 2 axes"]),
+    ("split_heads of a vector", lambda: el.split_heads(np.ones(8), 2), ValueError, ["x", "at least 2 axes", "(8,)"]),
+    ("split_heads of integers", lambda: el.split_heads(np.ones((3, 8), int), 2), TypeError, ["x", "int64"]),
+    ("split_heads of complex numbers", lambda: el.split_heads(np.ones((3, 8), complex), 2), TypeError, ["x", "complex"]),
+    ("split_heads of NaN", lambda: el.split_heads(nan_at(X64), 2), ValueError, ["x", "finite"]),
+    ("split_heads of an empty sequence", lambda: el.split_heads(np.zeros((0, 8)), 2), ValueError, ["x", "empty axis"]),
+    ("merge_heads of a 2-D array", lambda: el.merge_heads(np.ones((3, 4))), ValueError, ["x", "at least 3 axes"]),
+    ("merge_heads of None", lambda: el.merge_heads(None), TypeError, ["x", "None"]),
+    ("merge_heads of a list of lists", lambda: el.merge_heads([[1.0]]), ValueError, ["x", "at least 3 axes"]),
+    ("merge_heads of integers", lambda: el.merge_heads(np.ones((2, 3, 4), int)), TypeError, ["x", "int64"]),
+    ("merge_heads of NaN", lambda: el.merge_heads(nan_at(np.ones((2, 3, 4)))), ValueError, ["x", "finite"]),
+    # --- multi_head_attention
+    ("attention params as a list", lambda: el.multi_head_attention(X, 2, [P["attn"]]), TypeError, ["params", "dict"]),
+    ("attention params without b_v", lambda: el.multi_head_attention(X, 2, with_entry(P, ("attn", "b_v"), ...)["attn"]), ValueError, ["params", "'b_v'"]),
+    ("a NaN in w_q", lambda: el.multi_head_attention(X, 2, with_entry(P, ("attn", "w_q"), nan_at(P["attn"]["w_q"]))["attn"]), ValueError, ["params['w_q']", "finite", "nan"]),
+    ("an infinite b_v", lambda: el.multi_head_attention(X, 2, with_entry(P, ("attn", "b_v"), np.full(8, np.inf, np.float32))["attn"]), ValueError, ["params['b_v']", "finite", "inf"]),
+    ("b_q of the wrong size", lambda: el.multi_head_attention(X, 2, with_entry(P, ("attn", "b_q"), np.zeros(4, np.float32))["attn"]), ValueError, ["params['b_q']", "(8,)", "(4,)"]),
+    ("float64 attention params with float32 x", lambda: el.multi_head_attention(X, 2, P64["attn"]), TypeError, ["float64", "float32", "one dtype"]),
+    ("attention over rows of 1e20 in float32", lambda: el.multi_head_attention(np.full((2, 3, 8), 1e20, np.float32) * np.sign(X), 2, P["attn"]), ValueError, ["overflow", "float64"]),
+    # --- feed_forward, relu, gelu
+    ("activation None", lambda: el.feed_forward(X, FFN, activation=None), ValueError, ["activation", "'relu' or 'gelu'", "None"]),
+    ("w1 transposed", lambda: el.feed_forward(X, {**FFN, "w1": FFN["w1"].T}), ValueError, ["params['w1']", "(8, 16)", "(16, 8)", "transposed"]),
+    ("w1 a vector", lambda: el.feed_forward(X, {**FFN, "w1": np.ones(8, np.float32)}), ValueError, ["params['w1']", "(d_model, d_ff)"]),
+    ("w1 None", lambda: el.feed_forward(X, {**FFN, "w1": None}), ValueError, ["params['w1']", "NoneType"]),
+    ("a NaN in b1", lambda: el.feed_forward(X, {**FFN, "b1": nan_at(FFN["b1"])}), ValueError, ["params['b1']", "finite"]),
+    ("b2 of the wrong size", lambda: el.feed_forward(X, {**FFN, "b2": np.zeros(16, np.float32)}), ValueError, ["params['b2']", "(8,)", "(16,)"]),
+    ("FFN params as a list", lambda: el.feed_forward(X, [FFN]), TypeError, ["params", "dict"]),
+    ("FFN of integers", lambda: el.feed_forward(np.ones((3, 8), int), FFN), TypeError, ["x", "int64"]),
+    ("FFN overflowing float32", lambda: el.feed_forward(np.full((3, 8), 1e35, np.float32), BIG_FFN), ValueError, ["feed_forward", "overflows", "1e+35"]),
+    ("relu of None", lambda: el.relu(None), TypeError, ["x", "None"]),
+    ("relu of a string", lambda: el.relu("abc"), TypeError, ["x", "string"]),
+    ("relu of objects", lambda: el.relu(np.array([object(), object()])), TypeError, ["x", "object"]),
+    ("relu of complex numbers", lambda: el.relu(np.array([1 + 1j])), TypeError, ["x", "complex"]),
+    ("relu of NaN", lambda: el.relu(np.array([np.nan])), ValueError, ["x", "finite"]),
+    ("relu of integers", lambda: el.relu(np.array([1, -2])), TypeError, ["x", "int64", "convert"]),
+    ("gelu of None", lambda: el.gelu(None), TypeError, ["x", "None"]),
+    ("gelu of a string", lambda: el.gelu("1.0"), TypeError, ["x", "string"]),
+    ("gelu of integers", lambda: el.gelu(np.array([1, 2, -3])), TypeError, ["x", "int64", "convert"]),
+    ("gelu of a list of integers", lambda: el.gelu([1, 2]), TypeError, ["x", "int64"]),
+    ("gelu of booleans", lambda: el.gelu(np.array([True, False])), TypeError, ["x", "bool"]),
+    ("gelu of complex numbers", lambda: el.gelu(np.array([1j])), TypeError, ["x", "complex"]),
+    ("gelu of NaN", lambda: el.gelu(np.array([np.nan, 1.0])), ValueError, ["x", "finite"]),
+    ("gelu of objects", lambda: el.gelu(np.array([None, 1.0])), TypeError, ["x", "object"]),
+    # --- layer_norm
+    ("a NaN in gamma", lambda: el.layer_norm(X, gamma=nan_at(np.ones(8, np.float32))), ValueError, ["gamma", "finite"]),
+    ("an infinite beta", lambda: el.layer_norm(X, beta=np.full(8, -np.inf, np.float32)), ValueError, ["beta", "finite"]),
+    ("beta of the wrong size", lambda: el.layer_norm(X, beta=np.zeros(5, np.float32)), ValueError, ["beta", "(8,)", "(5,)"]),
+    ("float64 gamma with float32 x", lambda: el.layer_norm(X, gamma=np.ones(8)), TypeError, ["gamma", "float64", "one dtype"]),
+    ("eps negative", lambda: el.layer_norm(X, eps=-1e-5), ValueError, ["eps", "positive"]),
+    ("eps infinite", lambda: el.layer_norm(X, eps=np.inf), ValueError, ["eps", "finite"]),
+    ("eps NaN", lambda: el.layer_norm(X, eps=float("nan")), ValueError, ["eps", "finite"]),
+    ("eps a string", lambda: el.layer_norm(X, eps="1e-5"), TypeError, ["eps", "number", "'1e-5'"]),
+    ("eps True", lambda: el.layer_norm(X, eps=True), TypeError, ["eps", "number", "True"]),
+    ("eps None", lambda: el.layer_norm(X, eps=None), TypeError, ["eps", "number", "None"]),
+    ("layer_norm of a 0-d array", lambda: el.layer_norm(np.float32(1.0)), ValueError, ["x", "at least 1 axes"]),
+    ("layer_norm of integers", lambda: el.layer_norm(np.array([1, 2, 3])), TypeError, ["x", "int64"]),
+    # --- post_norm, pre_norm
+    ("a sub-layer that returns None", lambda: el.post_norm(X, returns(None)), TypeError, ["sublayer(x)", "NoneType"]),
+    ("a sub-layer that returns a string", lambda: el.pre_norm(X, returns("out")), TypeError, ["sublayer(x)", "str"]),
+    ("a sub-layer that takes two arguments", lambda: el.post_norm(X, lambda a, b: a), TypeError, ["sublayer", "one array", "(a, b)"]),
+    ("a sub-layer that returns one row", lambda: el.post_norm(X, returns(np.ones(8, np.float32))), ValueError, ["sublayer(x)", "(2, 3, 8)", "(8,)"]),
+    ("a sub-layer that returns a column", lambda: el.pre_norm(X[0], returns(np.ones((3, 1), np.float32))), ValueError, ["sublayer(x)", "(3, 8)", "(3, 1)"]),
+    ("a sub-layer that adds a batch axis", lambda: el.post_norm(X[0], returns(np.ones((2, 3, 8), np.float32))), ValueError, ["sublayer(x)", "(3, 8)", "(2, 3, 8)"]),
+    ("a sub-layer that returns integers", lambda: el.post_norm(X, lambda h: np.ones(h.shape, int)), TypeError, ["sublayer(x)", "dtype", "int64"]),
+    ("a sub-layer that returns float64 for float32", lambda: el.pre_norm(X, lambda h: h.astype(np.float64)), TypeError, ["sublayer(x)", "float32", "float64"]),
+    ("a sub-layer that returns NaN", lambda: el.post_norm(X, lambda h: h * np.nan), ValueError, ["sublayer(x)", "NaN"]),
+    ("a sub-layer that returns a list", lambda: el.pre_norm(X, lambda h: h.tolist()), TypeError, ["sublayer(x)", "list"]),
+    ("post_norm with eps 0", lambda: el.post_norm(X, lambda h: h, eps=0), ValueError, ["eps", "positive"]),
+    ("pre_norm of one vector", lambda: el.pre_norm(np.ones(8), lambda h: h), ValueError, ["x", "at least 2 axes"]),
+    # --- encoder_block, encoder, traces, BlockConfig
+    ("norm None", lambda: el.encoder_block(X, P, 2, norm=None), ValueError, ["norm", "'post' or 'pre'", "None"]),
+    ("residual 'no'", lambda: el.encoder_block(X, P, 2, residual="no"), TypeError, ["residual", "True or False", "'no'"]),
+    ("residual None", lambda: el.encoder_block(X, P, 2, residual=None), TypeError, ["residual", "True or False", "None"]),
+    ("residual 1", lambda: el.encoder_block(X, P, 2, residual=1), TypeError, ["residual", "True or False"]),
+    ("eps a string in the block", lambda: el.encoder_block(X, P, 2, eps="small"), TypeError, ["eps", "number"]),
+    ("activation 'swish'", lambda: el.encoder_block(X, P, 2, activation="swish"), ValueError, ["activation", "'swish'"]),
+    ("a NaN in norm2's beta", lambda: el.encoder_block(X, with_entry(P, ("norm2", "beta"), nan_at(P["norm2"]["beta"])), 2), ValueError, ["params['norm2']['beta']", "finite"]),
+    ("dropout True", lambda: el.encoder_block(X, P, 2, dropout=True), TypeError, ["dropout", "probability"]),
+    ("dropout negative", lambda: el.encoder_block(X, P, 2, dropout=-0.1), ValueError, ["dropout", "[0, 1)"]),
+    ("dropout with a seed for rng", lambda: el.encoder_block(X, P, 2, dropout=0.1, rng=0), TypeError, ["rng", "Generator", "int"]),
+    ("a block over rows of 1e20 in float32", lambda: el.encoder_block(np.full((2, 3, 8), 1e20, np.float32) * np.sign(X), P, 2), ValueError, ["overflow", "float64"]),
+    ("a norm that is a list", lambda: el.encoder_block(X, with_entry(P, ("norm1",), [1.0]), 2), TypeError, ["params['norm1']", "dict"]),
+    ("layers as a dict", lambda: el.encoder(X, {"0": P}, 2), TypeError, ["layers", "list of block params"]),
+    ("a layer that is None", lambda: el.encoder(X, [P, None], 2), TypeError, ["layers[1]", "dict"]),
+    ("residual 'no' in the stack", lambda: el.encoder(X, [P], 2, residual="no"), TypeError, ["residual", "True or False"]),
+    ("trace with a bad mask", lambda: el.trace_encoder_block(X, P, 2, padding_mask=np.zeros((2, 3))), TypeError, ["padding_mask", "boolean"]),
+    ("trace with norm 'middle'", lambda: el.trace_encoder_block(X, P, 2, norm="middle"), ValueError, ["norm", "'middle'"]),
+    ("trace of an empty stack", lambda: el.trace_encoder(X, [], 2), ValueError, ["layers", "at least one"]),
+    ("trace with residual 'yes'", lambda: el.trace_encoder(X, [P], 2, residual="yes"), TypeError, ["residual", "True or False"]),
+    ("BlockConfig with n_heads '4'", lambda: el.BlockConfig("4"), TypeError, ["n_heads", "integer", "'4'"]),
+    ("BlockConfig with eps 0", lambda: el.BlockConfig(2, eps=0.0), ValueError, ["eps", "positive"]),
+    ("BlockConfig with dropout 1", lambda: el.BlockConfig(2, dropout=1.0), ValueError, ["dropout", "[0, 1)"]),
+    # --- positional_encoding, init_block_params, count_params
+    ("seq_len True", lambda: el.positional_encoding(True, 8), TypeError, ["seq_len", "integer", "True"]),
+    ("seq_len '5'", lambda: el.positional_encoding("5", 8), TypeError, ["seq_len", "integer"]),
+    ("d_model negative", lambda: el.positional_encoding(4, -2), ValueError, ["d_model", "at least 1", "-2"]),
+    ("positional dtype None", lambda: el.positional_encoding(4, 8, dtype=None), TypeError, ["dtype", "float32", "None"]),
+    ("positional dtype 'foo'", lambda: el.positional_encoding(4, 8, dtype="foo"), TypeError, ["dtype", "float32"]),
+    ("positional dtype int32", lambda: el.positional_encoding(4, 8, dtype=np.int32), TypeError, ["dtype", "float32", "int32"]),
+    ("init dtype 'foo'", lambda: el.init_block_params(8, 16, RNG, dtype="foo"), TypeError, ["dtype", "float32"]),
+    ("init with d_model 0", lambda: el.init_block_params(0, 16, RNG), ValueError, ["d_model", "at least 1"]),
+    ("init with d_ff 1.5", lambda: el.init_block_params(8, 1.5, RNG), TypeError, ["d_ff", "integer", "1.5"]),
+    ("init with d_model True", lambda: el.init_block_params(True, 16, RNG), TypeError, ["d_model", "integer", "True"]),
+    ("count_params of a string", lambda: el.count_params("abc"), TypeError, ["params", "str"]),
+    ("count_params of a number", lambda: el.count_params(5), TypeError, ["params", "int"]),
+    ("count_params of a set", lambda: el.count_params({1, 2, 3}), TypeError, ["params", "set"]),
+    ("count_params of a generator", lambda: el.count_params(a for a in [np.ones(2)]), TypeError, ["params", "generator"]),
+    ("count_params of an object", lambda: el.count_params({"a": object()}), TypeError, ["params['a']", "object"]),
+    ("count_params of a dict that holds itself", lambda: el.count_params(self_referencing()), ValueError, ["params['me']", "itself"]),
+    # --- PyTorch state dicts
+    ("state_dict as a list", lambda: el.from_torch_state_dict([SD]), TypeError, ["state_dict", "mapping", "list"]),
+    ("prefix None", lambda: el.from_torch_state_dict(SD, prefix=None), TypeError, ["prefix", "string", "None"]),
+    ("prefix a number", lambda: el.from_torch_state_dict(SD, prefix=3), TypeError, ["prefix", "string"]),
+    ("linear1.weight transposed", lambda: el.from_torch_state_dict(state_dict_with("linear1.weight", SD["linear1.weight"].T)), ValueError, ["state_dict['linear1.weight']", "(16, 8)", "transposed", "(out, in)"]),
+    ("linear2.weight transposed", lambda: el.from_torch_state_dict(state_dict_with("linear2.weight", SD["linear2.weight"].T)), ValueError, ["state_dict['linear2.weight']", "transposed"]),
+    ("in_proj_weight of the wrong shape", lambda: el.from_torch_state_dict(state_dict_with("self_attn.in_proj_weight", np.ones((8, 8), np.float32))), ValueError, ["state_dict['self_attn.in_proj_weight']", "(3 d_model, d_model)"]),
+    ("a NaN in norm1.bias", lambda: el.from_torch_state_dict(state_dict_with("norm1.bias", nan_at(SD["norm1.bias"]))), ValueError, ["state_dict['norm1.bias']", "finite"]),
+    ("integer weights in a state dict", lambda: el.from_torch_state_dict(state_dict_with("linear1.bias", np.ones(16, int))), TypeError, ["state_dict['linear1.bias']", "int64"]),
+    ("a NaN in linear1.weight", lambda: el.from_torch_state_dict(state_dict_with("linear1.weight", nan_at(SD["linear1.weight"]))), ValueError, ["state_dict['linear1.weight']", "finite"]),
+    ("to_torch of empty attention", lambda: el.to_torch_state_dict({"attn": {}}), ValueError, ["params", "d_model"]),
+    ("to_torch of attention as a list", lambda: el.to_torch_state_dict({**P, "attn": [1, 2]}), TypeError, ["params['attn']", "dict"]),
+    ("to_torch with w_q 1.0", lambda: el.to_torch_state_dict(with_entry(P, ("attn", "w_q"), np.float32(1.0))), ValueError, ["params['attn']['w_q']", "(8, 8)", "()"]),
+    ("to_torch with w_q None", lambda: el.to_torch_state_dict(with_entry(P, ("attn", "w_q"), None)), TypeError, ["params['attn']['w_q']", "None"]),
+    ("to_torch with prefix None", lambda: el.to_torch_state_dict(P, prefix=None), TypeError, ["prefix", "string"]),
+    ("to_torch of a list", lambda: el.to_torch_state_dict([P]), TypeError, ["params", "dict", "list"]),
+    # --- mean_pool
+    ("mean_pool of one vector", lambda: el.mean_pool(np.ones(4)), ValueError, ["hidden", "at least 2 axes"]),
+    ("mean_pool with a float mask", lambda: el.mean_pool(X, np.zeros((2, 3))), TypeError, ["padding_mask", "boolean"]),
+    ("mean_pool with a mask of the wrong length", lambda: el.mean_pool(X, np.zeros((2, 4), bool)), ValueError, ["padding_mask", "(2, 3)", "(2, 4)"]),
+    ("mean_pool of integers", lambda: el.mean_pool(np.ones((3, 4), int)), TypeError, ["hidden", "int64"]),
+    ("mean_pool of NaN", lambda: el.mean_pool(nan_at(X64)), ValueError, ["hidden", "finite"]),
+    ("mean_pool with a mask of more batch axes", lambda: el.mean_pool(X[0], MASK), ValueError, ["padding_mask", "more batch axes"]),
+    # --- the backward passes
+    ("softmax_grad of None", lambda: G.softmax_grad(None, Q), TypeError, ["weights", "None"]),
+    ("softmax_grad of another shape", lambda: G.softmax_grad(Q, np.ones((3, 5))), ValueError, ["grad_weights", "(3, 4)", "(3, 5)"]),
+    ("softmax_grad with NaN", lambda: G.softmax_grad(Q, nan_at(Q)), ValueError, ["grad_weights", "finite"]),
+    ("softmax_grad of mixed dtypes", lambda: G.softmax_grad(Q, Q.astype(np.float32)), TypeError, ["grad_weights", "float32", "float64"]),
+    ("softmax_grad of integers", lambda: G.softmax_grad(np.ones((2, 2), int), np.ones((2, 2))), TypeError, ["weights", "int64"]),
+    ("attention grad of another shape", lambda: G.scaled_dot_product_attention_grad(Q, Q, Q, np.ones((3, 5))), ValueError, ["grad_out", "(3, 4)", "(3, 5)"]),
+    ("attention grad with NaN", lambda: G.scaled_dot_product_attention_grad(Q, Q, Q, nan_at(Q)), ValueError, ["grad_out", "finite"]),
+    ("attention grad with a float mask", lambda: G.scaled_dot_product_attention_grad(Q, Q, Q, Q, np.zeros(3)), TypeError, ["padding_mask", "boolean"]),
+    ("multi-head grad with infinity", lambda: G.multi_head_attention_grad(X64, 2, np.full((5, 8), np.inf)), ValueError, ["grad_out", "finite"]),
+    ("multi-head grad with 3 heads", lambda: G.multi_head_attention_grad(X64, 3, X64), ValueError, ["d_model (8)", "n_heads (3)"]),
+    ("multi-head grad with a NaN weight", lambda: G.multi_head_attention_grad(X64, 2, X64, with_entry(P64, ("attn", "w_k"), nan_at(P64["attn"]["w_k"]))["attn"]), ValueError, ["params['w_k']", "finite"]),
+    ("FFN grad of another shape", lambda: G.feed_forward_grad(X64, P64["ffn"], np.ones((5, 4))), ValueError, ["grad_out", "(5, 8)", "(5, 4)"]),
+    ("FFN grad with activation 'tanh'", lambda: G.feed_forward_grad(X64, P64["ffn"], X64, activation="tanh"), ValueError, ["activation", "'tanh'"]),
+    ("FFN grad with w1 transposed", lambda: G.feed_forward_grad(X64, {**P64["ffn"], "w1": P64["ffn"]["w1"].T}, X64), ValueError, ["params['w1']", "transposed"]),
+    ("layer_norm_grad with NaN", lambda: G.layer_norm_grad(X64, nan_at(X64)), ValueError, ["grad_out", "finite"]),
+    ("layer_norm_grad with eps 0", lambda: G.layer_norm_grad(X64, X64, eps=0), ValueError, ["eps", "positive"]),
+    ("layer_norm_grad with a NaN beta", lambda: G.layer_norm_grad(X64, X64, beta=nan_at(np.zeros(8))), ValueError, ["beta", "finite"]),
+    ("layer_norm_grad with gamma of the wrong size", lambda: G.layer_norm_grad(X64, X64, gamma=np.ones(3)), ValueError, ["gamma", "(8,)", "(3,)"]),
+    ("block grad with residual 'no'", lambda: G.encoder_block_grad(X64, P64, 2, X64, residual="no"), TypeError, ["residual", "True or False"]),
+    ("block grad of float32", lambda: G.encoder_block_grad(X64, P64, 2, X64.astype(np.float32)), TypeError, ["grad_out", "float32", "float64"]),
+    ("block grad with norm 'both'", lambda: G.encoder_block_grad(X64, P64, 2, X64, norm="both"), ValueError, ["norm", "'both'"]),
+    ("stack grad with keep_layer_grads 'no'", lambda: G.encoder_grad(X64, [P64], 2, X64, keep_layer_grads="no"), TypeError, ["keep_layer_grads", "True or False"]),
+    ("stack grad of no layers", lambda: G.encoder_grad(X64, [], 2, X64), ValueError, ["layers", "at least one"]),
+    ("stack grad of another shape", lambda: G.encoder_grad(X64, [P64], 2, np.ones((4, 8))), ValueError, ["grad_out", "(5, 8)", "(4, 8)"]),
+]
+
+
+CASES = CASES + MORE
+
+
 @pytest.mark.parametrize("call, error, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_argument_is_named_in_a_clear_error(call, error, words):
     with pytest.raises(error) as info:
@@ -85,5 +322,6 @@ def test_bad_argument_is_named_in_a_clear_error(call, error, words):
     assert not missing, f"message {message!r} lacks {missing}"
 
 
-def test_the_table_is_long_enough():
-    assert len(CASES) >= 20
+def test_the_table_is_long_enough_and_names_each_case_once():
+    assert len(CASES) >= 150
+    assert len({c[0] for c in CASES}) == len(CASES)

@@ -20,7 +20,6 @@ results outside it. Each exercise is defined once, in ``exercises.EXERCISES``.
 """
 
 import contextlib
-import types
 import warnings
 
 import numpy as np
@@ -59,50 +58,41 @@ def _call_names(value):
     return set()
 
 
-def _blocked(*args, **kwargs):  # its code replaces a blocked library function's for a while
-    raise PermissionError("__encoder_lib_blocked__")
+def _blocked(name):
+    """What stands in for a library function that an exercise may not call, while its answer runs."""
+    def blocked(*args, **kwargs):
+        raise UsedTheLibrary(name)
 
-
-def _blocked_name(exc):
-    if isinstance(exc, PermissionError) and exc.args == ("__encoder_lib_blocked__",):
-        tb = exc.__traceback__
-        while tb.tb_next is not None:
-            tb = tb.tb_next
-        return tb.tb_frame.f_code.co_name
-    return None
+    return blocked
 
 
 @contextlib.contextmanager
 def on_its_own(fn, also_allowed=()):
     """Run ``fn`` alone: the earlier exercises it calls are the library's, the library functions its
-    exercise may not call are blocked (calling one raises ``UsedTheLibrary``), warnings are silent."""
+    exercise may not call are blocked (calling ``el.<name>`` raises ``UsedTheLibrary``), warnings are silent."""
     import encoder_lib
 
     exercise = exercise_of(fn)
     allowed = set(exercise.may_call) | set(exercise.uses) | set(also_allowed) | set(HELPERS)
     namespace = getattr(fn, "__globals__", {})
     saved = {name: namespace[name] for name in exercise.uses if name in namespace}
-    blocked = [f for f in (getattr(encoder_lib, name) for name in encoder_lib.__all__ if name not in allowed)
-               if isinstance(f, types.FunctionType)]
-    codes = {f: f.__code__ for f in blocked}
+    blocked = {name: getattr(encoder_lib, name) for name in encoder_lib.__all__
+               if name not in allowed and callable(getattr(encoder_lib, name))}
     try:
         for name in exercise.uses:  # provided even where the earlier answer is missing
             namespace[name] = getattr(encoder_lib, name)
-        for f in codes:
-            f.__code__ = _blocked.__code__.replace(co_name=f.__name__)
+        for name in blocked:
+            setattr(encoder_lib, name, _blocked(name))
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")  # a warning never counts against an answer
                 yield
-        except PermissionError as exc:
-            name = _blocked_name(exc)
-            if name is None:
-                raise
-            raise UsedTheLibrary(f"`{exercise.name}` calls encoder_lib's own `{name}`, which this exercise may not "
-                                 f"use: write it yourself") from None
+        except UsedTheLibrary as exc:
+            raise UsedTheLibrary(f"`{exercise.name}` calls encoder_lib's own `{exc.args[0]}`, which this exercise "
+                                 f"may not use: write it yourself") from None
     finally:
-        for f, code in codes.items():
-            f.__code__ = code
+        for name, function in blocked.items():
+            setattr(encoder_lib, name, function)
         for name in exercise.uses:
             if name in saved:
                 namespace[name] = saved[name]
