@@ -19,15 +19,31 @@ def softmax(x, axis=-1):
 
     Subtracting each row's maximum before ``exp`` changes nothing
     mathematically but keeps ``exp`` from overflowing: scores of any finite
-    size are fine (1e308 too). NaN and infinite scores are refused; to leave
-    keys out, use ``masked_softmax``.
+    size are fine (1e308 too). A score of -inf gets weight 0 (a key left
+    out); a row that is -inf throughout has no softmax (0 / 0) and is
+    refused, as are NaN and +inf. ``masked_softmax`` gives such rows zeros.
 
     >>> softmax(np.array([1.0, 2.0, 3.0])).round(4)
     array([0.09  , 0.2447, 0.6652])
+    >>> softmax(np.array([0.0, 0.0, -np.inf]))
+    array([0.5, 0.5, 0. ])
     """
-    x = _checks.float_array(x, "x")
+    x = _checks.float_array(x, "x", finite=False)
     axis = _checks.axis(axis, x.ndim)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    bad = np.isnan(x) | np.isposinf(x)
+    if bad.any():
+        first = np.argwhere(bad)[0]
+        raise ValueError(f"x must hold finite numbers or -inf, but x[{', '.join(str(int(i)) for i in first)}] is "
+                         f"{x[tuple(first)]}")
+    peak = x.max(axis=axis, keepdims=True)
+    if np.isneginf(peak).any():
+        where = list(np.argwhere(np.isneginf(peak))[0])
+        where[axis] = ":"
+        row = "x[" + ", ".join(str(i) for i in where) + "]"
+        raise ValueError(f"every score in {row} is -inf, so its softmax would be 0 / 0 (NaN). A row whose "
+                         f"keys are all left out (a sequence that is all padding) needs all-zero weights: "
+                         f"give those rows zeros yourself (masked_softmax does)")
+    e = np.exp(x - peak)
     return e / e.sum(axis=axis, keepdims=True)
 
 

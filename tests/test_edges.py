@@ -118,3 +118,9 @@ def test_merge_heads_of_one_head_is_not_a_view():
 def test_count_params_counts_a_shared_block_once_per_use_and_none_as_zero():
     p = el.init_block_params(4, 8, RNG)
     assert el.count_params([p, p, None]) == 2 * el.count_params(p)
+
+
+def test_softmax_gives_a_score_of_minus_infinity_weight_zero():
+    """Lesson 05's text sets padded keys' scores to -inf before the softmax: that must work."""
+    out = el.softmax(np.array([[1.0, -np.inf, 1.0], [0.0, 0.0, -np.inf]]))
+    np.testing.assert_allclose(out, [[0.5, 0.0, 0.5], [0.5, 0.5, 0.0]])

@@ -88,13 +88,36 @@ def test_the_self_check_names_each_catalogued_mistake_and_the_hidden_tests_fail_
         grading.visible_tests(fn)
 
 
+@pytest.mark.parametrize("name", sorted(grading.EXERCISES))
+def test_every_exercise_has_at_least_three_catalogued_mistakes_that_its_visible_tests_catch(name):
+    """A learner's three likeliest mistakes are named, and the visible tests fail each with words."""
+    mine = [m for m in MISTAKES if m.exercise == name]
+    assert len(mine) >= 3, f"{name}: {len(mine)} catalogued mistakes"
+    for mistake in mine:
+        fn = define(mistake.source)[name]
+        with pytest.raises(AssertionError) as failed:
+            grading.visible_tests(fn)
+        message = str(failed.value)
+        described = [c.description for c in grading.compare.build_cases(grading.EXERCISES[name])]
+        assert any(message.startswith(f"{name}, {d}: ") for d in described), message
+        assert any(words in message for words in ("got ", "it raised", "shape", "NaN", "tuple", "returned")), message
+        assert mistake.says.lower() in message.lower(), message
+
+
 def test_the_catalogue_covers_the_mistakes_the_course_promises_to_recognise():
     promised = {"softmax_without_max", "softmax_wrong_axis", "attention_without_scaling", "attention_divided_by_d_k",
                 "mask_after_the_softmax", "mask_with_the_wrong_polarity", "split_heads_without_transpose",
                 "merge_heads_in_the_wrong_order", "relu_after_the_second_layer", "ffn_missing_bias",
                 "layer_norm_over_the_sequence", "layer_norm_unbiased_variance", "layer_norm_eps_outside_the_root",
                 "post_norm_written_as_pre_norm", "post_norm_without_residual", "post_norm_on_the_sublayer_input",
-                "sine_and_cosine_swapped", "one_set_of_parameters_for_every_layer"}
+                "sine_and_cosine_swapped", "one_set_of_parameters_for_every_layer",
+                # issue 15's list: what learners wrote that got no name before
+                "attention_without_biases", "pre_norm_adds_the_normalised_input", "positional_encoding_exponent_per_column",
+                "softmax_grad_sum_over_the_wrong_axis", "attention_with_k_dot_T", "softmax_sum_without_keepdims",
+                "ffn_ignores_activation", "encoder_without_the_mask", "merge_heads_swapping_the_last_two_axes",
+                "split_heads_for_a_batch_only", "mask_on_the_queries", "softmax_with_one_global_maximum",
+                "positional_encoding_odd_d_model", "mask_all_padding_row_through_the_library_softmax",
+                "layer_norm_eps_outside_the_root", "attention_without_scaling"}
     assert promised <= {m.id for m in MISTAKES}
 
 

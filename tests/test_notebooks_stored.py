@@ -92,3 +92,123 @@ def test_exercises_come_after_every_widget(path):
     first_exercise = min(i for i, c in enumerate(cells) if nbgrader(c).get("solution"))
     widgets = [i for i, c in enumerate(cells) if "nbval-ignore-output" in c.metadata.get("tags", [])]
     assert widgets and max(widgets) < first_exercise
+
+
+def exercise_cells(path):
+    """{exercise: [answer, self-check, tests] sources} and the notebook's first code cell (its imports)."""
+    cells = code_cells(path)
+    found = {}
+    for cell in cells:
+        grade_id = nbgrader(cell).get("grade_id", "")
+        for part in ("_answer", "_self_check", "_tests"):
+            if grade_id.endswith(part):
+                found.setdefault(grade_id.removesuffix(part), []).append(cell.source)
+    return cells[0].source, found
+
+
+SELF_CONTAINED = '''
+import json, sys
+imports, exercises = json.loads(sys.stdin.read())
+failures = {}
+for name, sources in exercises.items():
+    namespace = {"__name__": "__main__"}   # a kernel just restarted: nothing but what these cells define
+    try:
+        for source in [imports, *sources]:
+            exec(compile(source, name, "exec"), namespace)
+    except Exception as exc:
+        failures[name] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(failures))
+'''
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if exercise_cells(p)[1]], ids=lambda p: p.name)
+def test_each_exercise_passes_after_a_restart_with_only_the_imports_and_its_own_cells(path):
+    """The import cell, the answer, its self-check and its test cell: nothing from other cells is needed."""
+    import json
+    import subprocess
+    import sys
+
+    imports, exercises = exercise_cells(path)
+    assert "import encoder_lib" in imports, "the first code cell must be the imports"
+    done = subprocess.run([sys.executable, "-c", SELF_CONTAINED], input=json.dumps([imports, exercises]),
+                          capture_output=True, text=True, timeout=600, cwd=path.parent)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {}
+
+
+# ---------------------------------------------------------------- the text quotes what the cells print
+
+QUOTED = re.compile(r"(?<![\w.^/\-])-?\d+\.\d+(?:e-?\d+)?%?(?![\w.]*\d)|(?<![\w.^/\-])\d+(?:\.\d+)?%")
+PRINTED = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?%?|\d+%")
+NAMES = ("wav2vec 2.0",)  # numbers that are part of a name, not a quote
+
+
+def significant_digits(number):
+    return len(number.lstrip("-").rstrip("%").replace(".", "").lstrip("0"))
+
+
+def decimals(number):
+    body = number.lstrip("-").rstrip("%")
+    return len(body.split(".")[1]) if "." in body and "e" not in body else 0
+
+
+def is_quote_of(number, printed):
+    """``number`` (from the text) is one of ``printed`` as shown, or (with 2 or more significant digits)
+    one of them rounded to the text's decimals: 0.94 quotes 0.9437; 0.3 does not quote 0.290."""
+    body, percent = number.lstrip("-").rstrip("%"), number.endswith("%")
+    for shown in printed:
+        value, shown_percent = shown.lstrip("-").rstrip("%"), shown.endswith("%")
+        if value == body and shown_percent == percent:
+            return True
+        if significant_digits(number) < 2 or (shown_percent and not percent) or "e" in value:
+            continue
+        scaled = float(value) * (100 if percent and not shown_percent else 1)
+        if decimals(shown) + (2 if percent and not shown_percent else 0) >= decimals(number) and \
+                f"{scaled:.{decimals(number)}f}" == body:
+            return True
+    return False
+
+
+def text_numbers_not_printed(path):
+    nb = nbformat.read(path, as_version=4)
+    printed, code = set(), []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            code.append(cell.source)
+            for out in cell.get("outputs", []):
+                text = out.get("text") or out.get("data", {}).get("text/plain", "")
+                printed.update(PRINTED.findall(text if isinstance(text, str) else "".join(text)))
+    code = "\n".join(code)
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        prose = re.sub(r"`[^`]*`", " ", re.sub(r"\$[^$]*\$", " ", cell.source))  # formulas and code are not quotes
+        for name in NAMES:
+            prose = prose.replace(name, " ")
+        for match in QUOTED.finditer(prose):
+            number = match.group(0)
+            in_code = re.search(r"(?<![\w.])" + re.escape(number.rstrip("%")) + r"(?![\w.])", code)
+            if not (is_quote_of(number, printed) or in_code):
+                found.append(f"cell {index}: {number} in '...{prose[max(0, match.start() - 50):match.end() + 20]}...'")
+    return found
+
+
+def test_a_quote_is_checked_against_the_printout():
+    assert is_quote_of("0.94", {"0.9437"}) and is_quote_of("11.2%", {"11.2%"}) and is_quote_of("25.3%", {"0.2534"})
+    assert not is_quote_of("0.3", {"0.290"}) and not is_quote_of("6%", {"11.2%"}) and not is_quote_of("0.95", {"0.9"})
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_every_number_the_text_quotes_is_one_the_notebook_prints(path):
+    """A decimal or a percentage in a lesson's text is printed by one of its cells (or is in its code)."""
+    assert not text_numbers_not_printed(path), "\n".join(text_numbers_not_printed(path))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_no_printout_shows_a_negative_zero(path):
+    for cell in code_cells(path):
+        for out in cell.outputs:
+            text = out.get("text") or out.get("data", {}).get("text/plain", "")
+            text = text if isinstance(text, str) else "".join(text)
+            assert not re.search(r"(?<![\w.])-0\.0*(?![0-9]*[1-9])(?![\de])", text), f"-0 printed by: {cell.source[:80]}"

@@ -9,6 +9,7 @@ per-cell timing metadata are dropped, so the committed file holds the
 outputs a reader needs and nothing that changes from run to run.
 """
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -43,8 +44,14 @@ def execute(path):
 
 
 def main(argv):
+    parser = argparse.ArgumentParser(prog="python -m tools.execute_notebooks", description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="the notebooks to run (default: every lesson)")
+    args = parser.parse_args(argv)
+    missing = [str(p) for p in args.notebooks if p.suffix != ".ipynb" or not p.is_file()]
+    if missing:
+        parser.error(f"not a notebook file: {', '.join(missing)}")
     use_this_environment()  # the kernel of this environment, even if the user has another "python3" kernel
-    paths = [Path(p).resolve() for p in argv] or lesson_notebooks()
+    paths = [p.resolve() for p in args.notebooks] or lesson_notebooks()
     for path in paths:
         print(f"{execute(path):6.1f} s  {path.relative_to(ROOT)}", flush=True)
 

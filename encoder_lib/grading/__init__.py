@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 from ..threads import single_blas_thread
-from .compare import build_cases, callable_inputs, close, describe_difference, hidden_rngs, likely_mistake
+from .compare import Raised, build_cases, callable_inputs, close, describe_difference, hidden_rngs, likely_mistake
 from .exercises import EXERCISES
 from .wire import Call
 
@@ -113,8 +113,9 @@ def _verdicts(fn, cases):
         except UsedTheLibrary as exc:
             results.append((case.description, False, str(exc), None))
             continue
-        except Exception as exc:  # the answer's own error: report it, keep checking
-            results.append((case.description, False, f"it raised {type(exc).__name__}: {exc}", None))
+        except Exception as exc:  # the answer's own error: report it, name it if a known mistake raises it too
+            results.append((case.description, False, f"it raised {type(exc).__name__}: {exc}",
+                            likely_mistake(Raised.of(exc), case)))
             continue
         if close(got, case.expected):
             results.append((case.description, True, "", None))

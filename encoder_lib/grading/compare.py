@@ -18,6 +18,32 @@ ATOL = 1e-6
 HIDDEN_SEEDS = 3
 
 
+class NotApplicable(Exception):
+    """Raised by a mistake's model for inputs it does not describe (its result is then not compared)."""
+
+
+@dataclass(frozen=True)
+class Raised:
+    """What a call raised: its exception's type name and message. A mistake can show as an error."""
+
+    kind: str
+    message: str
+
+    @classmethod
+    def of(cls, exc):
+        return cls(type(exc).__name__, str(exc))
+
+    @classmethod
+    def from_text(cls, text):
+        """From ``"ValueError: message"``, as the grader's sandbox reports an exception."""
+        kind, _, message = str(text).partition(": ")
+        return cls(kind, message)
+
+    def same_as(self, other):
+        return isinstance(other, Raised) and self.kind == other.kind and \
+            " ".join(self.message.split()) == " ".join(other.message.split())
+
+
 @dataclass
 class Case:
     """One check of an exercise: its inputs, the right result, and what each known mistake gives."""
@@ -26,7 +52,7 @@ class Case:
     args: tuple
     kwargs: dict
     expected: object
-    mistakes: list  # [(explanation, result)] for the mistakes whose model applies to these inputs
+    mistakes: list  # [(explanation, result or Raised)] for the mistakes whose model applies to these inputs
 
 
 def callable_inputs(value):
@@ -60,8 +86,10 @@ def build_cases(exercise, hidden_rngs=()):
                 warnings.simplefilter("ignore")
                 try:
                     mistakes.append((explanation, model(*callable_inputs(args), **callable_inputs(kwargs))))
-                except Exception:  # a model that does not apply to these inputs
+                except NotApplicable:
                     pass
+                except Exception as exc:  # this mistake shows as an error here: an answer that raises the same has it
+                    mistakes.append((explanation, Raised.of(exc)))
         built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes))
     return built
 
@@ -84,8 +112,12 @@ def close(got, expected, equal_nan=False):
     return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ATOL, atol=ATOL, equal_nan=equal_nan))
 
 
+def _index_text(index):
+    return "[" + ", ".join(str(int(i)) for i in index) + "]"
+
+
 def describe_difference(got, expected):
-    """One sentence on how ``got`` differs from ``expected``."""
+    """One sentence on how ``got`` differs from ``expected``: what was checked, what came out, and where."""
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
             kind = type(got).__name__ if not isinstance(got, tuple) else f"tuple of {len(got)}"
@@ -100,11 +132,25 @@ def describe_difference(got, expected):
     expected = np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape:
         return f"the result has shape {got.shape}, expected {expected.shape}"
-    if not np.isfinite(got).all():
-        return "the result contains NaN or infinity"
-    return f"the values differ from the right ones by up to {np.abs(got - expected).max():.3g}"
+    bad = ~np.isfinite(got)
+    if bad.any():
+        first = np.argwhere(bad)[0]
+        where = f"at index {_index_text(first)}" if got.ndim else ""
+        if 1 <= got.shape[-1] <= 8:
+            row = first[:-1]
+            right = np.round(expected[tuple(row)], 4).tolist()
+            where += f" ({'row ' + _index_text(row) if len(row) else 'the result'} should be {right})"
+        return f"the result has NaN or infinity in {int(bad.sum())} of its {got.size} entries, first {where}".rstrip()
+    diff = np.abs(got - expected)
+    worst = np.unravel_index(np.argmax(diff), diff.shape)
+    where = f" at index {_index_text(worst)}" if got.ndim else ""
+    return (f"the values differ from the right ones by up to {diff[worst]:.3g}{where} "
+            f"(got {got[worst]:.6g}, expected {expected[worst]:.6g})")
 
 
 def likely_mistake(got, case):
-    """The explanation of the first catalogued mistake whose result ``got`` matches, or None."""
-    return next((explanation for explanation, result in case.mistakes if close(got, result, equal_nan=True)), None)
+    """The explanation of the first catalogued mistake whose result (or error, for a ``Raised``) ``got`` matches."""
+    if isinstance(got, Raised):
+        return next((explanation for explanation, result in case.mistakes if got.same_as(result)), None)
+    return next((explanation for explanation, result in case.mistakes
+                 if not isinstance(result, Raised) and close(got, result, equal_nan=True)), None)

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import attention, block, ffn, fixtures, grad, norm, pooling, positional
 from ..params import init_block_params, off_defaults
+from .compare import NotApplicable
 from .wire import Call
 
 
@@ -66,7 +67,8 @@ def _softmax_cases(rng, hidden):
     return _cases(
         ("the row (1, 2, 3)", [np.array([1.0, 2.0, 3.0])], {}),
         ("batched scores (2, 3, 5), last axis", [_normal(rng, 2, 3, 5)], {}),
-        ("large scores (1000, 999, 0)", [np.array([[1000.0, 999.0, 0.0], [0.0, 1.0, -1000.0]])], {}),
+        ("large scores, rows (1000, 999, 0) and (0, 1, -1000)",
+         [np.array([[1000.0, 999.0, 0.0], [0.0, 1.0, -1000.0]])], {}),
         ("axis=0 of a (4, 3) array", [_normal(rng, 4, 3)], {"axis": 0}),
     )
 
@@ -74,6 +76,16 @@ def _softmax_cases(rng, hidden):
 def _softmax_no_max(x, axis=-1):
     e = np.exp(x)
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_global_max(x, axis=-1):
+    e = np.exp(x - x.max())
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_no_keepdims(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis)
 
 
 def _softmax_wrong_axis(x, axis=-1):
@@ -99,6 +111,11 @@ def _sdpa_cases(rng, hidden):
 
 def _sdpa_scaled(q, k, v, factor):
     return attention.scaled_dot_product_attention(q * factor(q.shape[-1]), k, v)
+
+
+def _sdpa_plain_transpose(q, k, v):
+    weights = attention.softmax(q @ k.T / np.sqrt(q.shape[-1]))
+    return weights @ v, weights
 
 
 def _sdpa_weights_over_queries(q, k, v):
@@ -132,6 +149,16 @@ def _split_interleaved(x, n_heads):
     return np.moveaxis(x.reshape(*lead, seq, d_model // n_heads, n_heads), -1, -3)
 
 
+def _split_unpack_three(x, n_heads):
+    batch, seq, d_model = x.shape
+    return x.reshape(batch, seq, n_heads, d_model // n_heads).transpose(0, 2, 1, 3)
+
+
+def _split_unpack_two(x, n_heads):
+    seq, d_model = x.shape
+    return x.reshape(seq, n_heads, d_model // n_heads).transpose(1, 0, 2)
+
+
 def _merge_cases(rng, hidden):
     if hidden:
         lead = tuple(rng.integers(1, 4, size=rng.integers(0, 3)))
@@ -153,6 +180,16 @@ def _merge_wrong_order(x):
     return np.moveaxis(x, -3, -1).reshape(*lead, seq, n_heads * d_head)  # (..., seq, d_head, n_heads)
 
 
+def _merge_swapped_last_two(x):
+    *lead, n_heads, seq, d_head = x.shape
+    return np.swapaxes(x, -1, -2).reshape(*lead, seq, n_heads * d_head)
+
+
+def _merge_unpack_four(x):
+    batch, n_heads, seq, d_head = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(batch, seq, n_heads * d_head)
+
+
 def _random_attention_params(rng, d_model):
     return off_defaults(init_block_params(d_model, 2 * d_model, rng, dtype=np.float64)["attn"], rng)
 
@@ -171,19 +208,25 @@ def _mha_cases(rng, hidden):
     )
 
 
-def _mha_model(x, n_heads, params=None, *, scale_by_d_model=False, split=None, project=True):
+def _mha_model(x, n_heads, params=None, *, scale_by_d_model=False, split=None, project=True, biases=True,
+               heads=True):
     d_model = x.shape[-1]
     split = split or attention.split_heads
     if params is None:
+        if not biases:
+            raise NotApplicable  # without projections there are no biases to forget
         q = k = v = x
     else:
-        q, k, v = (x @ params[f"w_{n}"] + params[f"b_{n}"] for n in "qkv")
-    q, k, v = (split(t, n_heads) for t in (q, k, v))
-    scale = np.sqrt(d_model if scale_by_d_model else d_model // n_heads)
-    weights = attention.softmax(q @ np.swapaxes(k, -1, -2) / scale)
-    out = attention.merge_heads(weights @ v)
+        q, k, v = (x @ params[f"w_{n}"] + (params[f"b_{n}"] if biases else 0) for n in "qkv")
+    if heads:
+        q, k, v = (split(t, n_heads) for t in (q, k, v))
+        scale = np.sqrt(d_model if scale_by_d_model else d_model // n_heads)
+        weights = attention.softmax(q @ np.swapaxes(k, -1, -2) / scale)
+        out = attention.merge_heads(weights @ v)
+    else:  # one attention over all of d_model, as scaled_dot_product_attention(q, k, v) gives it
+        out, weights = attention.scaled_dot_product_attention(q, k, v)
     if params is not None and project:
-        out = out @ params["w_o"] + params["b_o"]
+        out = out @ params["w_o"] + (params["b_o"] if biases else 0)
     return out, weights
 
 
@@ -212,7 +255,7 @@ def _ffn_cases(rng, hidden):
 
 def _ffn_model(x, params, activation="relu", *, relu_first=True, relu_last=False, b1=True, b2=True):
     if activation != "relu":
-        raise ValueError("the models are of ReLU mistakes")
+        raise NotApplicable  # the models are of ReLU mistakes
     h = x @ params["w1"] + (params["b1"] if b1 else 0)
     if relu_first:
         h = np.maximum(h, 0)
@@ -290,7 +333,8 @@ def _post_variants(kind):
         return {"pre": lambda: x + sublayer(ln(x)), "no_residual": lambda: ln(sublayer(x)),
                 "norm_input": lambda: ln(x) + sublayer(x), "post": lambda: ln(x + sublayer(x)),
                 "double": lambda: ln(x + sublayer(ln(x))), "norm_output": lambda: x + ln(sublayer(x)),
-                "pre_no_residual": lambda: sublayer(ln(x))}[kind]()
+                "pre_no_residual": lambda: sublayer(ln(x)),
+                "residual_of_norm": lambda: ln(x) + sublayer(ln(x))}[kind]()
     return model
 
 
@@ -325,28 +369,53 @@ def _masked_nan(scores, padding_mask=None):
     return _softmax_no_max(scores - np.max(scores, axis=-1, keepdims=True))
 
 
-def _masked_queries(scores, padding_mask=None):
+MASK_ON_QUERIES = ("the mask is applied to the queries: padding_mask[..., :, None] lines it up with the rows of the "
+                   "scores (one per query), but it marks keys, the last axis: use padding_mask[..., None, :]")
+
+
+def _masked_queries(scores, padding_mask=None, fill=-1e9, own_softmax=False):
     if padding_mask is None:
-        return attention.softmax(scores)
-    return attention.softmax(np.where(padding_mask[..., :, None], -1e9, scores))
+        raise NotApplicable
+    scores = np.where(padding_mask[..., :, None], fill, scores)
+    return _masked_nan(scores) if own_softmax else attention.softmax(scores)
+
+
+def _masked_library_softmax(scores, padding_mask=None):
+    if padding_mask is None:
+        raise NotApplicable
+    return attention.softmax(np.where(padding_mask[..., None, :], -np.inf, scores))
 
 
 def _pe_cases(rng, hidden):
     if hidden:
         seq_len, d_model = int(rng.integers(1, 30)), 2 * int(rng.integers(1, 17))
-        return _cases((f"seq_len {seq_len}, d_model {d_model}", [seq_len, d_model], {}))
-    return _cases(("seq_len 4, d_model 6", [4, 6], {}), ("seq_len 50, d_model 16", [50, 16], {}))
+        odd = 2 * int(rng.integers(1, 9)) + 1
+        return _cases((f"seq_len {seq_len}, d_model {d_model}", [seq_len, d_model], {}),
+                      (f"seq_len {seq_len}, odd d_model {odd}", [seq_len, odd], {}))
+    return _cases(("seq_len 4, d_model 6", [4, 6], {}), ("seq_len 50, d_model 16", [50, 16], {}),
+                  ("seq_len 3, odd d_model 5 (the last sine has no cosine)", [3, 5], {}))
 
 
-def _pe_model(seq_len, d_model, *, swap=False, exponent_i=False, halves=False):
+def _pe_model(seq_len, d_model, *, swap=False, exponent_i=False, halves=False, per_column=False):
     pos = np.arange(seq_len)[:, None]
-    i = np.arange(d_model // 2)
+    if per_column:  # column j's exponent j / d_model, in place of the pair's 2i / d_model
+        angle = pos / 10000 ** (np.arange(d_model) / d_model)
+        return np.where(np.arange(d_model) % 2 == 0, np.sin(angle), np.cos(angle))
+    i = np.arange((d_model + 1) // 2)  # an odd d_model has one more sine column than cosine columns
     angle = pos / 10000 ** ((i if exponent_i else 2 * i) / d_model)
     first, second = (np.cos(angle), np.sin(angle)) if swap else (np.sin(angle), np.cos(angle))
     if halves:
-        return np.concatenate([first, second], axis=-1)
+        return np.concatenate([first, second[:, : d_model // 2]], axis=-1)
     pe = np.empty((seq_len, d_model))
-    pe[:, 0::2], pe[:, 1::2] = first, second
+    pe[:, 0::2], pe[:, 1::2] = first, second[:, : d_model // 2]
+    return pe
+
+
+def _pe_odd_unhandled(seq_len, d_model):
+    angle = np.arange(seq_len)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((seq_len, d_model))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
     return pe
 
 
@@ -419,15 +488,14 @@ def _encoder_last_only(x, layers, n_heads, norm="post", padding_mask=None):
     return block.encoder_block(x, layers[-1], n_heads, norm=norm, padding_mask=padding_mask)
 
 
-def _encoder_each_from_input(x, layers, n_heads, norm="post", padding_mask=None):
-    out = x
-    for p in layers:
-        out = block.encoder_block(x, p, n_heads, norm=norm, padding_mask=padding_mask)
-    return out
-
-
 def _encoder_ignores_norm(x, layers, n_heads, norm="post", padding_mask=None):
     return block.encoder(x, layers, n_heads, padding_mask=padding_mask)
+
+
+def _encoder_no_mask(x, layers, n_heads, norm="post", padding_mask=None):
+    if padding_mask is None:
+        raise NotApplicable
+    return block.encoder(x, layers, n_heads, norm=norm)
 
 
 # --- 07: gradients -----------------------------------------------------------
@@ -456,6 +524,12 @@ def _softmax_grad_unweighted(weights, grad_weights):
 
 def _softmax_grad_plain_sum(weights, grad_weights):
     return weights * (grad_weights - np.sum(grad_weights, axis=-1, keepdims=True))
+
+
+def _softmax_grad_wrong_axis(weights, grad_weights):
+    if weights.ndim < 2:
+        raise NotApplicable
+    return weights * (grad_weights - np.sum(grad_weights * weights, axis=0, keepdims=True))
 
 
 def _ln_grad_cases(rng, hidden):
@@ -550,6 +624,11 @@ EXERCISES = {e.name: e for e in [
              "so each row of weights sums to 1", _softmax_wrong_axis),
             ("normalised over every entry at once: sum along `axis` with keepdims=True",
              lambda x, axis=-1: np.exp(x - x.max()) / np.exp(x - x.max()).sum()),
+            ("the maximum subtracted is the whole array's, not each row's: a row far below it (the row "
+             "(0, 1, -1000) beside a 1000) has every exp underflow to 0, and 0 / 0 is NaN; subtract "
+             "x.max(axis=axis, keepdims=True)", _softmax_global_max),
+            ("a sum without keepdims=True: e.sum(axis=axis) drops the axis, so it no longer lines up with e "
+             "(shapes (2, 3, 5) and (2, 3) do not broadcast); keep it with keepdims=True", _softmax_no_keepdims),
         )),
     Exercise(
         "scaled_dot_product_attention", "01_attention", 2,
@@ -563,6 +642,8 @@ EXERCISES = {e.name: e for e in [
              _sdpa_weights_over_queries),
             ("returned (weights, out): return the output first, then the weights",
              lambda q, k, v: attention.scaled_dot_product_attention(q, k, v)[::-1]),
+            ("k.T reverses every axis of a batched k, (2, 4, 6, 8) -> (8, 6, 4, 2); swap only the last two: "
+             "np.swapaxes(k, -1, -2)", _sdpa_plain_transpose),
         ), uses=("softmax",), may_call=("softmax",)),
     Exercise(
         "split_heads", "02_multi_head_attention", 1,
@@ -572,6 +653,12 @@ EXERCISES = {e.name: e for e in [
              "(..., seq, n_heads, d_head), then swap the seq and head axes", _split_no_transpose),
             ("head h must take columns h*d_head to (h+1)*d_head; yours takes every n_heads-th column "
              "(reshape to (..., seq, n_heads, d_head), not (..., seq, d_head, n_heads))", _split_interleaved),
+            ("written for a batch (3 axes) only: x may be (seq, d_model) or have any number of batch axes in "
+             "front; unpack it as *lead, seq, d_model = x.shape and reshape to (*lead, seq, n_heads, d_head)",
+             _split_unpack_three),
+            ("written for one sequence (2 axes) only: x may have batch axes in front; unpack it as "
+             "*lead, seq, d_model = x.shape and swap axes -3 and -2 (np.swapaxes works for any number of axes)",
+             _split_unpack_two),
         )),
     Exercise(
         "merge_heads", "02_multi_head_attention", 1,
@@ -581,6 +668,11 @@ EXERCISES = {e.name: e for e in [
              "seq axes first, to (..., seq, n_heads, d_head)", _merge_no_transpose),
             ("heads merged in the wrong order: head 0's columns must come first, then head 1's "
              "(move the head axis next to d_head as (n_heads, d_head), not (d_head, n_heads))", _merge_wrong_order),
+            ("the wrong axes swapped: seq and d_head (the last two); swap the head axis with seq, axes -3 and -2, "
+             "to get (..., seq, n_heads, d_head) before the reshape", _merge_swapped_last_two),
+            ("written for a batch (4 axes) only: x may be (n_heads, seq, d_head) or have any number of batch axes "
+             "in front; unpack it as *lead, n_heads, seq, d_head = x.shape and use np.swapaxes(x, -3, -2)",
+             _merge_unpack_four),
         )),
     Exercise(
         "multi_head_attention", "02_multi_head_attention", 2,
@@ -593,6 +685,10 @@ EXERCISES = {e.name: e for e in [
              lambda x, n, params=None: _mha_model(x, n, params, split=_split_no_transpose)),
             ("the output projection is missing: merge the heads, then apply w_o and b_o",
              lambda x, n, params=None: _mha_model(x, n, params, project=False)),
+            ("the biases are missing: each projection is x @ w + b (b_q, b_k, b_v, and b_o after w_o)",
+             lambda x, n, params=None: _mha_model(x, n, params, biases=False)),
+            ("one attention over all of d_model: split q, k and v into n_heads heads (split_heads) and give "
+             "each head its own softmax", lambda x, n, params=None: _mha_model(x, n, params, heads=False)),
         ), uses=("softmax", "scaled_dot_product_attention", "split_heads", "merge_heads"),
         may_call=("softmax", "masked_softmax", "scaled_dot_product_attention", "split_heads", "merge_heads")),
     Exercise(
@@ -609,6 +705,8 @@ EXERCISES = {e.name: e for e in [
              lambda x, p, activation="relu": _ffn_model(x, p, activation, b1=False)),
             ("a missing bias: add b2 after the second layer",
              lambda x, p, activation="relu": _ffn_model(x, p, activation, b2=False)),
+            ("`activation` is ignored: with activation=\"gelu\" the hidden layer goes through GELU (el.gelu), "
+             "not ReLU", lambda x, p, activation="relu": _ffn_model(x, p)),
         ), uses=("gelu",), may_call=("relu", "gelu")),
     Exercise(
         "gelu", "03_feed_forward", 1,
@@ -617,6 +715,8 @@ EXERCISES = {e.name: e for e in [
             ("that is the tanh approximation; the exact GELU is 0.5 x (1 + erf(x / sqrt(2)))", _gelu_tanh),
             ("erf needs x / sqrt(2), not x: GELU is x times the normal CDF", _gelu_no_sqrt2),
             ("that is ReLU; GELU is 0.5 x (1 + erf(x / sqrt(2)))", lambda x: np.maximum(x, 0)),
+            ("the factor 1/2 is missing: GELU is 0.5 x (1 + erf(x / sqrt(2))), which is x times the normal CDF",
+             lambda x: 2 * ffn.gelu(x)),
         )),
     Exercise(
         "layer_norm", "04_add_and_norm", 2,
@@ -650,6 +750,8 @@ EXERCISES = {e.name: e for e in [
             ("the norm is on the sub-layer's output; in pre-norm it goes on the sub-layer's input",
              _post_variants("norm_output")),
             ("a norm after the sum as well: pre-norm leaves the sum un-normalised", _post_variants("double")),
+            ("the residual adds LN(x); it must add x itself: pre-norm is x + sublayer(LN(x)), so the "
+             "un-normalised x passes the block untouched", _post_variants("residual_of_norm")),
         ), uses=("layer_norm",), may_call=("layer_norm",)),
     Exercise(
         "masked_softmax", "05_encoder_block", 2,
@@ -659,7 +761,12 @@ EXERCISES = {e.name: e for e in [
              "so the real keys' weights still sum to 1", _masked_after),
             ("the mask has the wrong polarity: True marks padding, so those keys get weight 0", _masked_polarity),
             ("a sequence that is all padding gives NaN: give such rows zero weights", _masked_nan),
-            ("the mask is applied to the queries (rows); it marks keys, the last axis", _masked_queries),
+            (MASK_ON_QUERIES, _masked_queries),
+            (MASK_ON_QUERIES, lambda s, m=None: _masked_queries(s, m, -np.inf, own_softmax=True)),
+            (MASK_ON_QUERIES, lambda s, m=None: _masked_queries(s, m, -np.inf)),
+            ("a sequence that is all padding has every score at -inf, and a softmax of that is 0 / 0: give "
+             "such rows zero weights (find them with padding_mask.all(axis=-1)), or write a softmax that does",
+             _masked_library_softmax),
         ), uses=("softmax",), may_call=("softmax",)),
     Exercise(
         "positional_encoding", "05_encoder_block", 2,
@@ -671,6 +778,12 @@ EXERCISES = {e.name: e for e in [
              lambda s, d: _pe_model(s, d, exponent_i=True)),
             ("sines and cosines must interleave (even, odd columns), not fill the first and second half",
              lambda s, d: _pe_model(s, d, halves=True)),
+            ("the exponent is per pair of columns, not per column: columns 2i and 2i+1 share the angle "
+             "pos / 10000^(2i / d_model), so column j uses 2 * (j // 2), not j",
+             lambda s, d: _pe_model(s, d, per_column=True)),
+            ("an odd d_model has one more even column than odd ones ((d_model + 1) // 2 sines, d_model // 2 "
+             "cosines): give the odd columns the first d_model // 2 angles, angle[:, : d_model // 2]",
+             _pe_odd_unhandled),
         )),
     Exercise(
         "encoder_block", "05_encoder_block", 2,
@@ -686,10 +799,11 @@ EXERCISES = {e.name: e for e in [
         "encoder", "06_stacking_blocks", 2, r"x_{l+1} = \mathrm{block}_l(x_l),\quad l = 0, \ldots, L - 1",
         _encoder_cases, block.encoder, (
             ("one set of parameters reused for every layer of the stack: block i uses layers[i]", _encoder_reused),
-            ("only the last block is applied: the output of each block is the input of the next", _encoder_last_only),
-            ("every block reads the stack's input: feed each block the previous block's output",
-             _encoder_each_from_input),
-            ("the norm placement is not passed on to the blocks", _encoder_ignores_norm),
+            ("every block reads the stack's input, so only the last block counts: the output of each block is "
+             "the input of the next (x = block(x, ...) inside the loop)", _encoder_last_only),
+            ("the norm placement is not passed on to the blocks: call each block with norm=norm", _encoder_ignores_norm),
+            ("the padding mask is not passed on to the blocks: call each block with padding_mask=padding_mask, "
+             "or the real tokens read the padding", _encoder_no_mask),
         ), may_call=BLOCK_PARTS + ("encoder_block",)),
     Exercise(
         "softmax_grad", "07_gradients_and_training", 1,
@@ -700,6 +814,8 @@ EXERCISES = {e.name: e for e in [
              _softmax_grad_diagonal),
             ("the result is not multiplied by the weights: it is w * (g - sum(g * w))", _softmax_grad_unweighted),
             ("the sum must be weighted: sum(g * w) over the row, not sum(g)", _softmax_grad_plain_sum),
+            ("the sum runs over the wrong axis: each row of weights is one softmax, so sum g * w over the last "
+             "axis (axis=-1, keepdims=True)", _softmax_grad_wrong_axis),
         ), may_call=("softmax",)),
     Exercise(
         "layer_norm_grad", "07_gradients_and_training", 2,

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from . import report, sandbox, wire
-from .compare import build_cases, close, describe_difference, hidden_rngs, likely_mistake
+from .compare import Raised, build_cases, close, describe_difference, hidden_rngs, likely_mistake
 from .exercises import EXERCISES
 from .submissions import NOTEBOOK, ReleasedLesson, read_submission
 
@@ -182,6 +182,7 @@ def judge(exercise, cases, events, ending, limits):
                 return "memory", 0, (f"{case.description}: it ran out of memory "
                                      f"(the limit is {limits.memory_bytes // 2**20} MiB)")
             problem = f"{case.description}: it raised {event.get('error')}"
+            mistake = mistake or likely_mistake(Raised.from_text(event.get("error", "")), case)
         else:
             got = event.get("value")
             if isinstance(got, wire.Unsupported):
