@@ -62,10 +62,12 @@ grade: student
 
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab
-# settings. `make hub-install PREFIX=/opt/tljh/user` (README: For teachers).
+# settings, nbgitpuller (and jupyterhub-singleuser where the environment has none) and the
+# learners' nbgrader settings (EXCHANGE=... another exchange folder than /srv/nbgrader/exchange).
+# `make hub-install PREFIX=/opt/tljh/user` (README: For teachers).
 hub-install:
 	@test -n "$(PREFIX)" || { echo "usage: make hub-install PREFIX=<the server's environment, the folder that holds bin/python>"; exit 2; }
-	$(PYTHON) -m tools.hub_install "$(PREFIX)"
+	$(PYTHON) -m tools.hub_install "$(PREFIX)" $(if $(EXCHANGE),--exchange "$(EXCHANGE)")
 
 # Present a lesson's widgets without its code, for a class: Voila serves the
 # notebook on 127.0.0.1 and prints the address. `make present` shows lesson 04;

@@ -11,7 +11,15 @@ into the environment whose ``bin/python`` the learners' servers run:
 3. ``encoder_lib`` as a built wheel, not an editable install: the
    environment keeps working when this copy of the course is deleted;
 4. the course's JupyterLab settings (``jupyter/``): no news or update
-   pop-ups, and nbgrader's teacher panels off for learners.
+   pop-ups, and nbgrader's teacher panels off for learners;
+5. the hub's part (``requirements-hub.txt``): nbgitpuller, for the README's
+   one-click link, and JupyterHub's ``jupyterhub-singleuser`` when the
+   environment has none (a hub's own environment has the one matching its
+   hub, which is kept);
+6. the learners' nbgrader settings (``etc/jupyter/nbgrader_config.py``):
+   the course's id and the exchange folder (``--exchange``, nbgrader's
+   default ``/srv/nbgrader/exchange``), so that ``nbgrader fetch_assignment``
+   and ``nbgrader submit`` need no options.
 
 The learners then get the lessons themselves with the README's nbgitpuller
 link. Run it again after updating the course; it is quick when nothing changed.
@@ -23,7 +31,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import jupyter_settings
+from . import classroom, jupyter_settings
 from .course import ROOT
 
 
@@ -32,7 +40,18 @@ def run(command):
     subprocess.run([str(part) for part in command], check=True)
 
 
-def install(prefix, root=ROOT):
+def hub_packages(prefix, root=ROOT):
+    """The lines of requirements-hub.txt to install: jupyterhub only where no jupyterhub-singleuser is."""
+    wanted = []
+    for line in (Path(root) / "requirements-hub.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if not line or (line.startswith("jupyterhub==") and (Path(prefix) / "bin" / "jupyterhub-singleuser").exists()):
+            continue
+        wanted.append(line)
+    return wanted
+
+
+def install(prefix, root=ROOT, exchange=classroom.EXCHANGE):
     """Install the course from ``root`` into the environment at ``prefix``; returns its python."""
     prefix = Path(prefix).resolve()
     python = prefix / "bin" / "python"
@@ -52,16 +71,24 @@ def install(prefix, root=ROOT):
         run([python, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", wheels, source])
         [wheel] = wheels.glob("encoder_course-*.whl")
         run([*pip, "--no-deps", "--force-reinstall", wheel])
+    # -c: what the hub's packages share with the course stays at the course's lock
+    run([*pip, "-c", root / "requirements.txt", *hub_packages(prefix, root)])
     for path in jupyter_settings.install(prefix, root):
         print(f"  wrote {path}")
+    nbgrader_config = prefix / "etc" / "jupyter" / "nbgrader_config.py"
+    nbgrader_config.parent.mkdir(parents=True, exist_ok=True)
+    nbgrader_config.write_text(classroom.exchange_config(exchange))
+    print(f"  wrote {nbgrader_config}")
     return python
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("prefix", type=Path, help="the environment to install into (the folder that holds bin/python)")
+    parser.add_argument("--exchange", default=classroom.EXCHANGE,
+                        help=f"nbgrader's exchange folder for the learners (default {classroom.EXCHANGE})")
     args = parser.parse_args(argv)
-    python = install(args.prefix)
+    python = install(args.prefix, exchange=args.exchange)
     print(f"the course is installed in {args.prefix}; learners' servers must run {python}")
 
 

@@ -1,0 +1,265 @@
+"""A class's whole round trip on a real JupyterHub: hand out, work, update, hand in, grade.
+
+On 127.0.0.1 (free ports, a scratch folder, everything stopped and removed
+whatever happens): JupyterHub from the server environment `make hub-install`
+makes, configurable-http-proxy from npm, the dummy authenticator and the
+simple local process spawner; two learners and a teacher.
+
+1. Each learner clicks the README's nbgitpuller link (its own template, with
+   this hub and git URL put in) in headless Chromium: the lessons arrive,
+   the start notebook opens in JupyterLab, Run All shows its widget with its
+   picture, and the widget's slider changes the picture.
+2. A learner answers lesson 01's exercises in JupyterLab and saves; the
+   teacher changes a lesson and publishes (`make publish-student`, `git push
+   origin student-versions`); the learner's next click keeps the answers and
+   brings the change.
+3. Hand-in with nbgrader's exchange (README: For teachers): the teacher
+   releases lesson 01; one learner hands in the nbgitpuller copy, the other
+   fetches the released lesson, answers it there and hands it in; the teacher
+   collects, and `make grade` scores them: the first all right, the second
+   with its wrong attention (no 1/sqrt(d_k)).
+
+The commands are the README's (``tools.classroom``; ``test_the_readme_quotes``
+checks the README against it). Skipped locally without configurable-http-proxy
+(npm) or Chromium, with the reason; under CI they are failures.
+"""
+
+import asyncio
+import csv
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import in_ci
+from tests import hub as hubs
+from tools import classroom
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON = classroom.LESSON
+LEARNERS = ("alice", "bob")
+
+SOFTMAX = '''def softmax(x, axis=-1):
+    """Softmax of `x` along `axis`."""
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+'''
+ATTENTION_RIGHT = '''def scaled_dot_product_attention(q, k, v):
+    """softmax(q k^T / sqrt(d_k)) v"""
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), axis=-1)
+    return weights @ v, weights
+'''
+# a typical mistake: the scores are not divided by sqrt(d_k)
+ATTENTION_WRONG = '''def scaled_dot_product_attention(q, k, v):
+    """softmax(q k^T) v"""
+    weights = softmax(q @ np.swapaxes(k, -1, -2), axis=-1)
+    return weights @ v, weights
+'''
+TEACHER_CHANGE = "A note from your teacher, published after the first click."
+
+
+def skip_or_fail(reason):
+    if in_ci():
+        pytest.fail(f"CI must run the classroom test: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def readme_link_template():
+    """The nbgitpuller link as the README writes it (its ```text block)."""
+    readme = (ROOT / "README.md").read_text()
+    lines = [line.strip() for line in readme.splitlines() if "/hub/user-redirect/git-pull?" in line]
+    assert lines, "the README shows no nbgitpuller link"
+    return lines[0]
+
+
+# ------------------------------------------------------------------ README == tools.classroom
+
+def test_the_readme_quotes_the_classroom_commands_verbatim():
+    readme = (ROOT / "README.md").read_text()
+    for name, block in classroom.readme_blocks().items():
+        assert block in readme, f"README lacks tools.classroom's {name!r} block (python -m tools.classroom):\n{block}"
+
+
+def test_the_link_template_is_the_published_branch_s_start_notebook():
+    from conftest import load_tool
+
+    assert classroom.BRANCH == load_tool("publish_student").BRANCH
+    assert readme_link_template() == classroom.gitpuller_link()
+    assert (ROOT / "notebooks" / classroom.START).is_file()
+    assert (ROOT / "notebooks" / LESSON / f"{LESSON}.ipynb").is_file()
+
+
+def test_hub_install_installs_the_hub_s_packages_pinned():
+    from conftest import load_tool
+
+    hub_install = load_tool("hub_install")
+    pins = hub_install.hub_packages("/nonexistent")
+    assert any(p.startswith("jupyterhub==") for p in pins) and any(p.startswith("nbgitpuller==") for p in pins)
+    assert all("==" in p for p in pins)
+    config = classroom.exchange_config("/scratch/exchange")
+    namespace = {"get_config": lambda: type("C", (), {"__getattr__": lambda s, k: s.__dict__.setdefault(k, type("S", (), {})())})()}
+    exec(config, namespace)  # noqa: S102 - our own generated file
+    c = namespace["c"]
+    assert c.CourseDirectory.course_id == classroom.COURSE_ID and c.Exchange.root == "/scratch/exchange"
+
+
+# ------------------------------------------------------------------ the round trip
+
+@pytest.fixture(scope="module")
+def tools_present():
+    from tests.browser import missing_browser
+
+    reason = hubs.missing_tools() or missing_browser()
+    if reason:
+        skip_or_fail(reason)
+
+
+@pytest.mark.timeout(1500)
+def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, tmp_path):
+    timings = {}
+    scratch = tmp_path / "classroom"
+    scratch.mkdir()
+    exchange = scratch / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o1777)  # classroom.exchange_setup(), without sudo
+
+    # the server environment: `make hub-install`, run again with this class's exchange
+    t0 = time.perf_counter()
+    result = __import__("subprocess").run(["make", "-C", str(ROOT), "hub-install", f"PREFIX={server_env}",
+                                           f"EXCHANGE={exchange}"], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    timings["hub-install (again)"] = time.perf_counter() - t0
+    for program in ("jupyterhub", "jupyterhub-singleuser", "nbgrader"):
+        assert (server_env / "bin" / program).exists(), f"make hub-install did not install {program}"
+
+    # the teacher: a copy of the course, its remote, the student versions published
+    course, remote = hubs.teacher_course(scratch)
+    teacher_home = scratch / "teacher" / "home"
+    (teacher_home / ".jupyter").mkdir(parents=True)
+    # the exchange is nbgrader's default on a real hub; here the class's scratch one
+    (teacher_home / ".jupyter" / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.Exchange.root = {str(exchange)!r}\n")
+    teacher_env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
+    teacher_env.update(HOME=str(teacher_home), GIT_TERMINAL_PROMPT="0")
+    for command in classroom.TEACHER["publish"]:
+        seconds, _ = hubs.run_teacher(course, command, teacher_env)
+        timings[f"teacher: {command}"] = seconds
+
+    try:
+        with hubs.LocalHub(scratch, server_env, LEARNERS) as hub:
+            link = hubs.link_for(readme_link_template(), hub.base, remote)
+            asyncio.run(_round_trip(hub, course, teacher_env, link, timings))
+    finally:
+        hub_log = (scratch / "jupyterhub.log")
+        if hub_log.exists():
+            shutil.copy(hub_log, tmp_path / "jupyterhub.log")  # kept for a failure's diagnosis
+        shutil.rmtree(scratch / "home", ignore_errors=True)
+    assert not hubs.marked_processes(hub.token), "a process of the hub outlived it"
+
+    # grade: both learners scored as their answers deserve
+    try:
+        seconds, output = hubs.run_teacher(course, classroom.TEACHER["grade"][0], teacher_env)
+        timings["teacher: make grade"] = seconds
+        rows = list(csv.DictReader(open(course / "grades_by_exercise.csv")))
+        feedback = (course / "feedback" / "bob" / "index.html").read_text()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    got = {(r["student_id"], r["exercise"]): (float(r["points"]), r["status"]) for r in rows if r["lesson"] == LESSON}
+    assert got == {
+        ("alice", "softmax"): (2.0, "passed"),
+        ("alice", "scaled_dot_product_attention"): (2.0, "passed"),
+        ("bob", "softmax"): (2.0, "passed"),
+        ("bob", "scaled_dot_product_attention"): (0.0, "failed"),
+    }, output[-3000:]
+    assert "scaled_dot_product_attention" in feedback
+    print("\nclassroom round trip, seconds:")
+    for name, seconds in timings.items():
+        print(f"  {name:48s} {seconds:7.1f}")
+
+
+async def _round_trip(hub, course, teacher_env, link, timings):
+    lesson_path = f"{classroom.TARGET}/{LESSON}/{LESSON}.ipynb"
+    async with hubs.chromium() as browser:
+        contexts = {user: await browser.new_context(viewport={"width": 1280, "height": 900}) for user in LEARNERS}
+        # 1. each learner clicks the link: the lessons arrive, the start notebook shows its widget, which responds
+        for user in LEARNERS:
+            page, seconds = await hubs.click_link(contexts[user], link, user)
+            timings[f"{user}: first click to notebook"] = seconds["notebook"]
+            timings[f"{user}: first click to widget shown"] = seconds["widget"]
+            home = hub.home(user) / classroom.TARGET
+            lessons = sorted(p.name for p in home.iterdir() if p.is_dir() and not p.name.startswith("."))
+            assert lessons == sorted(p.name for p in (ROOT / "notebooks").iterdir() if any(p.glob("*.ipynb")))
+            assert await hubs.widget_responds(page)
+            dialogs = await page.evaluate("() => [...document.querySelectorAll('.jp-Dialog, .Toastify__toast')]"
+                                          ".map(e => e.textContent)")
+            assert not dialogs, f"{user} sees pop-ups: {dialogs}"
+            await page.close()
+
+        # 2. alice answers lesson 01 in the nbgitpuller copy and saves
+        notebook = hub.home("alice") / lesson_path
+        cells = hubs.answer_cells(notebook)
+        t0 = time.perf_counter()
+        page = await hubs.answer_exercise(contexts["alice"], hub.base, "alice", lesson_path, {
+            cells["softmax_answer"]: SOFTMAX, cells["scaled_dot_product_attention_answer"]: ATTENTION_RIGHT})
+        assert hubs.wait_for_file(notebook, lambda text: "np.sqrt(q.shape[-1])" in text and "x.max(axis" in text), \
+            "alice's answers were not saved"
+        timings["alice: answer and save"] = time.perf_counter() - t0
+        await page.close()
+
+        # the teacher changes lesson 02 and publishes it
+        changed = course / "notebooks" / "02_multi_head_attention" / "02_multi_head_attention.ipynb"
+        nb = json.loads(changed.read_text())
+        nb["cells"][0]["source"] = "".join(nb["cells"][0]["source"]) + f"\n\n{TEACHER_CHANGE}"
+        changed.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+        for command in classroom.TEACHER["publish"]:
+            seconds, _ = hubs.run_teacher(course, command, teacher_env)
+            timings[f"teacher: {command} (update)"] = seconds
+
+        # alice clicks again: her answers stay, the change arrives
+        page, seconds = await hubs.click_link(contexts["alice"], link, "alice", logged_in=True)
+        timings["alice: second click to widget shown"] = seconds["widget"]
+        await page.close()
+        text = notebook.read_text()
+        assert "np.sqrt(q.shape[-1])" in text and "x.max(axis" in text, "the update lost alice's answers"
+        updated = hub.home("alice") / classroom.TARGET / "02_multi_head_attention" / "02_multi_head_attention.ipynb"
+        assert TEACHER_CHANGE in updated.read_text(), "the teacher's update did not arrive"
+
+        # 3. hand-in through nbgrader's exchange
+        t0 = time.perf_counter()
+        hubs.run_teacher(course, classroom.TEACHER["release"][0], teacher_env)
+        timings["teacher: release_assignment"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        hub.run_as_learner("alice", classroom.LEARNER_PULLED)
+        timings["alice: submit"] = time.perf_counter() - t0
+        fetch, submit = classroom.LEARNER_FETCHED[:2], classroom.LEARNER_FETCHED[:1] + classroom.LEARNER_FETCHED[2:]
+        t0 = time.perf_counter()
+        hub.run_as_learner("bob", fetch)
+        timings["bob: fetch_assignment"] = time.perf_counter() - t0
+        fetched = hub.home("bob") / LESSON / f"{LESSON}.ipynb"
+        assert fetched.is_file()
+        cells = hubs.answer_cells(fetched)
+        page = await hubs.answer_exercise(contexts["bob"], hub.base, "bob", f"{LESSON}/{LESSON}.ipynb", {
+            cells["softmax_answer"]: SOFTMAX, cells["scaled_dot_product_attention_answer"]: ATTENTION_WRONG})
+        assert hubs.wait_for_file(fetched, lambda text: "softmax(q @ np.swapaxes(k, -1, -2), axis=-1)" in text), \
+            "bob's answers were not saved"
+        await page.close()
+        t0 = time.perf_counter()
+        hub.run_as_learner("bob", submit)
+        timings["bob: submit"] = time.perf_counter() - t0
+        inbound = sorted(p.name.split("+")[0] for p in (Path(exchange_root(hub)) / classroom.COURSE_ID / "inbound")
+                         .iterdir())
+        assert inbound == ["alice", "bob"], inbound
+        t0 = time.perf_counter()
+        hubs.run_teacher(course, classroom.TEACHER["collect"][0], teacher_env)
+        timings["teacher: collect"] = time.perf_counter() - t0
+        for user in LEARNERS:
+            assert (course / "submitted" / user / LESSON / f"{LESSON}.ipynb").is_file()
+        for context in contexts.values():
+            await context.close()
+
+
+def exchange_root(hub):
+    return hub.scratch / "exchange"

@@ -1,0 +1,167 @@
+"""The classroom on a JupyterHub, in one place: the commands and settings the README shows and the test runs.
+
+The README's "For teachers" section quotes the blocks this module writes
+(``readme_blocks()``), and ``tests/test_classroom_hub.py`` checks that each
+one appears there verbatim and runs the same commands on a real local
+JupyterHub: README and test cannot drift apart.
+
+- ``gitpuller_link(hub, repo)``: the one-click link that pulls the published
+  student versions (``make publish-student``, branch ``student-versions``)
+  into a learner's home folder and opens the start notebook.
+- ``exchange_config(...)``: the nbgrader settings `make hub-install` writes into
+  the learners' environment (``etc/jupyter/nbgrader_config.py``), so that
+  ``nbgrader fetch_assignment`` and ``nbgrader submit`` find the course.
+- ``TEACHER``, ``LEARNER_PULLED``, ``LEARNER_FETCHED``: the hand-in round trip,
+  as shell commands (the teacher's in a copy of the course; a learner's in a
+  terminal of their JupyterLab).
+- ``TLJH``, ``Z2JH_CONFIG``: a small hub (The Littlest JupyterHub on one
+  server) and a large one (Zero to JupyterHub on Kubernetes, whose
+  single-user image repo2docker builds from ``binder/``).
+"""
+
+import shlex
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+from .course import ROOT
+
+COURSE_ID = "encoder-course"
+#: nbgrader's default exchange: one folder on the hub's disk, every learner's server sees it
+EXCHANGE = "/srv/nbgrader/exchange"
+BRANCH = "student-versions"  # tools.publish_student.BRANCH; tests check they agree
+TARGET = "encoder-course"  # the learner's folder the lessons are pulled into
+START = "00_start_here/00_start_here.ipynb"
+#: the lesson the README's hand-in example (and the test) uses
+LESSON = "01_attention"
+#: the hub's extra packages for the learners' servers, installed by `make hub-install`
+HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
+#: configurable-http-proxy, the JupyterHub proxy from npm (TLJH and Zero to JupyterHub bring their own)
+PROXY_NPM = "configurable-http-proxy@5.3.0"
+
+
+def gitpuller_link(hub="https://<hub>", repo="<git URL>", branch=BRANCH, target=TARGET, start=START):
+    """The nbgitpuller link: the README's template with ``hub`` and ``repo`` filled in.
+
+    With the placeholders it is the README's text as written (unquoted, for
+    reading); with real values every parameter is URL-quoted.
+    """
+    params = {"repo": repo, "branch": branch, "targetpath": target, "urlpath": f"lab/tree/{target}/{start}"}
+    if hub == "https://<hub>" and repo == "<git URL>":
+        query = "&".join(f"{k}={v}" for k, v in params.items())
+    else:
+        query = urlencode(params, quote_via=quote, safe="/")
+    return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}"
+
+
+def exchange_config(exchange=EXCHANGE, course_id=COURSE_ID):
+    """The learners' nbgrader settings, ``<prefix>/etc/jupyter/nbgrader_config.py``."""
+    return (
+        '"""nbgrader for the learners of the Transformer encoder course (written by `make hub-install`)."""\n'
+        "import os\n\n"
+        "c = get_config()  # noqa: F821\n"
+        f"c.CourseDirectory.course_id = {course_id!r}\n"
+        f"c.Exchange.root = {str(exchange)!r}\n"
+        "# A hand-in is named after the hub's user name. nbgrader would take the system user's, which on\n"
+        "# a hub whose servers share one system user (a container's jovyan, a simple spawner) is everyone's.\n"
+        'if os.environ.get("JUPYTERHUB_USER"):\n'
+        '    c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]\n'
+    )
+
+
+def exchange_setup(exchange=EXCHANGE):
+    """Create the exchange folder as nbgrader's documentation says: everyone may write, the sticky bit set."""
+    return [f"sudo mkdir -p {exchange}", f"sudo chmod 1777 {exchange}"]
+
+
+#: The teacher, in a copy of the course on the hub (the folder with nbgrader_config.py).
+TEACHER = {
+    "publish": ["make publish-student", f"git push origin {BRANCH}"],
+    "release": [f".venv/bin/nbgrader release_assignment {LESSON}"],
+    "collect": [f".venv/bin/nbgrader collect {LESSON}"],
+    "grade": ["make grade"],
+}
+#: A learner whose lessons came with the nbgitpuller link: hand in the lesson where it is.
+LEARNER_PULLED = [f"cd ~/{TARGET}", f"nbgrader submit {LESSON}"]
+#: A learner on a hub without the link: fetch the released lesson first, work on it there, then hand it in.
+LEARNER_FETCHED = ["cd ~", f"nbgrader fetch_assignment {LESSON}", f"nbgrader submit {LESSON}"]
+
+
+def split(command):
+    """A README command as an argument list (``~`` is left to the caller)."""
+    return shlex.split(command)
+
+
+# ------------------------------------------------------------------ the hubs
+
+#: The Littlest JupyterHub (one server, up to ~100 learners): run on the server, in a copy of the course.
+TLJH = [
+    f"git clone https://github.com/OWNER/REPO {TARGET} && cd {TARGET}",
+    "sudo make hub-install PREFIX=/opt/tljh/user",
+    *exchange_setup(),
+    "sudo tljh-config add-item users.admin <your user name>",
+    "sudo tljh-config reload",
+]
+
+#: Zero to JupyterHub's config.yaml: the image repo2docker built from binder/, and nbgitpuller's link as
+#: the default URL (a learner's first login pulls the lessons). The exchange is a shared volume.
+Z2JH_CONFIG = """\
+singleuser:
+  image:
+    name: <registry>/encoder-course   # what repo2docker built from binder/ (below)
+    tag: <tag>
+  defaultUrl: /lab
+  extraFiles:
+    nbgrader-config:
+      mountPath: /etc/jupyter/nbgrader_config.py
+      stringData: |
+        c = get_config()
+        c.CourseDirectory.course_id = "encoder-course"
+        c.Exchange.root = "/srv/nbgrader/exchange"
+  storage:
+    extraVolumes:
+      - name: nbgrader-exchange
+        persistentVolumeClaim:
+          claimName: nbgrader-exchange   # a ReadWriteMany claim you create once
+    extraVolumeMounts:
+      - name: nbgrader-exchange
+        mountPath: /srv/nbgrader/exchange
+"""
+
+#: repo2docker builds from binder/ (the lock, encoder_lib, the settings); its appendix adds nbgitpuller for the link.
+Z2JH_COMMANDS = [
+    'repo2docker --no-run --user-name jovyan --image-name <registry>/encoder-course:<tag> --push \\\n'
+    '    --appendix "RUN python -m pip install --no-cache-dir nbgitpuller==1.3.0" .',
+    "helm upgrade --install jhub jupyterhub/jupyterhub --namespace jhub --values config.yaml",
+]
+
+BINDER_HAND_IN = [
+    "mkdir -p submitted/<student_id>/01_attention",
+    "cp ~/Downloads/01_attention.ipynb submitted/<student_id>/01_attention/",
+    "make grade",
+]
+
+
+def _fence(lang, lines):
+    body = lines if isinstance(lines, str) else "\n".join(lines) + "\n"
+    return f"```{lang}\n{body}```"
+
+
+def readme_blocks():
+    """{name: the fenced block the README quotes verbatim}."""
+    return {
+        "link": _fence("text", [gitpuller_link()]),
+        "tljh": _fence("bash", TLJH),
+        "z2jh-config": _fence("yaml", Z2JH_CONFIG),
+        "z2jh-commands": _fence("bash", Z2JH_COMMANDS),
+        "teacher-publish": _fence("bash", TEACHER["publish"]),
+        "teacher-release": _fence("bash", TEACHER["release"]),
+        "learner-pulled": _fence("bash", LEARNER_PULLED),
+        "learner-fetched": _fence("bash", LEARNER_FETCHED),
+        "teacher-collect": _fence("bash", TEACHER["collect"] + TEACHER["grade"]),
+        "binder-hand-in": _fence("bash", BINDER_HAND_IN),
+    }
+
+
+if __name__ == "__main__":
+    for name, block in readme_blocks().items():
+        print(f"<!-- {name} -->\n{block}\n")
