@@ -38,3 +38,8 @@ __all__ = [
     "mean_pool",
 ]
 __version__ = "0.1.0"
+
+# in a notebook, figures get a text alternative (an <img> with alt); a no-op outside IPython
+from . import _display  # noqa: E402
+
+_display.describe_figures_in_ipython()

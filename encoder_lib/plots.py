@@ -3,21 +3,166 @@
 Colours: heatmaps use cividis, which is perceptually uniform and reads in
 greyscale and for colour-blind readers; lines use the Okabe-Ito palette and
 differ by marker too, so they stay apart without colour.
+
+Contrast (WCAG 2 AA, checked by tests/test_accessibility.py): every line,
+marker and bar colour has at least 3:1 against the white background, text at
+least 4.5:1 against what it is drawn on. So the palette's three light colours
+are darkened, a de-emphasised line is a lighter tint that keeps 3:1 (never a
+low alpha), numbers in heatmap cells are black or white, whichever contrasts
+more with their cell, and outlines drawn over a heatmap have a white halo.
+
+Presentation (`make present`): tools/present.py sets ``ENCODER_COURSE_PRESENT=1``
+for Voila's kernel, and ``figure_dpi`` then draws every figure at
+``PRESENT_SCALE`` times its dpi: the same layout, with every label that much
+larger on a projector (8 pt, the smallest, becomes 14 px).
 """
 
+import html
+import os
+import re
+
 import numpy as np
+from matplotlib.colors import to_hex, to_rgb
 
 CMAP = "cividis"
-COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+# Okabe-Ito; orange, sky blue and yellow darkened (same hue) to 3:1 against white
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#C28600", "#1D99E0", "#9E940D", "#000000")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+BACKGROUND = "#FFFFFF"  # the figures' and axes' face colour
+GUIDE = "#767676"  # reference lines (a level, an even split): the lightest grey with 4.5:1 on white
+GRAPHICS_CONTRAST = 3.0  # WCAG 1.4.11: lines, markers, bars
+TEXT_CONTRAST = 4.5  # WCAG 1.4.3: text of normal size
+
+PRESENT_ENV = "ENCODER_COURSE_PRESENT"
+PRESENT_SCALE = 1.6  # 80 dpi becomes 128: 8 pt text is 14.2 px on screen
+
+
+# ------------------------------------------------------------------ contrast
+
+def relative_luminance(color):
+    """WCAG 2's relative luminance of a matplotlib colour (alpha ignored): 0 for black, 1 for white."""
+    channels = np.array(to_rgb(color))
+    linear = np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+    return float(linear @ (0.2126, 0.7152, 0.0722))
+
+
+def contrast_ratio(a, b):
+    """WCAG 2's contrast ratio of two colours, from 1 (the same) to 21 (black on white)."""
+    high, low = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def text_color_on(color):
+    """Black or white, whichever contrasts more with ``color`` (at least 4.58:1 whatever the colour)."""
+    return "black" if contrast_ratio(color, "black") >= contrast_ratio(color, "white") else "white"
+
+
+def faint(color, against=BACKGROUND, minimum=GRAPHICS_CONTRAST):
+    """The lightest tint of ``color`` (mixed with white) that keeps ``minimum`` contrast against ``against``.
+
+    For the line a widget shows as context beside the chosen one: it looks
+    fainter, yet stays visible, which an alpha of 0.3 would not.
+    """
+    base = np.array(to_rgb(color))
+    if contrast_ratio(color, against) < minimum:
+        raise ValueError(f"{color} has only {contrast_ratio(color, against):.2f}:1 against {against}, "
+                         f"below {minimum}:1 even before it is made fainter")
+    low, high = 0.0, 1.0  # the share of white: 0 keeps the colour, 1 is white
+    for _ in range(30):
+        middle = (low + high) / 2
+        tint = to_hex(base + (1 - base) * middle)  # judged as drawn: rounded to 8 bits a channel
+        low, high = (middle, high) if contrast_ratio(tint, against) >= minimum else (low, middle)
+    return to_hex(base + (1 - base) * low)
+
+
+def halo(width):
+    """Path effects that draw a white halo under a black outline of ``width`` points, so that the outline
+    stands out (3:1 or more) on every colour of a heatmap, dark or light."""
+    from matplotlib import patheffects
+
+    return [patheffects.withStroke(linewidth=width + 3, foreground="white")]
+
+
+# ------------------------------------------------------------------ presentation
+
+def presenting():
+    """Whether figures are drawn for a projector: ``ENCODER_COURSE_PRESENT`` is 1 (tools/present.py sets it)."""
+    value = os.environ.get(PRESENT_ENV, "").strip()
+    if value in ("", "0"):
+        return False
+    if value == "1":
+        return True
+    raise ValueError(f"{PRESENT_ENV} must be 1 (figures for a projector, as `make present` sets it) or 0 "
+                     f"(or unset), got {value!r}")
+
+
+def figure_dpi(dpi):
+    """The dpi to draw a figure meant for ``dpi`` at: larger by PRESENT_SCALE when presenting."""
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not 10 <= dpi <= 600:
+        raise ValueError(f"dpi must be a number from 10 to 600, got {dpi!r}")
+    return dpi * PRESENT_SCALE if presenting() else dpi
+
+
+def plain_text(markup):
+    """The words of a bit of the widgets' HTML (tags dropped, entities decoded, spaces collapsed): for alt text."""
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", "", markup)).split())
+
+
+# ------------------------------------------------------------------ text alternatives
+
+def _number(value):
+    return f"{value:.3g}"
+
+
+def figure_alt_text(figure):
+    """A static figure in words, for its ``alt``: title, then per panel its title, axes with their
+    ranges, and the legend's entries (as ``_display`` shows it in a notebook).
+
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(); ax = fig.add_subplot(); _ = ax.plot([1, 2], [0, 5], label="loss")
+    >>> _ = ax.set(title="Training", xlabel="step", ylabel="loss"); _ = ax.legend()
+    >>> figure_alt_text(fig)
+    'Plot: Training: x axis step from 0.95 to 2.05; y axis loss from -0.25 to 5.25; legend: loss.'
+    """
+    parts = []
+    suptitle = figure.get_suptitle() if hasattr(figure, "get_suptitle") else ""
+    for ax in figure.axes:
+        if ax.get_label() == "<colorbar>":
+            continue
+        words = [" ".join(ax.get_title().split()) or "a panel"]
+        axes = []
+        for name, label, limits in (("x", ax.get_xlabel(), ax.get_xlim()), ("y", ax.get_ylabel(), ax.get_ylim())):
+            low, high = sorted(limits)
+            axes.append(f"{name} axis {' '.join(label.split()) or '(unlabelled)'} from {_number(low)} to "
+                        f"{_number(high)}")
+        words.append("; ".join(axes))
+        legend = ax.get_legend()
+        if legend is not None:
+            words.append("legend: " + ", ".join(t.get_text() for t in legend.get_texts()))
+        parts.append(": ".join(words[:1]) + ": " + "; ".join(words[1:]))
+    head = " ".join(suptitle.split())
+    body = ". ".join(parts) if parts else "an empty figure"
+    return f"Plot: {head + '. ' if head else ''}{body}."
+
+
+def figure_html(figure):
+    """A figure as ``<img src="data:image/png..." alt="...">``, at its own size (larger when presenting)."""
+    from IPython.core.pylabtools import print_figure
+
+    data = print_figure(figure, fmt="png", bbox_inches="tight", base64=True, dpi=figure_dpi(figure.dpi))
+    return (f'<img src="data:image/png;base64,{data}" alt="{html.escape(figure_alt_text(figure), quote=True)}" '
+            f'class="course-figure">')
+
+
+# ------------------------------------------------------------------ drawing
 
 
 def heatmap(ax, data, *, title, xlabel, ylabel, row_labels=None, col_labels=None,
             vmin=0.0, vmax=1.0, annotate=True, fmt="{:.2f}", colorbar=True):
     """Draw ``data`` (rows, cols) as a labelled heatmap; returns ``(image, texts)`` for ``update_heatmap``.
 
-    Cell values are written in the cells (black on light, white on dark), so
-    the numbers can be read without the colour scale.
+    Cell values are written in the cells (black or white, whichever contrasts
+    more with the cell), so the numbers can be read without the colour scale.
     """
     data = np.asarray(data)
     image = ax.imshow(data, cmap=CMAP, vmin=vmin, vmax=vmax, aspect="auto")
@@ -42,12 +187,11 @@ def update_heatmap(image, texts, data, fmt="{:.2f}"):
     image.set_data(data)
     if texts is None:
         return
-    low, high = image.get_clim()
-    middle = (low + high) / 2
+    cells = image.cmap(image.norm(data))  # (rows, cols, 4): each cell's colour
     for i, row in enumerate(texts):
         for j, text in enumerate(row):
             text.set_text(fmt.format(data[i, j]))
-            text.set_color("black" if data[i, j] > middle else "white")
+            text.set_color(text_color_on(cells[i, j]))
 
 
 def labelled_bars(ax, n, *, title, xlabel, ylabel, ylim=(0.0, 1.0), fontsize=8):
@@ -75,11 +219,11 @@ def largest_weight_plot(d_ks, largest, seq=6):
     """Lesson 01's picture: the mean largest weight against d_k, scaled and not (``largest_weight_by_d_k``)."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 3), dpi=80)
+    fig, ax = plt.subplots(figsize=(5, 3), dpi=80)  # shown through figure_html, larger when presenting
     for i, (label, values) in enumerate((("scaled by 1/sqrt(d_k)", largest["scaled"]),
                                          ("not scaled", largest["not scaled"]))):
         ax.plot(d_ks, values, color=COLORS[i], marker=MARKERS[i], linestyle=["-", "--"][i], label=label)
-    ax.axhline(1 / seq, color="grey", linestyle=":", linewidth=1, label=f"even split (1/{seq})")
+    ax.axhline(1 / seq, color=GUIDE, linestyle=":", linewidth=1, label=f"even split (1/{seq})")
     ax.set_xscale("log", base=2)
     ax.set_xticks(d_ks, [str(d) for d in d_ks], minor=False)
     ax.minorticks_off()

@@ -310,7 +310,7 @@ _JS_WIDGETS = """(indices) => {
             return {
                 widget: !!view,
                 images: imgs.map(img => ({loaded: img.complete && img.naturalWidth > 0,
-                                          width: img.naturalWidth, src: img.src.slice(0, 80)})),
+                                          width: img.naturalWidth, src: img.src.slice(0, 80), alt: img.alt})),
                 readout: htmls.length ? htmls[htmls.length - 1].textContent : null,
                 text: out.textContent.slice(0, 300),
             };
@@ -335,21 +335,26 @@ _JS_ERRORS = """() => {
 }""" % _JS_CELLS
 
 # Times one key press on a focused control up to the new picture in the page:
-# a capturing keydown listener stamps the press, a MutationObserver the img's
-# new src, the img's load event the decoded new picture.
-_JS_WATCH = """(img) => {
+# a capturing keydown listener stamps the press, a MutationObserver the new
+# picture in the widget (each redraw puts in a new <img>, with a new src and
+# alt: encoder_lib.widgets._base.Picture), its load event the decoded picture.
+_JS_WATCH = """(view) => {
     const record = {key: null, src: null, load: null};
     window.__courseWatch = record;
+    const old = view.querySelector('img');
     const onKey = () => { if (record.key === null) record.key = performance.now(); };
     document.addEventListener('keydown', onKey, {capture: true, once: true});
     const observer = new MutationObserver(() => {
-        if (record.src === null) {
+        const img = view.querySelector('img');
+        if (record.src === null && img && (img !== old || img.src !== old.src)) {
             record.src = performance.now();
-            img.addEventListener('load', () => { record.load = performance.now(); }, {once: true});
             observer.disconnect();
+            const loaded = () => { if (record.load === null) record.load = performance.now(); };
+            img.addEventListener('load', loaded, {once: true});
+            if (img.complete && img.naturalWidth > 0) requestAnimationFrame(loaded);
         }
     });
-    observer.observe(img, {attributes: true, attributeFilter: ['src']});
+    observer.observe(view, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
     return true;
 }"""
 
@@ -458,6 +463,7 @@ class LabNotebook:
         return self.cell(index).locator(".jp-OutputArea-output .widget-vbox").first
 
     def image(self, index):
+        """The widget's picture: a new <img> after each redraw, so this finds the current one each time."""
         return self.widget_view(index).locator("img").first
 
     def readout(self, index):
@@ -465,6 +471,10 @@ class LabNotebook:
 
     def image_src(self, index):
         return self.image(index).get_attribute("src")
+
+    def image_alt(self, index):
+        """The text alternative of the widget's picture (its ``alt``)."""
+        return self.image(index).get_attribute("alt")
 
     # ---------------------------------------------------------- moving controls
 
@@ -512,14 +522,14 @@ class LabNotebook:
         """Wait until the cell's widget picture has a src other than ``old_src`` and has loaded."""
         self.image(index).element_handle().wait_for_element_state("visible")
         self.page.wait_for_function(
-            "([img, old]) => img.src !== old && img.complete && img.naturalWidth > 0",
-            arg=[self.image(index).element_handle(), old_src], timeout=timeout * 1000, polling="raf")
+            "([view, old]) => { const img = view.querySelector('img');"
+            " return img !== null && img.src !== old && img.complete && img.naturalWidth > 0; }",
+            arg=[self.widget_view(index).element_handle(), old_src], timeout=timeout * 1000, polling="raf")
 
     def timed_key(self, index, key, timeout=10):
         """Press ``key`` on the focused control; milliseconds from the key press to the new src and
         to the new picture loaded."""
-        img = self.image(index).element_handle()
-        self.page.evaluate(_JS_WATCH, img)
+        self.page.evaluate(_JS_WATCH, self.widget_view(index).element_handle())
         self.page.keyboard.press(key)
         self.page.wait_for_function("() => window.__courseWatch.load !== null", timeout=timeout * 1000,
                                     polling="raf")

@@ -6,7 +6,7 @@ import pytest
 from encoder_lib import training as T
 from encoder_lib.widgets import gradients
 from encoder_lib.widgets._base import control_values
-from widget_helpers import pixels, set_controls
+from widget_helpers import faint, highlighted, pixels, set_controls
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def test_the_left_plot_is_the_chosen_stack_s_per_block_gradients(flow, norm, res
         np.testing.assert_array_equal(line.get_xdata(), np.arange(1, depth + 1))
         np.testing.assert_allclose(line.get_ydata(), expected, rtol=1e-12)
         assert state["bottom"] == line.get_ydata()[0] and state["top"] == line.get_ydata()[-1]
-        assert line.get_alpha() == 1.0 and flow.layer_lines[{"post": "pre", "pre": "post"}[norm]].get_alpha() < 1
+        assert highlighted(line) and faint(flow.layer_lines[{"post": "pre", "pre": "post"}[norm]])
 
 
 def test_the_right_plot_has_one_point_per_depth_and_rings_the_chosen_one(flow):
@@ -72,7 +72,7 @@ def test_the_comparison_highlights_the_chosen_run():
             assert state["test_accuracy"] == run.test_accuracy[-1][1]
             assert state["final_loss"] == pytest.approx(np.mean(run.loss[-10:]))
             for key, line in explorer.lines.items():
-                assert (line.get_alpha() == 1.0) == (key == (norm, warmup))
+                assert (highlighted(line), faint(line)) == ((True, False) if key == (norm, warmup) else (False, True))
 
 
 def test_live_shows_the_widget_first_then_draws_the_runs_as_they_train(monkeypatch):

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from widget_helpers import set_controls
+from widget_helpers import faint, highlighted, set_controls
 
 import encoder_lib as el
 from encoder_lib.experiments import rms
@@ -53,8 +53,8 @@ def test_the_slider_shows_the_first_depth_layers_of_the_precomputed_curves(explo
 def test_the_chosen_placement_is_highlighted_and_the_other_faint(explorer):
     for chosen, other in (("pre", "post"), ("post", "pre")):
         set_controls(explorer, norm=chosen)
-        assert explorer.lines[chosen].get_alpha() == 1.0
-        assert explorer.lines[other].get_alpha() < 0.5
+        assert highlighted(explorer.lines[chosen])
+        assert faint(explorer.lines[other])
         assert explorer.lines[chosen].get_linewidth() > explorer.lines[other].get_linewidth()
 
 

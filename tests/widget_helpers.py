@@ -4,6 +4,9 @@ import io
 
 import numpy as np
 import PIL.Image
+from matplotlib.colors import to_hex
+
+from encoder_lib import plots
 
 
 def set_controls(explorer, **values):
@@ -11,6 +14,17 @@ def set_controls(explorer, **values):
     for name, value in values.items():
         explorer.controls[name].value = value
     return explorer.state
+
+
+def highlighted(line):
+    """Whether ``line`` is drawn in full colour (a palette colour, opaque), not in a faint tint."""
+    return to_hex(line.get_color()) in {to_hex(c) for c in plots.COLORS} and line.get_alpha() in (None, 1.0)
+
+
+def faint(line):
+    """Whether ``line`` is drawn in a lighter tint of a palette colour that still has 3:1 on white."""
+    return (not highlighted(line) and line.get_alpha() in (None, 1.0)
+            and plots.contrast_ratio(line.get_color(), plots.BACKGROUND) >= plots.GRAPHICS_CONTRAST)
 
 
 def pixels(explorer):

@@ -13,6 +13,11 @@ The page is served on 127.0.0.1 only (this computer: share the screen, not the
 address) and loads nothing from the internet: the template in
 tools/voila/templates/present/ drops the one stylesheet that Voila's "lab"
 template would fetch from a CDN. Ctrl+C stops it.
+
+It is made to be read on a projector: the template sets the text at 18 px or
+more, and the kernel runs with ENCODER_COURSE_PRESENT=1, which makes the
+widgets (and encoder_lib.plots' figures) draw their pictures 1.6 times larger,
+so that their smallest labels are 14 px or more on the screen.
 """
 
 import argparse
@@ -28,6 +33,8 @@ DEFAULT_PORT = 8866  # Voila's own default
 HOST = "127.0.0.1"
 TEMPLATE = "present"  # tools/voila/templates/present/
 TEMPLATE_ROOT = ROOT / "tools"  # a Jupyter data folder: voila/templates/<name>/ is found under it
+# read by encoder_lib.plots.presenting() in Voila's kernel, which inherits Voila's environment
+PRESENT_ENV = "ENCODER_COURSE_PRESENT"
 
 
 def resolve_notebook(name=None):
@@ -79,9 +86,11 @@ def command(notebook, port):
 
 
 def environment():
-    """Voila's environment: the course's template found first, kernels from this environment."""
+    """Voila's environment: the course's template found first, kernels from this environment, and
+    figures drawn for a projector."""
     env = jupyter_env()
     env["JUPYTER_PATH"] = os.pathsep.join(p for p in (str(TEMPLATE_ROOT), env.get("JUPYTER_PATH")) if p)
+    env[PRESENT_ENV] = "1"
     return env
 
 

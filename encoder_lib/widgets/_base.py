@@ -2,11 +2,21 @@
 
 A widget is an ``Explorer``: a subclass builds its matplotlib figure once in
 ``setup`` and, in ``draw``, changes the artists' data for the current control
-values and returns the numbers it shows. The figure is rendered to PNG into
-an ``ipywidgets.Image`` (no pyplot, no new figure per change), which works the
+values and returns the numbers it shows. The figure is rendered to PNG (no
+pyplot, no new figure per change) and shown as an ``<img>`` whose ``alt``
+text says what the picture shows in words (see ``Picture``), which works the
 same in JupyterLab, Voila and a test without a browser.
+
+Everyone can use it: the picture's alt text and the readout under it carry
+the same numbers and change together; every control has a visible label and
+works from the keyboard (sliders: arrow keys, Home, End; toggle buttons and
+checkboxes: Tab, then Space or Enter). ipywidgets 8 gives a slider's handle
+no accessible name and a toggle button no pressed state, so a small script
+that runs with each new picture (``ACCESSIBLE_JS``) adds them, and marks the
+readout as a polite live region that screen readers announce.
 """
 
+import base64
 import html
 import io
 import time
@@ -16,8 +26,81 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .. import plots
 from ..plots import CMAP, COLORS, MARKERS  # noqa: F401  (re-exported for the widget modules)
 from ..threads import single_blas_thread
+
+# Runs in the page each time a widget's new picture has loaded: an inline handler of the <img> is the one
+# way a widget made of ipywidgets' own views can run code beside them. Idempotent and cheap (a few
+# querySelector calls). It waits (up to 5 s) until the widget's box and its controls are in the page: the
+# first picture can load before its siblings have rendered. Without it (a page whose Content Security
+# Policy forbids inline handlers) the widget still works; its sliders only lack their names.
+ACCESSIBLE_JS = """(function fix(img, tries) {
+  var box = img.closest('.course-explorer');
+  var sliders = box ? box.querySelectorAll('.widget-slider') : [];
+  var toggles = box ? box.querySelectorAll('.widget-toggle-buttons') : [];
+  if (!box || sliders.length + toggles.length < Number(img.dataset.controls)) {
+    if (tries < 50) setTimeout(function () { fix(img, tries + 1); }, 100);
+    if (!box) return;
+  }
+  sliders.forEach(function (slider) {
+    var label = slider.querySelector('.widget-label');
+    slider.querySelectorAll('.noUi-handle').forEach(function (handle) {
+      if (label && handle.getAttribute('aria-label') !== label.textContent)
+        handle.setAttribute('aria-label', label.textContent);
+    });
+  });
+  toggles.forEach(function (group) {
+    var label = group.querySelector('.widget-label');
+    group.setAttribute('role', 'group');
+    if (label) group.setAttribute('aria-label', label.textContent);
+    group.querySelectorAll('button').forEach(function (button) {
+      button.setAttribute('aria-pressed', button.classList.contains('mod-active') ? 'true' : 'false');
+    });
+  });
+  var readout = box.querySelector('.course-readout .widget-html-content');
+  if (readout && readout.getAttribute('role') !== 'status') {
+    readout.setAttribute('role', 'status');
+    readout.setAttribute('aria-live', 'polite');
+    readout.setAttribute('aria-atomic', 'true');
+  }
+})(this, 0)"""
+
+
+class Picture:
+    """A widget's picture: PNG bytes shown as an ``<img>`` with alt text, inside an ``ipywidgets.HTML``.
+
+    ipywidgets' own ``Image`` cannot carry an ``alt`` (nor an ``aria-label``):
+    its view is a bare ``<img>`` that only takes a width, a height and a
+    tooltip. ``value`` holds the PNG bytes (what the tests compare), ``alt``
+    the words; ``widget`` is what the page shows.
+    """
+
+    def __init__(self, controls=0):
+        if isinstance(controls, bool) or not isinstance(controls, int) or controls < 0:
+            raise ValueError(f"controls must be the number of sliders and toggle buttons, got {controls!r}")
+        self.controls = controls
+        self.value = b""
+        self.alt = ""
+        self.widget = widgets.HTML(layout=widgets.Layout(max_width="100%", align_self="flex-start"))
+        self.widget.add_class("course-picture")
+
+    def show(self, png, alt):
+        """Show the PNG ``png`` with the plain-text ``alt``; both always change together."""
+        if not isinstance(png, (bytes, bytearray)) or not bytes(png[:8]) == b"\x89PNG\r\n\x1a\n":
+            raise TypeError(f"the picture must be PNG bytes, got {type(png).__name__}")
+        if not isinstance(alt, str) or not alt.strip():
+            raise ValueError("the picture needs an alt text that says what it shows, got "
+                             f"{alt!r}")
+        width, height = PIL.Image.open(io.BytesIO(png)).size
+        self.value, self.alt = bytes(png), alt
+        # width and height keep the place of the picture while a new one decodes: nothing below it jumps
+        self.widget.value = (
+            f'<img src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}" '
+            f'alt="{html.escape(alt, quote=True)}" width="{width}" height="{height}" '
+            f'data-controls="{self.controls}" style="display: block; max-width: 100%; height: auto" '
+            f'onload="{html.escape(ACCESSIBLE_JS, quote=True)}">'
+        )
 
 
 class Explorer:
@@ -55,19 +138,23 @@ class Explorer:
         """``extras``: more widgets shown between the controls and the picture (a progress bar, say)."""
         self.title = title
         self.controls = dict(controls)
-        self.figure = Figure(figsize=self.figsize, dpi=self.dpi, layout="constrained")
+        # larger (in pixels, the same layout) when the course is presented on a projector
+        self.figure = Figure(figsize=self.figsize, dpi=plots.figure_dpi(self.dpi), layout="constrained")
         FigureCanvasAgg(self.figure)
         # at its own size (never stretched to the output's width, which blurs it),
         # shrinking only when the output is narrower than the picture
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start"))
+        self.image = Picture(controls=sum(isinstance(c, (widgets.ToggleButtons, *SLIDERS))
+                                          for c in self.controls.values()))
         self.readout = widgets.HTML()
+        self.readout.add_class("course-readout")
         header = widgets.HTML(f"<b>{html.escape(title)}</b><br><i>{caption}</i>")
         self.widget = widgets.VBox(
             # controls wrap onto a second row when the notebook is narrow, rather than squeeze
             [header, widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
-             *extras, self.image, self.readout],
+             *extras, self.image.widget, self.readout],
             layout=widgets.Layout(border="1px solid #ccc", padding="6px"),
         )
+        self.widget.add_class("course-explorer")
         self.state = {}
         self.last_redraw_seconds = None
         self._background = None
@@ -91,6 +178,14 @@ class Explorer:
 
     def describe(self, state):
         return ""
+
+    def alt_text(self, state):
+        """The picture in words, for its ``alt``: the titles of its panels, then the readout's numbers."""
+        titles = [ax.get_title() for ax in self.figure.axes if ax.get_label() != "<colorbar>"]
+        suptitle = self.figure.get_suptitle()
+        shown = [" ".join(t.split()) for t in (suptitle, *titles) if t.strip()]
+        what = "; ".join(shown) if shown else self.title
+        return sentences(f"Plot: {what}", plots.plain_text(self.describe(state)))
 
     def dynamic_artists(self):
         """The artists that controls change, for blitting; empty means: redraw everything."""
@@ -117,12 +212,12 @@ class Explorer:
     def update(self):
         """Redraw for the current control values; records the time it took."""
         start = time.perf_counter()
-        if not isinstance(self.image, widgets.Image):
+        if not isinstance(self.image, Picture):
             raise TypeError(f"{type(self).__name__} replaced self.image, the widget's picture; "
                             "give its matplotlib artists other names")
         self.state = self.draw(**self.values())
         self.readout.value = self.describe(self.state)
-        self.image.value = self.render_png()
+        self.image.show(self.render_png(), self.alt_text(self.state))
         self.last_redraw_seconds = time.perf_counter() - start
 
     def _save_background(self):
@@ -157,6 +252,11 @@ class Explorer:
         return f"<{type(self).__name__}: {self.title} ({shown})>"
 
 
+def sentences(*parts):
+    """``parts`` as sentences of alt text: each ends in one full stop; empty ones are left out."""
+    return " ".join(part.strip().rstrip(".") + "." for part in parts if part.strip().rstrip("."))
+
+
 def canvas_png(canvas):
     """What an Agg ``canvas`` last drew, as PNG bytes (PIL's fastest compression: PNG encoding is most of the cost)."""
     buffer = io.BytesIO()
@@ -173,6 +273,18 @@ def drawing_order(artists, spines_of=()):
     """
     spines = [spine for ax in spines_of for spine in ax.spines.values()]
     return sorted([*artists, *spines], key=lambda artist: artist.get_zorder())
+
+
+def highlight(line, color, chosen, widths=(2.0, 1.0)):
+    """The chosen ``line`` in full ``color`` and wider; another in ``plots.faint(color)``, a lighter tint
+    that keeps 3:1 against the background (a low alpha would not): context, yet visible."""
+    line.set_color(color if chosen else plots.faint(color))
+    line.set_alpha(None)
+    line.set_linewidth(widths[0] if chosen else widths[1])
+
+
+#: The controls drawn as a slider (a handle that the arrow keys move).
+SLIDERS = (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)
 
 
 def slider(description, value, low, high, step=1, **kwargs):

@@ -12,7 +12,7 @@ from matplotlib.patches import Rectangle
 
 from .. import plots
 from ..experiments.attention import attention_weights, entropy, random_queries_keys
-from ._base import COLORS, Explorer, checkbox, drawing_order, slider, toggle
+from ._base import Explorer, checkbox, drawing_order, slider, toggle
 
 D_K_OPTIONS = (4, 16, 64, 256)
 
@@ -46,9 +46,10 @@ class AttentionExplorer(Explorer):
         self.weights_map, self.texts = plots.heatmap(
             map_ax, np.full((self.seq, self.seq), 1 / self.seq), title="all weights (row = query)",
             xlabel="key position", ylabel="query position", annotate=False)  # the bars carry the numbers
-        # an outline around the chosen query's row
+        # an outline around the chosen query's row: black with a white halo, seen on dark and light cells
         self.row_box = map_ax.add_patch(
-            Rectangle((-0.5, -0.5), self.seq, 1, fill=False, edgecolor=COLORS[1], linewidth=2.5))
+            Rectangle((-0.5, -0.5), self.seq, 1, fill=False, edgecolor="black", linewidth=2.5,
+                      path_effects=plots.halo(2.5)))
 
     def dynamic_artists(self):
         changing = [self.bar_title, *self.bars, *self.bar_texts, self.weights_map, self.row_box]

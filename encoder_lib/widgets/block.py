@@ -16,7 +16,7 @@ import encoder_lib as el
 from ..experiments import rms
 from ..experiments.block import (D_MODEL, MAX_PAD, N_HEADS, N_SHUFFLES, REAL, SEQ, STEPS, padding_experiment,
                                   shuffle_experiment, toy_block)
-from ..plots import heatmap
+from ..plots import GUIDE, heatmap
 from ._base import COLORS, MARKERS, Explorer, checkbox, drawing_order, placement_toggle, slider, toggle
 
 
@@ -64,8 +64,8 @@ class BlockStepExplorer(Explorer):
         # one label width for every scale, so the layout made for the first picture fits them all
         self.map_image.colorbar.formatter = matplotlib.ticker.FormatStrFormatter("%.1f")
         ax = self.ax_stats
-        ax.axvline(0, color="0.6", lw=0.8, ls=":")
-        ax.axvline(1, color="0.6", lw=0.8, ls="--")
+        ax.axvline(0, color=GUIDE, lw=0.8, ls=":")
+        ax.axvline(1, color=GUIDE, lw=0.8, ls="--")
         rows = np.arange(self.seq)
         (self.mean_dots,) = ax.plot(np.zeros(self.seq), rows, ls="none", marker=MARKERS[0],
                                     color=COLORS[0], label="mean")
@@ -111,8 +111,8 @@ class BlockStepExplorer(Explorer):
         }
 
     def describe(self, s):
-        return (f"<b>{s['name']}</b> = {s['meaning']}, shape {s['shape']}: row means within "
-                f"&plusmn;{s['max_abs_row_mean']:.2f} of 0, row stds {s['min_row_std']:.2f} to "
+        return (f"{s['norm']}-norm, step {s['step']}: <b>{s['name']}</b> = {s['meaning']}, shape {s['shape']}: "
+                f"row means within &plusmn;{s['max_abs_row_mean']:.2f} of 0, row stds {s['min_row_std']:.2f} to "
                 f"{s['max_row_std']:.2f}; RMS {s['rms']:.2f} (the input's: {s['input_rms']:.2f})")
 
 

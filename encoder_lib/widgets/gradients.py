@@ -17,8 +17,8 @@ import numpy as np
 
 from ..experiments.gradients import gradient_table
 from ..training import SortTask, compare_runs
-from ._base import (COLORS, MARKERS, PLACEMENT_NAMES, Explorer, checkbox, drawing_order, placement_toggle, slider,
-                    toggle)
+from ._base import (COLORS, MARKERS, PLACEMENT_NAMES, Explorer, checkbox, drawing_order, highlight, placement_toggle,
+                    sentences, slider, toggle)
 
 
 
@@ -84,19 +84,17 @@ class GradientFlowExplorer(Explorer):
 
     def draw(self, depth, norm, residual):
         blocks = np.arange(1, depth + 1)
-        for name, line in self.layer_lines.items():
+        for i, (name, line) in enumerate(self.layer_lines.items()):
             values = self.table[name, residual][depth - 1]["params"]
             line.set_data(blocks, values)
-            chosen = name == norm
-            line.set_alpha(1.0 if chosen else 0.3)
-            line.set_linewidth(2.0 if chosen else 1.0)
+            highlight(line, COLORS[i], name == norm)
         self.ax_layers.set_xlim(0.5, depth + 0.5)
         depths = np.arange(1, self.max_depth + 1)
         tops = {}
-        for name, line in self.depth_lines.items():
+        for i, (name, line) in enumerate(self.depth_lines.items()):
             tops[name] = np.array([run["params"][-1] for run in self.table[name, residual]])
             line.set_data(depths, tops[name])
-            line.set_alpha(1.0 if name == norm else 0.45)
+            highlight(line, COLORS[i], name == norm, widths=(1.5, 1.5))
         self.here.set_data([depth], [tops[norm][depth - 1]])
         chosen = self.table[norm, residual][depth - 1]["params"]
         state = {
@@ -110,6 +108,13 @@ class GradientFlowExplorer(Explorer):
         self.ax_depth.set_title(f"top block at depth {depth}: post {state['top_post']:.0f}, pre {state['top_pre']:.0f}",
                                 fontsize=10)
         return state
+
+    def alt_text(self, state):
+        """The readout, and the faint line's numbers (the other placement): drawn faint, they are in words here."""
+        other = "pre" if state["norm"] == "post" else "post"
+        values = self.table[other, state["residual"]][state["depth"] - 1]["params"]
+        return sentences(super().alt_text(state),
+                         f"Faint, {PLACEMENT_NAMES[other]}: bottom block {values[0]:.0f}, top block {values[-1]:.0f}")
 
     def describe(self, s):
         return (f"{PLACEMENT_NAMES[s['norm']]}, {s['depth']} blocks, residual {'on' if s['residual'] else 'off'}: "
@@ -247,11 +252,10 @@ class TrainingComparisonExplorer(Explorer):
         ax.set_title(" ")
 
     def draw(self, norm, warmup):
-        for key, line in self.lines.items():
+        for i, (key, line) in enumerate(self.lines.items()):
             line.set_data(*_smoothed(self.runs[key]))
             chosen = key == (norm, warmup)
-            line.set_alpha(1.0 if chosen else 0.25)
-            line.set_linewidth(2.2 if chosen else 1.0)
+            highlight(line, COLORS[i], chosen, widths=(2.2, 1.0))
             line.set_zorder(3 if chosen else 2)
         if any(len(h.loss) for h in self.runs.values()):
             self.ax.relim()
@@ -263,6 +267,14 @@ class TrainingComparisonExplorer(Explorer):
         return {"norm": norm, "warmup": warmup,
                 "final_loss": float(np.mean(history.loss[-10:])) if history.loss else float("nan"),
                 "test_accuracy": float(final), "steps": len(history.loss), "status": self.status}
+
+    def alt_text(self, state):
+        """The readout, and the faint runs' final losses: drawn faint, they are in words here."""
+        chosen = (state["norm"], state["warmup"])
+        others = [f"{PLACEMENT_NAMES[norm]}, warm-up {warmup}: "
+                  + (f"final loss {np.mean(h.loss[-10:]):.3f}" if h.loss else "not trained yet")
+                  for (norm, warmup), h in sorted(self.runs.items()) if (norm, warmup) != chosen]
+        return sentences(super().alt_text(state), "Faint, the other runs: " + "; ".join(others))
 
     def describe(self, s):
         if s["status"]:

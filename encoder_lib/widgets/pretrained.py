@@ -77,8 +77,9 @@ class AttentionHeadExplorer(Explorer):
         map_ax.tick_params(axis="x", labelrotation=90, labelsize=8)
         map_ax.tick_params(axis="y", labelsize=8)
         self.map_title = map_ax.title
-        self.outline = map_ax.add_patch(Rectangle((-0.5, -0.5), self.n, 1, fill=False, edgecolor=COLORS[1],
-                                                  linewidth=2.0, zorder=3))
+        # black with a white halo: it stands out on the heatmap's dark and light cells alike
+        self.outline = map_ax.add_patch(Rectangle((-0.5, -0.5), self.n, 1, fill=False, edgecolor="black",
+                                                  linewidth=2.0, zorder=3, path_effects=plots.halo(2.0)))
         self.bars = bar_ax.bar(np.arange(self.n), np.zeros(self.n), color=COLORS[0], edgecolor="black", linewidth=0.6)
         bar_ax.set_xticks(np.arange(self.n), self.tokens)
         bar_ax.tick_params(axis="x", labelrotation=90, labelsize=8)
@@ -169,7 +170,7 @@ class SimilarityExplorer(Explorer):
                         ls="-" if i == 0 else "--")
         (self.marker,) = gap_ax.plot([0], [0], marker="o", markersize=12, markerfacecolor="none",
                                      markeredgecolor="black", markeredgewidth=1.5, ls="none", zorder=4)
-        gap_ax.axhline(0, color="0.6", lw=0.8, ls=":")
+        gap_ax.axhline(0, color=plots.GUIDE, lw=0.8, ls=":")
         gap_ax.set_xticks(layers)
         gap_ax.set_xlabel("after layer")
         gap_ax.set_ylabel("paraphrases minus others")

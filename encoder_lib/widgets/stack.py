@@ -9,7 +9,8 @@ import numpy as np
 
 
 from ..experiments.stack import N_HEADS, residual_scale, toy_stack
-from ._base import COLORS, MARKERS, PLACEMENT_NAMES, Explorer, placement_toggle, slider
+from ..plots import GUIDE
+from ._base import COLORS, MARKERS, PLACEMENT_NAMES, Explorer, highlight, placement_toggle, slider
 
 
 class StackScaleExplorer(Explorer):
@@ -34,7 +35,7 @@ class StackScaleExplorer(Explorer):
 
     def setup(self, figure):
         ax = self.ax = figure.add_subplot()
-        ax.axhline(1.0, color="0.6", lw=0.8, ls=":")
+        ax.axhline(1.0, color=GUIDE, lw=0.8, ls=":")
         self.lines = {}
         for i, (norm, style) in enumerate((("pre", "-"), ("post", "--"))):
             (self.lines[norm],) = ax.plot([0], [1], ls=style, marker=MARKERS[i], color=COLORS[i],
@@ -48,11 +49,10 @@ class StackScaleExplorer(Explorer):
 
     def draw(self, depth, norm):
         layers = np.arange(depth + 1)
-        for name, line in self.lines.items():
+        for i, (name, line) in enumerate(self.lines.items()):
             line.set_data(layers, self.scale[name][: depth + 1])
             chosen = name == norm
-            line.set_alpha(1.0 if chosen else 0.3)
-            line.set_linewidth(2.0 if chosen else 1.0)
+            highlight(line, COLORS[i], chosen)
             line.set_zorder(3 if chosen else 2)
         shown = max(float(self.scale[name][: depth + 1].max()) for name in self.scale)
         self.ax.set_xlim(-0.5, depth + 0.5 + 0.08 * depth)  # room for the end label
@@ -71,7 +71,8 @@ class StackScaleExplorer(Explorer):
 
     def describe(self, s):
         return (f"after {s['depth']} layers the RMS of the residual stream is <b>{s['rms_pre']:.2f}</b> in pre-norm "
-                f"({s['growth_pre']:.2f} times the input's) and <b>{s['rms_post']:.2f}</b> in post-norm")
+                f"({s['growth_pre']:.2f} times the input's) and <b>{s['rms_post']:.2f}</b> in post-norm; "
+                f"{PLACEMENT_NAMES[s['norm']]} is highlighted")
 
 
 EXPLORERS = (StackScaleExplorer,)
