@@ -38,6 +38,18 @@ def test_what_is_not_plain_does_not_cross_but_a_result_says_what_it_was(value):
     assert isinstance(wire.decode(wire.encode(value, lenient=True)), wire.Unsupported)
 
 
+def test_an_array_in_several_cases_crosses_once_and_each_case_gets_its_own_copy():
+    weights = np.arange(2.0 * 2**20)  # 16 MB, as one of all-MiniLM-L6-v2's blocks in float64
+    cases = [{"params": {"w": weights}, "x": np.ones(3)} for _ in range(5)]
+    data = wire.encode(cases)
+    assert len(data) < weights.nbytes + 2**16  # 5 times as many bytes would be over wire.MAX_BYTES
+    back = wire.decode(data)
+    assert all(np.array_equal(case["params"]["w"], weights) for case in back)
+    back[0]["params"]["w"][0] = -1.0  # an answer that changes its input in place changes only its own case
+    assert back[1]["params"]["w"][0] == 0.0
+    assert len(wire.encode([weights.copy() for _ in range(2)])) > 2 * weights.nbytes  # equal, not the same: sent twice
+
+
 def test_a_cycle_is_refused_not_a_crash():
     cycle = []
     cycle.append(cycle)

@@ -22,6 +22,7 @@ Adding an exercise touches this table, its notebook (answer, self-check and
 test cells) and the catalogue of mistakes in ``tests/mistakes.py``.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -607,6 +608,102 @@ def _pool_model(hidden, padding_mask=None, *, use_mask=True, invert=False, divid
     return zeroed.sum(axis=-2) / (np.maximum(count, 1) if guard else count)
 
 
+# --- 08: your own block runs the real model ---------------------------------------------
+
+#: Sentences the grader's hidden cases run through all-MiniLM-L6-v2; none of them is in lesson 08.
+GRADER_SENTENCES = (
+    "Rain is expected over the hills by the evening.",
+    "He forgot his umbrella at the station again.",
+    "The committee approved the new budget on Tuesday.",
+    "Bees carry pollen from one flower to the next.",
+    "Our train was delayed by forty minutes.",
+    "She painted the fence a bright shade of yellow.",
+    "A quiet library is a good place to think.",
+    "The recipe calls for two eggs and a cup of flour.",
+    "Satellites help farmers measure the moisture of their fields.",
+    "The orchestra tuned their instruments before the concert.",
+    "My neighbour grows tomatoes on her balcony.",
+    "Old maps often show coastlines that have since changed.",
+)
+#: Lesson 08's sentence for the visible cases.
+LESSON_SENTENCES = ("The cat sat on the mat because the cat was tired.", "Tokenisation splits unfamiliar words.")
+
+
+#: The blocks the cases run: the first and the last. Their weights (14 MB each in float64) are the same
+#: objects in every case, so they cross to the grader's sandbox once (``wire.encode``).
+MINILM_LAYERS = (1, 6)
+
+
+@functools.lru_cache(maxsize=len(MINILM_LAYERS))
+def _minilm_params(layer):
+    """All-MiniLM-L6-v2's block ``layer`` (1..6), its weights in float64: one object per block."""
+    from .. import pretrained  # the model's files: only where this exercise's cases are built
+
+    model = pretrained.load_minilm()
+    return {part: {name: np.asarray(a, dtype=np.float64) for name, a in values.items()}
+            for part, values in model.layers[layer - 1].items()}
+
+
+def _minilm_case(texts, layer):
+    """``(x, params, n_heads, padding_mask)``: the library's input to all-MiniLM-L6-v2's block ``layer``, float64."""
+    from .. import pretrained
+
+    model = pretrained.load_minilm()
+    enc = pretrained.encode(list(texts), model)
+    return [enc.hidden_states[layer - 1].astype(np.float64), _minilm_params(layer), model.block.n_heads], \
+        {"padding_mask": enc.padding_mask}
+
+
+def _bert_cases(rng, hidden):
+    if hidden:
+        picked = [GRADER_SENTENCES[i] for i in rng.choice(len(GRADER_SENTENCES), size=2, replace=False)]
+        layer = int(rng.choice(MINILM_LAYERS))
+        args, kwargs = _minilm_case(picked, layer)
+        return _cases((f"all-MiniLM-L6-v2's block {layer} on {picked[0]!r} and {picked[1]!r}", args, kwargs))
+    small_mask = np.array([[False] * 5, [False] * 3 + [True] * 2])
+    first, first_kwargs = _minilm_case(LESSON_SENTENCES[:1], 1)
+    both, both_kwargs = _minilm_case(LESSON_SENTENCES, 6)
+    return _cases(
+        ("a small random block: (2, 5, 8), 2 heads, d_ff 12, a padding mask",
+         [_normal(rng, 2, 5, 8), _random_block(rng, 8, 12), 2], {"padding_mask": small_mask}),
+        (f"all-MiniLM-L6-v2's block 1 on {LESSON_SENTENCES[0]!r}", first, first_kwargs),
+        ("all-MiniLM-L6-v2's block 6 on the lesson's two sentences (the second one padded)", both, both_kwargs),
+    )
+
+
+def _bert_reference(x, params, n_heads, padding_mask=None):
+    return block.encoder_block(x, params, n_heads, norm="post", padding_mask=padding_mask, activation="gelu",
+                               eps=1e-12)
+
+
+def _bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, placement="post", use_mask=True,
+                scale_by_d_model=False):
+    """BERT's block with one thing changed: what a learner's block computes when it gets that one thing wrong."""
+    mask = padding_mask if use_mask else None
+    a = params["attn"]
+
+    def sublayer1(h):
+        if not scale_by_d_model:
+            return attention.multi_head_attention(h, n_heads, a, padding_mask=mask)[0]
+        q, k, v = (attention.split_heads(h @ a[f"w_{n}"] + a[f"b_{n}"], n_heads) for n in "qkv")
+        weights = attention.masked_softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(h.shape[-1]),
+                                           None if mask is None else mask[..., None, :])
+        return attention.merge_heads(weights @ v) @ a["w_o"] + a["b_o"]
+
+    activation = {"gelu": ffn.gelu, "tanh": _gelu_tanh, "relu": lambda h: np.maximum(h, 0)}[act]
+    p = params["ffn"]
+    sublayer2 = lambda h: activation(h @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]  # noqa: E731
+
+    def ln(h, which):
+        return norm.layer_norm(h, params[which]["gamma"], params[which]["beta"], eps)
+
+    if placement == "pre":
+        x = x + sublayer1(ln(x, "norm1"))
+        return x + sublayer2(ln(x, "norm2"))
+    x = ln(x + sublayer1(x), "norm1")
+    return ln(x + sublayer2(x), "norm2")
+
+
 # =============================================================== the table
 
 ATTENTION = ("softmax", "masked_softmax", "scaled_dot_product_attention", "split_heads", "merge_heads",
@@ -850,5 +947,25 @@ EXERCISES = {e.name: e for e in [
              "so the result has shape (..., d_model)", lambda h, m=None: _pool_model(h, m, axis=-1)),
             ("a sequence that is all padding gives NaN (0 / 0): give it zeros, e.g. divide by max(count, 1)",
              lambda h, m=None: _pool_model(h, m, guard=False)),
+        )),
+    Exercise(
+        "bert_block", "08_inside_a_real_encoder", 3,
+        r"x \leftarrow \mathrm{LN}_{10^{-12}}(x + \mathrm{MHA}(x)),\quad"
+        r" x \leftarrow \mathrm{LN}_{10^{-12}}(x + \mathrm{GELU}(x W_1 + b_1) W_2 + b_2)",
+        _bert_cases, _bert_reference, (
+            ("GELU's tanh approximation: BERT and all-MiniLM-L6-v2 use the exact GELU, "
+             "0.5 x (1 + erf(x / sqrt(2)))", lambda x, p, n, padding_mask=None: _bert_model(x, p, n, padding_mask,
+                                                                                           act="tanh")),
+            ("eps = 1e-5 (the course's default) in the layer norms: this model's are eps = 1e-12",
+             lambda x, p, n, padding_mask=None: _bert_model(x, p, n, padding_mask, eps=1e-5)),
+            ("the padding mask is not used: padded keys must get weight 0 (score -inf before the softmax), or the "
+             "padded sentence's real tokens read its [PAD]s", lambda x, p, n, padding_mask=None: _bert_model(
+                 x, p, n, padding_mask, use_mask=False)),
+            ("pre-norm: BERT's blocks are post-norm, x = LN(x + MHA(x)), then x = LN(x + FFN(x))",
+             lambda x, p, n, padding_mask=None: _bert_model(x, p, n, padding_mask, placement="pre")),
+            ("ReLU in the FFN: BERT's is the exact GELU", lambda x, p, n, padding_mask=None: _bert_model(
+                x, p, n, padding_mask, act="relu")),
+            ("scores scaled by sqrt(d_model): each head's scale is sqrt(d_head), d_head = d_model / n_heads",
+             lambda x, p, n, padding_mask=None: _bert_model(x, p, n, padding_mask, scale_by_d_model=True)),
         )),
 ]}

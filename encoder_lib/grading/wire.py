@@ -61,8 +61,13 @@ class Call:
 
 
 def encode(value, lenient=False):
-    """``value`` as bytes. With ``lenient``, values that cannot cross become ``Unsupported`` (for results)."""
+    """``value`` as bytes. With ``lenient``, values that cannot cross become ``Unsupported`` (for results).
+
+    An array object that occurs more than once (one model's weights in several
+    cases) is sent once; each occurrence still decodes to its own copy.
+    """
     arrays = []
+    sent = {}  # id of an array in ``value`` -> its index in ``arrays`` (``value`` keeps them all alive)
 
     def walk(v, depth):
         if depth > MAX_DEPTH:
@@ -76,9 +81,15 @@ def encode(value, lenient=False):
         if isinstance(v, (np.ndarray, np.generic)):
             a = np.asarray(v)
             if a.dtype.name in DTYPES:  # otherwise (objects, strings) unsupported, below
-                a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # ascontiguousarray makes 0-d arrays 1-d
-                arrays.append(a)
-                return {"__array__": len(arrays) - 1, "dtype": a.dtype.name, "shape": list(a.shape),
+                if isinstance(v, np.ndarray) and id(v) in sent:
+                    index = sent[id(v)]
+                else:
+                    a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # makes 0-d arrays 1-d
+                    arrays.append(a)
+                    index = len(arrays) - 1
+                    if isinstance(v, np.ndarray):
+                        sent[id(v)] = index
+                return {"__array__": index, "dtype": a.dtype.name, "shape": list(a.shape),
                         "scalar": isinstance(v, np.generic)}
         elif isinstance(v, (list, tuple)):
             items = [walk(x, depth + 1) for x in v]
