@@ -16,7 +16,9 @@ registered by the class's name and runs only when a figure is shown.
 
 import sys
 
-FIGURE = ("matplotlib.figure", "Figure")
+# Registered for Figure's base class: the inline backend, when pyplot starts (often after `import
+# encoder_lib`), removes every formatter registered for Figure itself, but looks up its base classes too.
+FIGURE = ("matplotlib.figure", "FigureBase")
 
 
 def figure_html(figure):

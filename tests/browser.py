@@ -54,6 +54,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+AXE_MAX_HEIGHT = 60_000  # px: the window axe-core checks a whole notebook in (see LabNotebook.axe_violations)
 OVERRIDES = ROOT / "jupyter" / "overrides.json"
 PAGE_CONFIG = ROOT / "jupyter" / "page_config.json"
 # What a cell shows for a widget that did not render: the widget manager's
@@ -359,6 +360,19 @@ _JS_WATCH = """(view) => {
 }"""
 
 
+# The focused element, if it is inside ``view`` (a widget): what kind of control it is and its name.
+_JS_ACTIVE = """(view) => {
+    const e = document.activeElement;
+    if (!e || !view.contains(e)) return null;
+    const kind = e.classList.contains('noUi-handle') ? 'slider'
+        : e.matches('.widget-toggle-buttons button') ? 'toggle'
+        : e.matches('input[type=checkbox]') ? 'checkbox' : 'other';
+    const label = e.getAttribute('aria-label') || (e.closest('label') || e).textContent.trim();
+    return {kind, label, pressed: e.classList.contains('mod-active'),
+            at_max: e.getAttribute('aria-valuenow') === e.getAttribute('aria-valuemax')};
+}"""
+
+
 class LabNotebook:
     """One notebook of ``server`` in a fresh page of ``browser``; a context manager that closes the page."""
 
@@ -518,9 +532,89 @@ class LabNotebook:
         button.click()
         return f"clicked {label!r}"
 
+    # ---------------------------------------------------------- everyone can use it
+
+    def tab_stops(self, index, max_presses=40):
+        """Click the widget's title (text, no control) and press Tab until the focus has gone through the
+        widget and left it: ``[{kind, label, pressed, at_max}]``, the widget's tab stops in order."""
+        view = self.widget_view(index)
+        view.scroll_into_view_if_needed()
+        view.locator(".widget-html").first.click()
+        stops, entered = [], False
+        for _ in range(max_presses):
+            self.page.keyboard.press("Tab")
+            active = self.page.evaluate(_JS_ACTIVE, view.element_handle())
+            if active is None and entered:
+                return stops
+            if active is not None:
+                entered = True
+                stops.append(active)
+        raise AssertionError(f"cell {index}: {max_presses} presses of Tab did not go through the widget: {stops}")
+
+    def keyboard_move(self, index):
+        """Move one control of the cell's widget with the keyboard alone: click its title, Tab to the
+        first slider (or else the first toggle button not pressed, or else a checkbox), press a key.
+        Returns what was done, e.g. ``"Tab x1, ArrowRight on slider 'head'"``."""
+        stops = self.tab_stops(index)
+        controls = [(k, stop) for k, stop in enumerate(stops) if stop["kind"] != "other"]
+        if not controls:
+            raise AssertionError(f"cell {index}: no control of the widget takes the focus from Tab: {stops}")
+        choice = (next((c for c in controls if c[1]["kind"] == "slider"), None)
+                  or next((c for c in controls if c[1]["kind"] == "toggle" and not c[1]["pressed"]), None)
+                  or next(c for c in controls if c[1]["kind"] == "checkbox"))
+        position, stop = choice
+        key = {"slider": "ArrowLeft" if stop["at_max"] else "ArrowRight"}.get(stop["kind"], "Space")
+        view = self.widget_view(index)
+        view.locator(".widget-html").first.click()
+        presses = 0
+        while True:  # Tab to the widget's first stop, then on to the chosen one
+            self.page.keyboard.press("Tab")
+            presses += 1
+            if self.page.evaluate(_JS_ACTIVE, view.element_handle()) is not None:
+                break
+            if presses > 20:
+                raise AssertionError(f"cell {index}: Tab never reached the widget")
+        for _ in range(position):
+            self.page.keyboard.press("Tab")
+        active = self.page.evaluate(_JS_ACTIVE, view.element_handle())
+        assert active == stop, f"cell {index}: Tab reached {active}, not {stop}"
+        self.page.keyboard.press(key)
+        return f"Tab to stop {position + 1} of the widget, {key} on {stop['kind']} {stop['label']!r}"
+
+    def axe_violations(self, within=".jp-OutputArea", impacts=("serious", "critical")):
+        """axe-core's violations of ``impacts`` in the elements ``within`` (the cells' outputs: JupyterLab's own
+        toolbars and editors are not the course's): ``[{id, impact, help, targets}]``. The ids of the rules
+        that some node passed are left in ``self.axe_passed``."""
+        from axe_playwright_python.sync_playwright import Axe
+
+        # axe checks the colours of text on the screen only: text scrolled out of the notebook's view, and
+        # all text under JupyterLab's <body> (0 px high, overflow hidden, the shell positioned absolutely
+        # over it, which axe does not follow) counts as hidden, and the colour check quietly skips it. So,
+        # for the check: the body not clipping, every cell painted, a window as tall as the notebook.
+        self.page.add_style_tag(content="body { overflow: visible !important; } .jp-Cell, "
+                                        ".jp-WindowedPanel-viewport > * { content-visibility: visible !important; }")
+        height = self.page.evaluate(
+            "() => { const outer = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) "
+            ".jp-WindowedPanel-outer'); return outer.scrollHeight - outer.clientHeight; }")
+        self.page.set_viewport_size({"width": VIEWPORT["width"], "height": min(VIEWPORT["height"] + height + 200,
+                                                                                 AXE_MAX_HEIGHT)})
+        try:
+            self.page.wait_for_function(  # every output in the window (the notebook may scroll past its end)
+                "() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea')]"
+                ".every(out => out.getBoundingClientRect().bottom <= innerHeight)", timeout=10_000)
+            results = Axe().run(self.page, context={"include": [within]},
+                                options={"resultTypes": ["violations"]})
+        finally:
+            self.page.set_viewport_size(VIEWPORT)
+        self.axe_passed = {rule["id"] for rule in results.response["passes"]}  # rules some node passed
+        return [{"id": v["id"], "impact": v["impact"], "help": v["help"],
+                 "targets": [node["target"] for node in v["nodes"]]}
+                for v in results.response["violations"] if v["impact"] in impacts]
+
     def wait_for_new_picture(self, index, old_src, timeout=20):
         """Wait until the cell's widget picture has a src other than ``old_src`` and has loaded."""
-        self.image(index).element_handle().wait_for_element_state("visible")
+        # the view, not its <img>: each redraw puts in a new <img>, and an old one may be gone already
+        self.widget_view(index).element_handle().wait_for_element_state("visible")
         self.page.wait_for_function(
             "([view, old]) => { const img = view.querySelector('img');"
             " return img !== null && img.src !== old && img.complete && img.naturalWidth > 0; }",

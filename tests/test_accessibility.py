@@ -256,8 +256,11 @@ def test_static_figures_are_shown_as_an_img_with_alt_text():
 def test_import_encoder_lib_registers_the_figure_html_in_ipython():
     from IPython.core.interactiveshell import InteractiveShell
 
+    from IPython.core.pylabtools import select_figure_formats
+
     shell = InteractiveShell.instance()
     assert _display.describe_figures_in_ipython()
+    select_figure_formats(shell, {"png"})  # what the inline backend does when pyplot starts: it kept the HTML
     figure = Figure(figsize=(2, 1), dpi=40)
     figure.add_subplot().set_title("t")
     data, _metadata = shell.display_formatter.format(figure)

@@ -1,13 +1,15 @@
 """The course as learners open it: every lesson's student version in real JupyterLab, in headless Chromium.
 
-For each lesson (00 to 06): open it, Run All from the Run menu, and check
+For each lesson (00 to 08): open it, Run All from the Run menu, and check
 what the page shows: every widget rendered as a widget with its picture
 loaded (no "Loading widget", no text fallback), no error anywhere except the
 one designed NotImplementedError at the first exercise, no pop-up over the
-notebook, no browser console error. Then move a control of every widget with
-the keyboard or a click and check that the picture and the readout change;
-lessons 02 and 04 also read the numbers the widget shows and compare them
-with encoder_lib.
+notebook, no browser console error; axe-core finds no serious or critical
+violation in the cells' outputs. Then move a control of every widget with
+the keyboard or a click and check that the picture and the readout change,
+and once more with the keyboard alone (Tab to the control, then a key),
+checking the picture's alt text changes with the readout; lessons 02 and 04
+also read the numbers the widget shows and compare them with encoder_lib.
 
 Skipped with a reason when Playwright or Chromium is missing; in CI (``CI``
 set) that is a failure. ``ENCODER_COURSE_CHROMIUM=/nonexistent`` simulates a
@@ -189,6 +191,20 @@ def test_run_all_shows_every_widget_and_stops_only_at_the_first_exercise(name, r
 
 
 @pytest.mark.parametrize("name", LESSONS)
+def test_axe_finds_no_serious_violation_in_the_lesson_s_outputs(name, run_lessons):
+    """axe-core on the page after Run All, in the cells' outputs (the widgets, printouts, figures): no serious
+    or critical violation. JupyterLab's own toolbars and editors are outside (not the course's to fix)."""
+    require("axe_playwright_python", "it runs axe-core in the page; `make setup` installs it")
+    lesson, notebook = run_lessons(name)
+    notebook.wait_for_widgets(lesson.widget_cells)
+    found = notebook.axe_violations()
+    # axe did look at the outputs: text colours, the pictures' alt texts, the buttons' names
+    assert {"color-contrast", "image-alt", "button-name"} <= notebook.axe_passed, notebook.axe_passed
+    assert found == [], f"{name}: axe-core finds, in the lesson's outputs:\n" + "\n".join(
+        f"- {v['id']} ({v['impact']}: {v['help']}) at {v['targets'][:5]}" for v in found)
+
+
+@pytest.mark.parametrize("name", LESSONS)
 def test_moving_a_control_changes_what_the_widget_shows(name, run_lessons):
     lesson, notebook = run_lessons(name)
     notebook.wait_for_widgets(lesson.widget_cells)
@@ -207,6 +223,32 @@ def test_moving_a_control_changes_what_the_widget_shows(name, run_lessons):
         suffix = f"-{k + 1}" if len(controlled) > 1 else ""
         notebook.screenshot(SCREENSHOTS / f"{name}-3-control-moved{suffix}.png", index)
     assert notebook.dialogs() == []
+    assert console_errors(notebook) == []
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_widget_works_from_the_keyboard_alone(name, run_lessons):
+    """For every widget: Tab reaches each of its controls (each named), and a key pressed on one of them
+    changes the readout and the picture's alt text, together."""
+    lesson, notebook = run_lessons(name)
+    notebook.wait_for_widgets(lesson.widget_cells)
+    for index in [i for i in lesson.widget_cells if notebook.has_control(i)]:
+        stops = notebook.tab_stops(index)
+        controls = [s for s in stops if s["kind"] != "other"]
+        count = notebook.widget_view(index).locator(notebook.CONTROLS_CSS).count()
+        assert len(controls) == count, f"cell {index}: Tab reaches {len(controls)} of the {count} controls: {stops}"
+        assert all(c["label"] for c in controls), f"cell {index}: a control without a name: {controls}"
+        old_alt, old_readout, old_src = notebook.image_alt(index), notebook.readout(index), notebook.image_src(index)
+        done = notebook.keyboard_move(index)
+        notebook.wait_for_new_picture(index, old_src)
+        notebook.page.wait_for_function(
+            "([view, alt, text]) => { const img = view.querySelector('img');"
+            " const out = [...view.querySelectorAll('.widget-html-content')].pop();"
+            " return img && img.alt !== alt && out.textContent !== text; }",
+            arg=[notebook.widget_view(index).element_handle(), old_alt, old_readout], timeout=10_000)
+        alt, readout = notebook.image_alt(index), notebook.readout(index)
+        assert alt != old_alt and readout != old_readout, f"cell {index}: {done} changed neither"
+        assert " ".join(readout.split()) in alt, f"cell {index}: the alt text {alt!r} lacks the readout {readout!r}"
     assert console_errors(notebook) == []
 
 
