@@ -27,6 +27,7 @@ from matplotlib.patches import Rectangle
 from encoder_lib import _display, plots
 from encoder_lib.widgets import all_explorers
 from encoder_lib.widgets._base import Picture, control_values
+from widget_helpers import smallest_text_px
 
 EXPLORERS = all_explorers()
 IDS = [f"{module}.{builder.__name__}" for module, builder in EXPLORERS]
@@ -280,15 +281,6 @@ def test_every_control_has_a_visible_label(explorer):
 
 
 # ------------------------------------------------------------------ projector
-
-def smallest_text_px(figure):
-    """The smallest font size of ``figure``'s visible text, in pixels of its PNG."""
-    figure.canvas.draw()
-    sizes = [text.get_fontsize() for text in figure.findobj(lambda a: hasattr(a, "get_fontsize")
-                                                              and hasattr(a, "get_text"))
-             if text.get_visible() and text.get_text().strip()]
-    return min(sizes) * figure.dpi / 72
-
 
 @pytest.mark.parametrize("builder", [b for _m, b in EXPLORERS], ids=IDS)
 def test_when_presenting_every_label_is_14_px_or_more(builder, monkeypatch):

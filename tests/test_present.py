@@ -16,9 +16,17 @@ in front of a class would see it:
 It saves screenshots/present_04_add_and_norm.png (the page with the widget)
 and present_04_pre_norm_no_residual.png (the widget after the clicks). Without Playwright or
 Chromium it skips, with the reason; in CI (`.ci/run`) it fails instead.
+
+A second browser test reads the page as a projector shows it (1280 x 720, 100% zoom): every piece
+of text 18 px or more by its computed style, and the picture's smallest label 14 px or more on the
+screen: the PNG's smallest font (points times dpi / 72, from the same widget drawn here with
+ENCODER_COURSE_PRESENT=1) times the picture's displayed width over its natural width. Its screenshot
+(screenshots/present_04_projector.png) must not be blank.
 """
 
+import io
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -113,11 +121,13 @@ def sync_api():
     return require_browser()
 
 
-@pytest.fixture
-def voila(sync_api, tmp_path):
-    """tools.present serving lesson 04 on a free loopback port; yields its URL and log."""
+@pytest.fixture(scope="module")
+def voila(tmp_path_factory):
+    """tools.present serving lesson 04 on a free loopback port, for this file's browser tests (each page
+    opened runs the lesson in a kernel of its own); yields its URL and log."""
+    require_browser()
     port = present.free_port()
-    log = tmp_path / "voila.log"
+    log = tmp_path_factory.mktemp("voila") / "voila.log"
     with open(log, "w") as out:
         process = subprocess.Popen([sys.executable, "-m", "tools.present", LESSON, "--port", str(port)],
                                    cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -218,3 +228,90 @@ def test_lesson_04_presents_its_widget_offline_and_without_code(sync_api, voila)
     outside = sorted({u for u in requests if not is_loopback(u)})
     assert not outside, f"the page asked for something outside this computer: {outside}"
     print(f"lesson 04 presented in {render_seconds:.1f} s; {len(requests)} requests, all to {present.HOST}")
+
+
+# --- readable on a projector -------------------------------------------------
+
+PROJECTOR = {"width": 1280, "height": 720}
+BODY_PX = 18   # the smallest text on the page
+LABEL_PX = 14  # the smallest label in a picture
+
+# Every visible piece of text in the page's cells: its element, its words and its computed font size.
+_JS_TEXT_SIZES = """() => {
+    const found = [];
+    const walker = document.createTreeWalker(document.querySelector('#rendered_cells') || document.body,
+                                             NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const element = node.parentElement;
+        if (!node.nodeValue.trim() || !element || element.closest('script, style, mjx-assistive-mml')) continue;
+        const box = element.getBoundingClientRect();
+        if (box.width === 0 || box.height === 0 || !element.checkVisibility({visibilityProperty: true})) continue;
+        found.push({element: element.tagName.toLowerCase() + '.' + [...element.classList].slice(0, 2).join('.'),
+                    text: node.nodeValue.trim().slice(0, 40),
+                    px: parseFloat(getComputedStyle(element).fontSize)});
+    }
+    return found;
+}"""
+
+_JS_PICTURE = """() => {
+    const img = document.querySelector('.widget-vbox .course-picture img');
+    return {natural: [img.naturalWidth, img.naturalHeight], shown: [img.clientWidth, img.clientHeight],
+            alt: img.alt};
+}"""
+
+
+def test_on_a_projector_text_is_18_px_and_plot_labels_14_px(sync_api, voila, tmp_path, monkeypatch):
+    import numpy as np
+    import PIL.Image
+    from widget_helpers import smallest_text_px
+
+    from encoder_lib import plots
+    from encoder_lib.widgets.add_norm import AddNormExplorer
+
+    url, _log = voila
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport=PROJECTOR, device_scale_factor=1)
+            page.route("**/*", lambda route: route.continue_() if is_loopback(route.request.url) else route.abort())
+            page.goto(url, wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
+            page.wait_for_function(
+                "() => { const img = document.querySelector('.widget-vbox .course-picture img');"
+                " return img !== null && img.complete && img.naturalWidth > 0; }",
+                timeout=RENDER_SECONDS * 1000)
+            assert page.evaluate("() => [innerWidth, innerHeight, devicePixelRatio]") == [1280, 720, 1]
+            texts = page.evaluate(_JS_TEXT_SIZES)
+            picture = page.evaluate(_JS_PICTURE)
+            page.locator(".widget-vbox").first.scroll_into_view_if_needed()
+            shot = tmp_path / "present_04_projector.png"
+            page.screenshot(path=str(shot))
+        finally:
+            browser.close()
+
+    # text: every piece, markdown, printed output, the widget's labels, buttons and readout
+    assert len(texts) > 50, f"the page shows little text: {texts}"
+    for kind in ("p", "div.widget-html-content", "button.widget-toggle-button", "pre"):
+        assert any(t["element"].startswith(kind) for t in texts), f"no {kind} measured: {texts[:20]}"
+    small = [t for t in texts if t["px"] < BODY_PX]
+    sizes = sorted({t["px"] for t in texts})
+    print(f"text sizes on the page at 1280x720: {sizes} px ({len(texts)} pieces of text)")
+    assert not small, f"text under {BODY_PX} px on a projector: {small[:10]}"
+
+    # the picture: the kernel drew it for the projector, and the page shows it at that size
+    monkeypatch.setenv(plots.PRESENT_ENV, "1")
+    explorer = AddNormExplorer()
+    drawn = PIL.Image.open(io.BytesIO(explorer.image.value)).size
+    assert tuple(picture["natural"]) == drawn, f"the page's picture is {picture['natural']}, drawn for a projector {drawn}"
+    scale = picture["shown"][0] / picture["natural"][0]
+    label_px = smallest_text_px(explorer.figure) * scale
+    print(f"the picture: {picture['natural']} px drawn at {explorer.figure.dpi:g} dpi, shown at {picture['shown']} "
+          f"px; its smallest label is {label_px:.1f} px on the screen")
+    assert label_px >= LABEL_PX, f"the picture's smallest label is {label_px:.1f} px on a projector"
+    assert picture["alt"].startswith("Plot: ")
+
+    # the screenshot: the projector's whole window, not blank
+    image = np.asarray(PIL.Image.open(shot).convert("L"), dtype=float)
+    assert image.shape == (720, 1280)
+    assert image.std() > 20 and (image < 128).mean() > 0.01, "the screenshot is blank"
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    shutil.copy(shot, SCREENSHOT.with_name("present_04_projector.png"))

@@ -30,3 +30,11 @@ def faint(line):
 def pixels(explorer):
     """The widget's current picture as an (height, width, 3) float array."""
     return np.asarray(PIL.Image.open(io.BytesIO(explorer.image.value)).convert("RGB"), dtype=float)
+
+
+def smallest_text_px(figure):
+    """The smallest font size of ``figure``'s visible text (tick labels too), in pixels of its PNG."""
+    figure.canvas.draw()
+    texts = figure.findobj(lambda artist: hasattr(artist, "get_fontsize") and hasattr(artist, "get_text"))
+    sizes = [text.get_fontsize() for text in texts if text.get_visible() and text.get_text().strip()]
+    return min(sizes) * figure.dpi / 72
