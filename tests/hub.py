@@ -108,6 +108,45 @@ def kill_marked(token, grace=5.0):
             time.sleep(0.1)
 
 
+def _cpu_seconds(pid, children=True):
+    """utime + stime (+ the reaped children's, cutime + cstime) of ``pid``, in seconds."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(root):
+    """Pids of ``root``'s descendants (not ``root``)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def cpu_by_part(token):
+    """CPU seconds used so far: ``{"browser": this process's descendants (Chromium), "server": each learner's
+    single-user server, "kernel": their kernels, "hub": the hub and its proxy}`` (reaped children included)."""
+    parts = {"browser": 0.0, "server": 0.0, "kernel": 0.0, "hub": 0.0}
+    marked = set(marked_processes(token))
+    for pid in marked:
+        command = _cmdline(pid)
+        part = ("server" if "jupyterhub-singleuser" in command else "kernel" if "ipykernel" in command else "hub")
+        parts[part] += _cpu_seconds(pid, children=part != "hub")  # the hub reaps the servers it stopped
+    for pid in descendants(os.getpid()) - marked:
+        if "chrom" in _cmdline(pid):
+            parts["browser"] += _cpu_seconds(pid)
+    return parts
+
+
 def rss_mib(pid):
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():

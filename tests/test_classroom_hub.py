@@ -196,6 +196,14 @@ async def _round_trip(hub, course, teacher_env, link, timings):
             dialogs = await page.evaluate("() => [...document.querySelectorAll('.jp-Dialog, .Toastify__toast')]"
                                           ".map(e => e.textContent)")
             assert not dialogs, f"{user} sees pop-ups: {dialogs}"
+            errors = await page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                                         ".filter(o => /error|stderr/.test(o.getAttribute('data-mime-type') || ''))"
+                                         ".map(o => o.textContent.slice(0, 300))")
+            assert not errors, f"the start notebook shows errors to {user}: {errors}"
+            menus = await page.evaluate("() => [...document.querySelectorAll('.lm-MenuBar-itemLabel')]"
+                                        ".map(e => e.textContent)")
+            assert "Run" in menus and not [m for m in menus if "nbgrader" in m.lower()], \
+                f"{user} sees nbgrader's teacher menu: {menus}"
             await page.close()
 
         # 2. alice answers lesson 01 in the nbgitpuller copy and saves
