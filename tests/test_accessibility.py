@@ -21,7 +21,6 @@ from matplotlib.collections import Collection
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
-from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from encoder_lib import _display, plots
@@ -168,10 +167,12 @@ def low_contrast(figure):
         for text in labels:
             if _visible(text) and text.get_text().strip():
                 check(f"label {text.get_text()!r}", text.get_color(), text.get_alpha(), figure_bg, plots.TEXT_CONTRAST)
-    for text in figure.texts:
+    suptitle = [figure._suptitle] if getattr(figure, "_suptitle", None) is not None else []
+    for text in [*figure.texts, *suptitle]:
         if _visible(text) and text.get_text().strip():
-            found.append(("figure text", 0, 0)) if plots.contrast_ratio(
-                _opaque(text.get_color(), text.get_alpha(), figure_bg), figure_bg) < plots.TEXT_CONTRAST else None
+            ratio = plots.contrast_ratio(_opaque(text.get_color(), text.get_alpha(), figure_bg), figure_bg)
+            if ratio < plots.TEXT_CONTRAST:
+                found.append((f"figure text {text.get_text()!r}", round(ratio, 2), plots.TEXT_CONTRAST))
     return found
 
 
@@ -208,7 +209,7 @@ def test_the_picture_has_alt_text_with_the_readout_s_numbers(explorer):
     assert readout, f"{explorer!r} has an empty readout"
     missing = [n for n in _numbers(readout) if n not in alt]
     assert not missing, f"the alt text lacks the readout's numbers {missing}: {alt!r}"
-    assert f'alt="' in explorer.image.widget.value
+    assert 'alt="' in explorer.image.widget.value
     assert plots.plain_text(explorer.readout.value) in alt
 
 

@@ -286,7 +286,7 @@ def test_02_head_1_reads_the_position_encoder_lib_says(run_lessons):
     notebook.click_toggle(index, "2")  # two heads, the lesson's question
     handle = notebook.widget_view(index).locator(".widget-slider .noUi-handle").first
     readout = notebook.widget_view(index).locator(".widget-html-content").last
-    if handle.get_attribute("aria-valuenow") != "0":  # an earlier test moved it: back to head 0
+    if float(handle.get_attribute("aria-valuenow")) != 0:  # an earlier test moved it ("1.0"): back to head 0
         old = notebook.image_src(index)
         notebook.press_slider(index, "Home")
         notebook.wait_for_new_picture(index, old)

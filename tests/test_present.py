@@ -256,7 +256,11 @@ _JS_TEXT_SIZES = """() => {
 _JS_PICTURE = """() => {
     const img = document.querySelector('.widget-vbox .course-picture img');
     return {natural: [img.naturalWidth, img.naturalHeight], shown: [img.clientWidth, img.clientHeight],
-            alt: img.alt};
+            alt: img.alt,
+            // what the picture's onload script (encoder_lib.widgets._base.ACCESSIBLE_JS) adds: it ran here too
+            live: document.querySelectorAll('.course-readout [role=status][aria-live=polite]').length,
+            pressed: [...document.querySelectorAll('.widget-toggle-buttons button')].map(
+                b => b.getAttribute('aria-pressed'))};
 }"""
 
 
@@ -308,6 +312,7 @@ def test_on_a_projector_text_is_18_px_and_plot_labels_14_px(sync_api, voila, tmp
           f"px; its smallest label is {label_px:.1f} px on the screen")
     assert label_px >= LABEL_PX, f"the picture's smallest label is {label_px:.1f} px on a projector"
     assert picture["alt"].startswith("Plot: ")
+    assert picture["live"] == 1 and picture["pressed"] == ["true", "false"], picture
 
     # the screenshot: the projector's whole window, not blank
     image = np.asarray(PIL.Image.open(shot).convert("L"), dtype=float)
