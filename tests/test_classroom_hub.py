@@ -29,6 +29,7 @@ import csv
 import json
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -117,19 +118,29 @@ def tools_present():
         skip_or_fail(reason)
 
 
+@pytest.fixture
+def scratch(tmp_path):
+    """The class's folder (homes, the teacher's course, its remote, the exchange, the hub's files), removed
+    whatever happens; the hub's log is kept beside it for a failure's diagnosis."""
+    folder = tmp_path / "classroom"
+    folder.mkdir()
+    yield folder
+    if (folder / "jupyterhub.log").exists():
+        shutil.copy(folder / "jupyterhub.log", tmp_path / "jupyterhub.log")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.timeout(1500)
-def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, tmp_path):
+def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scratch):
     timings = {}
-    scratch = tmp_path / "classroom"
-    scratch.mkdir()
     exchange = scratch / "exchange"
     exchange.mkdir()
     exchange.chmod(0o1777)  # classroom.exchange_setup(), without sudo
 
     # the server environment: `make hub-install`, run again with this class's exchange
     t0 = time.perf_counter()
-    result = __import__("subprocess").run(["make", "-C", str(ROOT), "hub-install", f"PREFIX={server_env}",
-                                           f"EXCHANGE={exchange}"], capture_output=True, text=True, timeout=900)
+    result = subprocess.run(["make", "-C", str(ROOT), "hub-install", f"PREFIX={server_env}", f"EXCHANGE={exchange}"],
+                            capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     timings["hub-install (again)"] = time.perf_counter() - t0
     for program in ("jupyterhub", "jupyterhub-singleuser", "nbgrader"):
@@ -148,25 +159,16 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, tmp_
         seconds, _ = hubs.run_teacher(course, command, teacher_env)
         timings[f"teacher: {command}"] = seconds
 
-    try:
-        with hubs.LocalHub(scratch, server_env, LEARNERS) as hub:
-            link = hubs.link_for(readme_link_template(), hub.base, remote)
-            asyncio.run(_round_trip(hub, course, teacher_env, link, timings))
-    finally:
-        hub_log = (scratch / "jupyterhub.log")
-        if hub_log.exists():
-            shutil.copy(hub_log, tmp_path / "jupyterhub.log")  # kept for a failure's diagnosis
-        shutil.rmtree(scratch / "home", ignore_errors=True)
+    with hubs.LocalHub(scratch, server_env, LEARNERS) as hub:
+        link = hubs.link_for(readme_link_template(), hub.base, remote)
+        asyncio.run(_round_trip(hub, course, teacher_env, link, timings))
     assert not hubs.marked_processes(hub.token), "a process of the hub outlived it"
 
     # grade: both learners scored as their answers deserve
-    try:
-        seconds, output = hubs.run_teacher(course, classroom.TEACHER["grade"][0], teacher_env)
-        timings["teacher: make grade"] = seconds
-        rows = list(csv.DictReader(open(course / "grades_by_exercise.csv")))
-        feedback = (course / "feedback" / "bob" / "index.html").read_text()
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    seconds, output = hubs.run_teacher(course, classroom.TEACHER["grade"][0], teacher_env)
+    timings["teacher: make grade"] = seconds
+    rows = list(csv.DictReader(open(course / "grades_by_exercise.csv")))
+    feedback = (course / "feedback" / "bob" / "index.html").read_text()
     got = {(r["student_id"], r["exercise"]): (float(r["points"]), r["status"]) for r in rows if r["lesson"] == LESSON}
     assert got == {
         ("alice", "softmax"): (2.0, "passed"),
@@ -270,4 +272,4 @@ async def _round_trip(hub, course, teacher_env, link, timings):
 
 
 def exchange_root(hub):
-    return hub.scratch / "exchange"
+    return hub.scratch / "exchange"  # the test's `exchange`: the hub's scratch folder is the class's

@@ -20,7 +20,6 @@ JupyterHub: README and test cannot drift apart.
 """
 
 import shlex
-from pathlib import Path
 from urllib.parse import quote, urlencode
 
 from .course import ROOT
