@@ -6,20 +6,38 @@
 Each notebook runs top to bottom in a fresh kernel from its own folder, as
 nbval will run it. Afterwards the widget state (``metadata.widgets``) and
 per-cell timing metadata are dropped, so the committed file holds the
-outputs a reader needs and nothing that changes from run to run.
+outputs a reader needs and nothing that changes from run to run, except one
+number: the seconds the cells took, in whole seconds, as
+``metadata.course.run_seconds``. tools.lesson_times then writes each
+lesson's expected time from it (and from what the lesson holds).
 """
 
 import argparse
+import math
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
+from . import lesson_times
 from .course import ROOT, lesson_notebooks, use_this_environment
 
 CELL_TIMEOUT = 120
+
+
+def cells_seconds(nb):
+    """The seconds the kernel spent on the cells of the run just made (nbclient's timing metadata)."""
+    total = 0.0
+    for cell in nb.cells:
+        timing = cell.metadata.get("execution", {})
+        if "iopub.execute_input" in timing and "shell.execute_reply" in timing:
+            start, end = (datetime.fromisoformat(timing[k].replace("Z", "+00:00"))
+                          for k in ("iopub.execute_input", "shell.execute_reply"))
+            total += (end - start).total_seconds()
+    return total
 
 
 def clean(nb):
@@ -39,6 +57,7 @@ def execute(path):
     start = time.perf_counter()
     NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
+    nb.metadata.setdefault("course", {})["run_seconds"] = max(1, math.ceil(cells_seconds(nb)))
     nbformat.write(clean(nb), path)
     return time.perf_counter() - start
 
@@ -54,6 +73,7 @@ def main(argv):
     paths = [p.resolve() for p in args.notebooks] or lesson_notebooks()
     for path in paths:
         print(f"{execute(path):6.1f} s  {path.relative_to(ROOT)}", flush=True)
+    lesson_times.main([])  # the lessons' times, from the runs just made
 
 
 if __name__ == "__main__":
