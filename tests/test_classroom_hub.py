@@ -84,6 +84,35 @@ def test_the_readme_quotes_the_classroom_commands_verbatim():
         assert block in readme, f"README lacks tools.classroom's {name!r} block (python -m tools.classroom):\n{block}"
 
 
+def test_zero_to_jupyterhub_names_each_hand_in_after_the_hub_user_not_jovyan():
+    """Every container of a Zero to JupyterHub runs as jovyan: the learners' nbgrader settings in config.yaml must
+    take the student id from the hub's user name, as the file `make hub-install` writes does."""
+    import yaml
+
+    config = yaml.safe_load(classroom.Z2JH_CONFIG)["singleuser"]
+    settings = config["extraFiles"]["nbgrader-config"]["stringData"]
+    for user in ("alice", None):
+        namespace = {"get_config": lambda: _Config(), "__name__": "nbgrader_config"}
+        environ = {"JUPYTERHUB_USER": user} if user else {}
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("os.environ", environ)
+            exec(compile(settings, "nbgrader_config.py", "exec"), namespace)  # noqa: S102
+        c = namespace["c"]
+        assert c.CourseDirectory.course_id == classroom.COURSE_ID and c.Exchange.root == classroom.EXCHANGE
+        assert getattr(c.CourseDirectory, "student_id", None) == user
+    mounts = {m["mountPath"] for m in config["storage"]["extraVolumeMounts"]}
+    assert classroom.EXCHANGE in mounts, "the exchange folder must be the shared volume"
+
+
+class _Config:
+    """A stand-in for traitlets' config: attribute sections that hold what the settings file assigns."""
+
+    def __getattr__(self, name):
+        section = type("Section", (), {})()
+        setattr(self, name, section)
+        return section
+
+
 def test_the_link_template_is_the_published_branch_s_start_notebook():
     from conftest import load_tool
 

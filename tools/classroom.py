@@ -52,10 +52,10 @@ def gitpuller_link(hub="https://<hub>", repo="<git URL>", branch=BRANCH, target=
     return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}"
 
 
-def exchange_config(exchange=EXCHANGE, course_id=COURSE_ID):
+def exchange_config(exchange=EXCHANGE, course_id=COURSE_ID, written_by="`make hub-install`"):
     """The learners' nbgrader settings, ``<prefix>/etc/jupyter/nbgrader_config.py``."""
     return (
-        '"""nbgrader for the learners of the Transformer encoder course (written by `make hub-install`)."""\n'
+        f'"""nbgrader for the learners of the Transformer encoder course (written by {written_by})."""\n'
         "import os\n\n"
         "c = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.course_id = {course_id!r}\n"
@@ -101,8 +101,14 @@ TLJH = [
     "sudo tljh-config reload",
 ]
 
-#: Zero to JupyterHub's config.yaml: the image repo2docker built from binder/, and nbgitpuller's link as
-#: the default URL (a learner's first login pulls the lessons). The exchange is a shared volume.
+def _indented(text, spaces):
+    return "".join(" " * spaces + line if line.strip() else line for line in text.splitlines(keepends=True))
+
+
+#: Zero to JupyterHub's config.yaml: the image repo2docker built from binder/ (learners arrive through the
+#: nbgitpuller link), the learners' nbgrader settings, the same file `make hub-install` writes (every
+#: container's user is jovyan: without the hub's user name as student id every hand-in would be jovyan's),
+#: and the exchange on a shared volume.
 Z2JH_CONFIG = """\
 singleuser:
   image:
@@ -113,9 +119,7 @@ singleuser:
     nbgrader-config:
       mountPath: /etc/jupyter/nbgrader_config.py
       stringData: |
-        c = get_config()
-        c.CourseDirectory.course_id = "encoder-course"
-        c.Exchange.root = "/srv/nbgrader/exchange"
+""" + _indented(exchange_config(written_by="Zero to JupyterHub's config.yaml"), 8) + """\
   storage:
     extraVolumes:
       - name: nbgrader-exchange
