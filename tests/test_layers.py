@@ -1,6 +1,8 @@
 """The library's layers: every import points down, never up (README: What is where).
 
-From the bottom: the math core; the backward pass; what is built on both
+From the bottom: ``_display`` (a figure's text alternative in notebooks,
+which ``import encoder_lib`` registers, so it imports no other part); the
+math core; the backward pass; what is built on both
 (training, the pretrained model); what the lessons compute; the exercises and
 their grader; the pictures (plots, widgets). The tools, tests and benchmarks
 use the library and are never imported by it. An import inside a function
@@ -16,6 +18,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "encoder_lib"
 
 #: Bottom first. A module may import its own layer and the ones below it.
 LAYERS = [
+    # a figure's text alternative for notebooks, registered by `import encoder_lib`: it imports no other part
+    ("the notebook's display", {"_display"}),
     ("the math core", {"_checks", "threads", "fixtures", "attention", "ffn", "norm", "block", "positional",
                        "pooling", "params"}),
     ("the backward pass", {"grad", "__init__"}),  # encoder_lib itself re-exports the core and the backward pass
@@ -98,5 +102,5 @@ def test_the_readme_draws_every_layer():
     readme = (PACKAGE.parent / "README.md").read_text()
     picture = readme[readme.index("## What is where"):readme.index("| path |")]
     for part in LEVEL:
-        if part not in ("__init__", "_checks", "threads", "fixtures"):
+        if part not in ("__init__", "_checks", "threads", "fixtures", "_display"):
             assert part in picture, f"the README's picture of the layers leaves out {part}"
