@@ -13,7 +13,7 @@ import pytest
 import encoder_lib
 from conftest import in_ci
 from encoder_lib.grading import sandbox, wire
-from encoder_lib.grading.submissions import NOTEBOOK, ReleasedLesson, read_submission
+from encoder_lib.grading.submissions import NOTEBOOK, ReleasedLesson, as_released, read_submission
 
 # ---------------------------------------------------------------- the wire
 
@@ -149,6 +149,13 @@ def test_a_duplicated_answer_cell_counts_as_its_last_copy():
     reading = read_submission(submission(twice), RELEASED, ["softmax"])
     assert "3 * x" in reading.answers["softmax"]
     assert any("appears 2 times" in note for note in reading.tampering["softmax"])
+
+
+def test_an_answer_left_as_released_is_known_without_running_it():
+    stub = "# YOUR CODE HERE\nraise NotImplementedError()"
+    assert as_released(stub, RELEASED, "softmax") and as_released(stub.replace("\n", "\r\n") + "\n\n", RELEASED, "softmax")
+    assert not as_released(stub + "\nx = 1", RELEASED, "softmax") and not as_released(ANSWER, RELEASED, "softmax")
+    assert not as_released(None, RELEASED, "softmax") and not as_released(stub, RELEASED, "gelu")
 
 
 # ---------------------------------------------------------------- the sandbox

@@ -65,6 +65,12 @@ class ReleasedLesson:
         return cls(cells)
 
 
+def as_released(source, released, exercise):
+    """Is ``source`` the exercise's answer cell exactly as the lesson released it (the stub, not answered)?"""
+    cell = released.cells.get(f"{exercise}_answer")
+    return cell is not None and source is not None and _normal(source) == cell[1]
+
+
 @dataclass
 class Reading:
     """What the grader takes from one submitted notebook."""
