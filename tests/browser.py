@@ -104,6 +104,14 @@ def grade_id(cell):
     return cell.metadata.get("nbgrader", {}).get("grade_id", "")
 
 
+
+def log_tail(path, lines):
+    """The last ``lines`` lines of a server's log file, for an error message ("" if it cannot be read)."""
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
 class Lesson:
     """What the tests expect of one lesson's student version, read from the notebooks.
 
@@ -231,10 +239,7 @@ class LabServer:
         return f"{self.base}/lab/{where}tree/{path}?token={self.token}"
 
     def log_tail(self, lines=40):
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
+        return log_tail(self.log_path, lines)
 
     def stop(self):
         """Shut down: politely (kernels too), then by the process group's id if it lingers."""
