@@ -50,6 +50,14 @@ def test_an_array_in_several_cases_crosses_once_and_each_case_gets_its_own_copy(
     assert len(wire.encode([weights.copy() for _ in range(2)])) > 2 * weights.nbytes  # equal, not the same: sent twice
 
 
+def test_a_small_message_that_names_one_array_many_times_cannot_fill_the_grader_s_memory():
+    big = np.zeros(2**20)  # 8 MB, sent once
+    data = wire.encode([big] * (wire.MAX_DECODED_BYTES // big.nbytes + 1), lenient=True)  # as a learner's result
+    assert len(data) < 2 * big.nbytes
+    with pytest.raises(wire.WireError, match="decode to more than"):
+        wire.decode(data)
+
+
 def test_a_cycle_is_refused_not_a_crash():
     cycle = []
     cycle.append(cycle)

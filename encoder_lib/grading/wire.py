@@ -26,6 +26,9 @@ DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
           "float16", "float32", "float64", "complex64", "complex128")
 #: The largest message either side reads (a learner's answer could return anything).
 MAX_BYTES = 64 * 2**20
+#: The most bytes of arrays one message may decode to: an array sent once but named many times decodes to a
+#: copy for each name, so without this bound a small message from a learner's code could fill the grader's memory.
+MAX_DECODED_BYTES = 4 * MAX_BYTES
 MAX_DEPTH = 16
 
 
@@ -151,7 +154,10 @@ def _decode(view):
     if offset != len(view):
         raise WireError("the message has bytes after its arrays")
 
+    decoded = 0  # bytes of the array copies made so far
+
     def walk(v, depth):
+        nonlocal decoded
         if depth > MAX_DEPTH:
             raise WireError("nested too deep")
         if v is None or isinstance(v, (bool, int, float, str)):
@@ -181,6 +187,9 @@ def _decode(view):
             expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
             if expected != len(buffer):
                 raise WireError(f"an array of shape {shape} and dtype {dtype} with {len(buffer)} bytes")
+            decoded += len(buffer)
+            if decoded > MAX_DECODED_BYTES:
+                raise WireError(f"the message's arrays decode to more than {MAX_DECODED_BYTES} bytes")
             array = np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
             return array[()] if v.get("scalar") else array
         raise WireError(f"unknown header entry {sorted(v)}")
