@@ -10,7 +10,7 @@ gradebook.db are not touched): `tools.student` generates the student
 versions, then a class is built, every learner handing in every lesson with
 exercises: 40% correct (the teachers' versions), 15% blank (the student
 versions as released), 25% partly done (the first lessons solved, the rest
-blank) and 20% with one catalogued mistake (tests/mistakes.py) in an
+blank) and 20% with one catalogued mistake (tests/mistakes/) in an
 otherwise correct lesson. Every notebook differs from every other (a
 learner's name in its metadata), as real submissions do.
 
@@ -68,7 +68,7 @@ def build_class(root, learners, seed=0):
         for n, lesson in enumerate(lessons):
             nb = blank[lesson] if kind == "blank" or n >= solved_up_to else solved[lesson]
             nb = nbformat.from_dict(nb)
-            if mistake and mistake.assignment == lesson:
+            if mistake and mistake.lesson == lesson:
                 for cell in nb.cells:
                     if cell.metadata.get("nbgrader", {}).get("grade_id") == f"{mistake.exercise}_answer":
                         cell.source = mistake.source.strip() + "\n"

@@ -87,13 +87,34 @@ def test_the_solution_passes_its_self_check_and_hidden_tests(name):
     grading.visible_tests(fn)
 
 
+def test_every_catalogued_mistake_has_a_learner_s_version_and_every_version_a_mistake():
+    """tests/mistakes/ and the exercises' definitions name the same mistakes (a version's model must exist)."""
+    models = {m.name for e in grading.EXERCISES.values() for m in e.mistakes}
+    versions = {w.model for w in MISTAKES}
+    assert sorted(models - versions) == [], "mistakes with no learner's version in tests/mistakes/"
+    assert sorted(versions - models) == [], "learners' versions whose mistake no exercise defines"
+    assert len({w.id for w in MISTAKES}) == len(MISTAKES), "two learners' versions share an id: give one a variant"
+    names = [m.name for e in grading.EXERCISES.values() for m in e.mistakes]
+    assert len(set(names)) == len(names), "two mistakes share a name"
+
+
+def test_each_lesson_s_mistakes_live_in_that_lesson_s_file():
+    import mistakes
+    from encoder_lib.grading.exercises import LESSONS
+
+    for module in LESSONS:
+        short = module.__name__.rsplit(".", 1)[1]
+        lessons = {w.lesson for w in getattr(mistakes, short).MISTAKES}
+        assert lessons == {e.lesson for e in module.EXERCISES}, short
+
+
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_the_self_check_names_each_catalogued_mistake_and_the_hidden_tests_fail_it(mistake):
-    assert ANSWERS[mistake.exercise][0] == mistake.assignment
+    assert ANSWERS[mistake.exercise][0] == mistake.lesson
     fn = define(mistake.source)[mistake.exercise]
     ok, report = check(fn)
     assert not ok
-    assert mistake.says.lower() in report.lower(), report
+    assert mistake.explanation in report, report
     assert not passes_hidden_cases(fn)
     with pytest.raises(AssertionError, match="Likely mistake"):
         grading.visible_tests(fn)
@@ -112,7 +133,7 @@ def test_every_exercise_has_at_least_three_catalogued_mistakes_that_its_visible_
         described = [c.description for c in grading.compare.build_cases(grading.EXERCISES[name])]
         assert any(message.startswith(f"{name}, {d}: ") for d in described), message
         assert any(words in message for words in ("got ", "it raised", "shape", "NaN", "tuple", "returned")), message
-        assert mistake.says.lower() in message.lower(), message
+        assert mistake.explanation in message, message
 
 
 def test_the_catalogue_covers_the_mistakes_the_course_promises_to_recognise():
@@ -164,7 +185,7 @@ def test_an_answer_is_graded_on_its_own_and_the_notebook_is_left_as_it_was():
 
 
 def test_the_grader_runs_bert_block_on_sentences_the_lesson_does_not_show():
-    from encoder_lib.grading.exercises import GRADER_SENTENCES
+    from encoder_lib.grading.exercises.pretrained import GRADER_SENTENCES
 
     lesson = nbformat.read(ROOT / "notebooks" / "08_inside_a_real_encoder" / "08_inside_a_real_encoder.ipynb", 4)
     shown = "\n".join(cell.source for cell in lesson.cells).lower()

@@ -52,7 +52,7 @@ class Case:
     args: tuple
     kwargs: dict
     expected: object
-    mistakes: list  # [(explanation, result or Raised)] for the mistakes whose model applies to these inputs
+    mistakes: list  # [(Mistake, result or Raised)] for the mistakes whose model applies to these inputs
 
 
 def callable_inputs(value):
@@ -72,6 +72,25 @@ def callable_inputs(value):
     return value
 
 
+def _calls_in(value):
+    """Names of the library functions that a case's inputs call (a sub-layer, and what its arguments call)."""
+    if isinstance(value, Call):
+        return {value.name}.union(*(_calls_in(a) for a in value.args))
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_calls_in(v) for v in value))
+    if isinstance(value, dict):
+        return set().union(*(_calls_in(v) for v in value.values()))
+    return set()
+
+
+def allowed_names(exercise, cases):
+    """The library functions an answer to ``exercise`` may call on ``cases``: its own, and what the cases call."""
+    names = set(exercise.may_call) | set(exercise.uses)
+    for case in cases:
+        names |= _calls_in(case.args) | _calls_in(case.kwargs)
+    return names
+
+
 def build_cases(exercise, hidden_rngs=()):
     """The exercise's visible cases (seed 0) and, for each of ``hidden_rngs``, its hidden ones, with results."""
     raw = list(exercise.cases(np.random.default_rng(0), hidden=False))
@@ -81,15 +100,15 @@ def build_cases(exercise, hidden_rngs=()):
     for description, args, kwargs in raw:
         expected = exercise.reference(*callable_inputs(args), **callable_inputs(kwargs))
         mistakes = []
-        for explanation, model in exercise.mistakes:
+        for mistake in exercise.mistakes:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 try:
-                    mistakes.append((explanation, model(*callable_inputs(args), **callable_inputs(kwargs))))
+                    mistakes.append((mistake, mistake.model(*callable_inputs(args), **callable_inputs(kwargs))))
                 except NotApplicable:
                     pass
                 except Exception as exc:  # this mistake shows as an error here: an answer that raises the same has it
-                    mistakes.append((explanation, Raised.of(exc)))
+                    mistakes.append((mistake, Raised.of(exc)))
         built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes))
     return built
 
@@ -151,6 +170,6 @@ def describe_difference(got, expected):
 def likely_mistake(got, case):
     """The explanation of the first catalogued mistake whose result (or error, for a ``Raised``) ``got`` matches."""
     if isinstance(got, Raised):
-        return next((explanation for explanation, result in case.mistakes if got.same_as(result)), None)
-    return next((explanation for explanation, result in case.mistakes
+        return next((mistake.explanation for mistake, result in case.mistakes if got.same_as(result)), None)
+    return next((mistake.explanation for mistake, result in case.mistakes
                  if not isinstance(result, Raised) and close(got, result, equal_nan=True)), None)

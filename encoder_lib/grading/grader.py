@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from . import report, sandbox, wire
-from .compare import Raised, build_cases, close, describe_difference, hidden_rngs, likely_mistake
+from .compare import Raised, allowed_names, build_cases, close, describe_difference, hidden_rngs, likely_mistake
 from .exercises import EXERCISES
 from .submissions import NOTEBOOK, ReleasedLesson, as_released, read_submission
 
@@ -119,16 +119,6 @@ def cases_for(name, secret):
     return _CASES[name]
 
 
-def _call_names(value):
-    if isinstance(value, wire.Call):
-        return {value.name}
-    if isinstance(value, (list, tuple)):
-        return set().union(set(), *map(_call_names, value))
-    if isinstance(value, dict):
-        return set().union(set(), *map(_call_names, value.values()))
-    return set()
-
-
 def _erf(x):
     """SciPy's erf, which every answer cell may use (the notebooks import it): on numbers only."""
     from scipy.special import erf
@@ -204,9 +194,7 @@ def grade_answer(box, name, source, secret, limits):
     """Run one answer in ``box`` (a started Sandbox) and judge it: ``(status, points, note)``."""
     exercise = EXERCISES[name]
     cases = cases_for(name, secret)
-    allowed = set(exercise.may_call) | set(exercise.uses) | {"erf"}
-    for case in cases:
-        allowed |= _call_names(case.args) | _call_names(case.kwargs)
+    allowed = allowed_names(exercise, cases) | {"erf"}
     events, ending = box.run(name, source, [(c.args, c.kwargs) for c in cases], exercise.uses,
                              exercise.may_call, limits, lambda message: serve(message, allowed))
     return judge(exercise, cases, events, ending, limits)

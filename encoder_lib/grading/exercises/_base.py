@@ -1,0 +1,71 @@
+"""What every lesson's exercises are made of: ``Exercise``, ``Mistake``, and the helpers their cases share."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...params import init_block_params, off_defaults
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A typical wrong answer: its name, what is wrong in words, and a model that computes what it computes.
+
+    ``model`` takes the exercise's arguments. It raises ``NotApplicable``
+    (``grading.compare``) for inputs it does not describe. ``name`` is the key
+    of the learners' versions of this mistake in ``tests/mistakes/``.
+    """
+
+    name: str
+    explanation: str
+    model: object
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exercise:
+    """One exercise: how to call it, what is right, what it may use, and what typical wrong answers compute.
+
+    - ``reference``: the right answer, a callable with the exercise's signature;
+    - ``cases(rng, hidden)``: ``[(description, args, kwargs)]``, the inputs it is
+      checked on. ``hidden=False`` gives the cases the self-check and the
+      visible tests show (always drawn from seed 0); ``hidden=True`` gives
+      random shapes for the grader, drawn from the course's secret;
+    - ``formula``: LaTeX, for the feedback page;
+    - ``mistakes``: ``Mistake``s, tried in order to name a wrong result;
+    - ``uses``: earlier exercises' functions the answer may call by name (the
+      learner gets the library's versions), ``may_call``: the library
+      functions ``el.<name>`` it may use. Everything else of the library is
+      blocked in the self-check and absent in the grader's sandbox.
+    """
+
+    name: str
+    lesson: str
+    points: int
+    formula: str
+    cases: object
+    reference: object
+    mistakes: tuple = ()
+    uses: tuple = ()
+    may_call: tuple = ()
+
+
+def cases(*items):
+    """``[(description, args, kwargs)]`` with args a tuple and kwargs a dict."""
+    return [(d, tuple(a), dict(k)) for d, a, k in items]
+
+
+def normal(rng, *shape):
+    return rng.standard_normal(shape)
+
+
+def random_block(rng, d_model, d_ff):
+    """A block's params (float64) with every gamma, beta and bias off its initial value."""
+    return off_defaults(init_block_params(d_model, d_ff, rng, dtype=np.float64), rng)
+
+
+def random_attention_params(rng, d_model):
+    return off_defaults(init_block_params(d_model, 2 * d_model, rng, dtype=np.float64)["attn"], rng)
+
+
+def random_ffn_params(rng, d_model, d_ff):
+    return init_block_params(d_model, d_ff, rng, dtype=np.float64)["ffn"]

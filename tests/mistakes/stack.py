@@ -1,0 +1,31 @@
+"""Lesson 06's typical mistakes, each written as a learner would write it."""
+
+from . import Wrong
+
+
+MISTAKES = [
+    Wrong('one_set_of_parameters_for_every_layer', '''
+def encoder(x, layers, n_heads, norm="post", padding_mask=None):
+    for _ in layers:
+        x = el.encoder_block(x, layers[0], n_heads, norm=norm, padding_mask=padding_mask)
+    return x
+'''),
+    Wrong('encoder_without_the_mask', '''
+def encoder(x, layers, n_heads, norm="post", padding_mask=None):
+    for params in layers:
+        x = el.encoder_block(x, params, n_heads, norm=norm)
+    return x
+'''),
+    Wrong('encoder_every_block_reads_the_input', '''
+def encoder(x, layers, n_heads, norm="post", padding_mask=None):
+    for params in layers:
+        out = el.encoder_block(x, params, n_heads, norm=norm, padding_mask=padding_mask)
+    return out
+'''),
+    Wrong('encoder_ignores_norm', '''
+def encoder(x, layers, n_heads, norm="post", padding_mask=None):
+    for params in layers:
+        x = el.encoder_block(x, params, n_heads, padding_mask=padding_mask)
+    return x
+'''),
+]
