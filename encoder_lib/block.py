@@ -9,10 +9,14 @@ The block is two lines of its equations, one function per placement of the norm:
 multi-head attention with ``params["attn"]``, ``b.ffn`` the FFN,
 ``b.norm1``/``b.norm2`` the layer norms with ``params["norm1"]``/``["norm2"]``,
 and ``b.sum1(x, a)``/``b.sum2`` the residual sums ``x + a``. The options that
-travel together from block to block are one ``BlockConfig``.
+travel together from block to block are one ``BlockConfig``: the public
+functions take it whole (``config=``, or as their third argument), or
+``n_heads`` and the options loose, by keyword (``takes_config``).
 """
 
 import dataclasses
+import functools
+import inspect
 
 import numpy as np
 
@@ -34,11 +38,14 @@ class BlockConfig:
     (to see what they do); ``dropout`` on each sub-layer's output, which needs
     ``rng``, a ``np.random.Generator`` (0, the default, is the identity).
 
-    >>> BlockConfig(n_heads=12, activation="gelu", eps=1e-12)
+    ``n_heads`` may be given by position, every other field by keyword only.
+
+    >>> BlockConfig(12, activation="gelu", eps=1e-12)
     BlockConfig(n_heads=12, norm='post', activation='gelu', eps=1e-12, residual=True, dropout=0.0, rng=None)
     """
 
     n_heads: int
+    _: dataclasses.KW_ONLY
     norm: str = "post"
     activation: str = "relu"
     eps: float = 1e-5
@@ -181,39 +188,127 @@ def prepare(x, config, padding_mask):
     return x, _checks.padding_mask(padding_mask, x.shape)
 
 
+# ---------------------------------------------------------------- how the block functions are called
+
+#: BlockConfig's options besides n_heads, with their defaults: each is a keyword of the block functions.
+OPTIONS = {field.name: field.default for field in dataclasses.fields(BlockConfig) if field.name != "n_heads"}
+
+
+def block_config(where, n_heads=None, config=None, options=None):
+    """The BlockConfig a block function runs with: ``config`` whole, or one of ``n_heads`` and the loose ``options``.
+
+    ``n_heads`` may be the config itself (a block function's third argument).
+    A config and a loose option (or ``n_heads``) together are refused: the
+    config already holds them. ``where`` names the function in the message.
+
+    >>> block_config("encoder_block", 2, options={"norm": "pre"}).norm
+    'pre'
+    """
+    options = options or {}
+    if isinstance(n_heads, BlockConfig):
+        if config is not None:
+            raise TypeError(f"{where} got a BlockConfig twice, as its third argument and as config=: pass it once")
+        n_heads, config = None, n_heads
+    if config is None:
+        if n_heads is None:
+            raise TypeError(f"{where} needs n_heads (an integer, its third argument) or a BlockConfig "
+                            f"(config=el.BlockConfig(n_heads, ...)), got neither")
+        return BlockConfig(n_heads, **options)
+    if not isinstance(config, BlockConfig):
+        raise TypeError(f"config must be a BlockConfig, e.g. el.BlockConfig(2, norm='pre'), "
+                        f"got {type(config).__name__} {config!r}")
+    loose = {**({} if n_heads is None else {"n_heads": n_heads}), **options}
+    if loose:
+        given = ", ".join(f"{name}={value!r}" for name, value in loose.items())
+        raise TypeError(f"{where} got config= and {given}: the config already holds {', '.join(loose)}; pass the "
+                        f"config alone, or a changed one: dataclasses.replace(config, {given})")
+    return config
+
+
+def takes_config(*options):
+    """Call ``fn(x, params, config, ...)`` the way every block function is called.
+
+    The caller gives ``x``, the params (or layers) and ``n_heads`` by
+    position (or, in place of ``n_heads``, a ``BlockConfig``, also as
+    ``config=``), the positional arguments ``fn`` has after ``config``
+    (``grad_out``) too, and ``options`` (names of BlockConfig's fields, their
+    defaults BlockConfig's) and ``fn``'s own keyword-only arguments by
+    keyword only: ``norm`` first, then ``padding_mask``, so that a learner's
+    ``encoder_block(x, params, n_heads, norm="post", padding_mask=None)``
+    has the library's first arguments. ``fn`` gets the BlockConfig that
+    ``block_config`` makes of them, as ``config``.
+    """
+    def decorate(fn):
+        P = inspect.Parameter
+        own = list(inspect.signature(fn).parameters.values())
+        config_at = [p.name for p in own].index("config")
+        positional = [*own[:config_at], P("n_heads", P.POSITIONAL_OR_KEYWORD, default=None),
+                      *(p.replace(default=None) for p in own[config_at + 1:] if p.kind is P.POSITIONAL_OR_KEYWORD)]
+        loose = [P(name, P.KEYWORD_ONLY, default=OPTIONS[name]) for name in options]
+        keywords = [p for p in own if p.kind is P.KEYWORD_ONLY]
+        first = [p for p in keywords if p.name == "padding_mask"]
+        signature = inspect.Signature([*positional, *loose[:1], *first, *loose[1:],
+                                       *(p for p in keywords if p.name != "padding_mask"),
+                                       P("config", P.KEYWORD_ONLY, default=None)])
+
+        by_position = ", ".join(p.name + (" (or a BlockConfig)" if p.name == "n_heads" else "") for p in positional)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            try:
+                given = signature.bind(*args, **kwargs).arguments  # only what the caller gave
+            except TypeError as exc:
+                raise TypeError(f"{fn.__name__}: {exc}; it takes {by_position} by position and every other "
+                                f"argument by keyword: {fn.__name__}{signature}") from None
+            chosen = {name: given.pop(name) for name in options if name in given}
+            config = block_config(fn.__name__, given.pop("n_heads", None), given.pop("config", None), chosen)
+            return fn(**given, config=config)
+
+        call.__signature__ = signature
+        return call
+
+    return decorate
+
+
 # ---------------------------------------------------------------- public
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-def encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation="relu",
-                  eps=1e-5, residual=True, dropout=0.0, rng=None):
+@takes_config("norm", "activation", "eps", "residual", "dropout", "rng")
+def encoder_block(x, params, config, *, padding_mask=None):
     """One Transformer encoder block over ``x`` (..., seq, d_model) -> (..., seq, d_model).
 
     ``params = {"attn": {...} or None, "ffn": {...}, "norm1": {"gamma", "beta"},
-    "norm2": {...}}``. ``norm="post"`` computes ``LN(x + f(x))`` around each
-    sub-layer, ``norm="pre"`` computes ``x + f(LN(x))`` (``post_norm_block``,
-    ``pre_norm_block``). ``residual=False`` drops the ``x +`` (to see what the
-    skip connection does). Dropout is the identity unless ``dropout > 0``,
-    which needs an explicit ``rng``.
+    "norm2": {...}}``. The third argument is ``n_heads``, or the whole
+    ``BlockConfig`` (also as ``config=``); without a config the other
+    options come by keyword, as BlockConfig's: ``norm="post"`` computes
+    ``LN(x + f(x))`` around each sub-layer, ``norm="pre"`` computes
+    ``x + f(LN(x))`` (``post_norm_block``, ``pre_norm_block``);
+    ``residual=False`` drops the ``x +`` (to see what the skip connection
+    does). Dropout is the identity unless ``dropout > 0``, which needs an
+    explicit ``rng``.
 
     >>> from encoder_lib.fixtures import lesson_block_params, lesson_input
     >>> out = encoder_block(lesson_input(), lesson_block_params(), n_heads=2)
     >>> out.mean(axis=-1).round(6) + 0, out.var(axis=-1).round(3)
     (array([0., 0., 0.]), array([1., 1., 1.]))
+    >>> bert = BlockConfig(2, activation="gelu", eps=1e-12)
+    >>> encoder_block(lesson_input(), lesson_block_params(), bert).shape  # the same as config=bert
+    (3, 4)
     """
-    config = BlockConfig(n_heads, norm, activation, eps, residual, dropout, rng)
     x, mask = prepare(x, config, padding_mask)
     return run_block(x, check_block_params(params, x.shape[-1], x.dtype), config, mask)
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-def encoder(x, layers, n_heads, norm="post", padding_mask=None, activation="relu",
-            eps=1e-5, residual=True, dropout=0.0, rng=None):
+@takes_config("norm", "activation", "eps", "residual", "dropout", "rng")
+def encoder(x, layers, config, *, padding_mask=None):
     """A stack of encoder blocks: the output of each is the input of the next.
 
     ``layers`` is a list of block params, one per block (see ``encoder_block``);
-    every other argument is shared by all blocks. Shape-preserving:
-    (..., seq, d_model) -> (..., seq, d_model). No final layer norm is added.
+    ``n_heads`` or the ``BlockConfig``, and every option, are shared by all
+    blocks. Shape-preserving: (..., seq, d_model) -> (..., seq, d_model). No
+    final layer norm is added.
 
     >>> from encoder_lib import init_block_params
     >>> rng = np.random.default_rng(0)
@@ -221,7 +316,6 @@ def encoder(x, layers, n_heads, norm="post", padding_mask=None, activation="relu
     >>> encoder(rng.standard_normal((2, 5, 8), dtype=np.float32), layers, n_heads=2).shape
     (2, 5, 8)
     """
-    config = BlockConfig(n_heads, norm, activation, eps, residual, dropout, rng)
     x, mask = prepare(x, config, padding_mask)
     for params in check_layers(layers, x.shape[-1], x.dtype):
         x = run_block(x, params, config, mask)
@@ -243,18 +337,23 @@ def trace_from_tape(tape):
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-def trace_encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation="relu",
-                        eps=1e-5, residual=True):
+@takes_config("norm", "activation", "eps", "residual")
+def trace_encoder_block(x, params, config, *, padding_mask=None):
     """Run one block and return every intermediate, in the order they are computed.
 
-    Keys: ``input``, ``attn_weights`` (..., n_heads, seq, seq), ``attn_out``,
-    ``sum1`` (after the first residual), ``norm1`` (the output of the layer
-    norm with ``params["norm1"]``), ``ffn_hidden`` (..., seq, d_ff),
-    ``ffn_out``, ``sum2``, ``norm2``, ``output``. In pre-norm, ``norm1`` and
-    ``norm2`` are the sub-layers' inputs and ``output`` is ``sum2``; in
-    post-norm ``output`` is ``norm2``.
+    Called as ``encoder_block`` (``n_heads`` or a ``BlockConfig``; dropout
+    only through a config's ``dropout`` and ``rng``). Keys: ``input``,
+    ``attn_weights`` (..., n_heads, seq, seq), ``attn_out``, ``sum1`` (after
+    the first residual), ``norm1`` (the output of the layer norm with
+    ``params["norm1"]``), ``ffn_hidden`` (..., seq, d_ff), ``ffn_out``,
+    ``sum2``, ``norm2``, ``output``. In pre-norm, ``norm1`` and ``norm2`` are
+    the sub-layers' inputs and ``output`` is ``sum2``; in post-norm
+    ``output`` is ``norm2``.
+
+    >>> from encoder_lib.fixtures import lesson_block_params, lesson_input
+    >>> list(trace_encoder_block(lesson_input(), lesson_block_params(), 2, norm="pre"))[:4]
+    ['input', 'norm1', 'attn_weights', 'attn_out']
     """
-    config = BlockConfig(n_heads, norm, activation, eps, residual)
     x, mask = prepare(x, config, padding_mask)
     tape = {}
     run_block(x.copy(), check_block_params(params, x.shape[-1], x.dtype), config, mask, tape)
@@ -262,10 +361,15 @@ def trace_encoder_block(x, params, n_heads, norm="post", padding_mask=None, acti
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-def trace_encoder(x, layers, n_heads, norm="post", padding_mask=None, activation="relu",
-                  eps=1e-5, residual=True):
-    """Run a stack and return one ``trace_encoder_block`` dict per block."""
-    config = BlockConfig(n_heads, norm, activation, eps, residual)
+@takes_config("norm", "activation", "eps", "residual")
+def trace_encoder(x, layers, config, *, padding_mask=None):
+    """Run a stack and return one ``trace_encoder_block`` dict per block.
+
+    >>> from encoder_lib.fixtures import lesson_block_params, lesson_input
+    >>> traces = trace_encoder(lesson_input(), [lesson_block_params()] * 2, 2)
+    >>> len(traces), traces[1]["output"].shape
+    (2, (3, 4))
+    """
     x, mask = prepare(x, config, padding_mask)
     traces = []
     x = x.copy()

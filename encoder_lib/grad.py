@@ -30,7 +30,7 @@ import numpy as np
 from . import _checks
 from .attention import (ATTENTION_KEYS, _merge_heads, _mha, _split_heads, check_attention_params,
                         scaled_dot_product_attention)
-from .block import BlockConfig, check_block_params, check_layers, prepare, run_block
+from .block import check_block_params, check_layers, prepare, run_block, takes_config
 from .ffn import ACTIVATIONS, FFN_KEYS, _ffn, check_ffn_params
 from .norm import _gamma_beta, _layer_norm
 
@@ -326,19 +326,35 @@ def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
     return _layer_norm_grad(kept, gamma, grad_out)
 
 
-@_checks.public(extremes=_checks.BLOCK_EXTREMES)
-def encoder_block_grad(x, params, n_heads, grad_out, norm="post", padding_mask=None, activation="relu",
-                       eps=1e-5, residual=True):
-    """Gradients of ``encoder_block(x, params, n_heads, norm, padding_mask, activation, eps, residual)``.
+def _without_dropout(config, where):
+    """The backward passes have no dropout: a config with some is refused, not silently run without it."""
+    if config.dropout:
+        raise ValueError(f"{where} has no dropout, but the config's dropout is {config.dropout}: pass "
+                         f"dataclasses.replace(config, dropout=0.0)")
+    return config
 
-    ``grad_out`` is the gradient of the loss for the block's output
+
+@_checks.public(extremes=_checks.BLOCK_EXTREMES)
+@takes_config("norm", "activation", "eps", "residual")
+def encoder_block_grad(x, params, config, grad_out, *, padding_mask=None):
+    """Gradients of ``encoder_block(x, params, n_heads, ...)`` for ``x`` and every parameter.
+
+    Called as ``encoder_block``, with ``grad_out`` after ``n_heads`` (or the
+    ``BlockConfig``): the gradient of the loss for the block's output
     (..., seq, d_model). Returns ``(grad_x, grad_params)``, ``grad_params``
     nested exactly as ``params`` (``"attn"`` None when ``params["attn"]`` is).
-    Dropout is off. A padded position still gets a gradient through its own
-    query's path (its output is computed, then usually ignored by the loss),
-    but none through the keys and values of others: nobody attends to it.
+    Dropout is off (a config with dropout is refused). A padded position
+    still gets a gradient through its own query's path (its output is
+    computed, then usually ignored by the loss), but none through the keys
+    and values of others: nobody attends to it.
+
+    >>> import encoder_lib as el
+    >>> p = el.init_block_params(8, 16, np.random.default_rng(0), dtype=np.float64)
+    >>> grad_x, grad_p = encoder_block_grad(np.ones((5, 8)), p, 2, np.ones((5, 8)), norm="pre")
+    >>> grad_x.shape, sorted(grad_p)
+    ((5, 8), ['attn', 'ffn', 'norm1', 'norm2'])
     """
-    config = BlockConfig(n_heads, norm, activation, eps, residual)
+    config = _without_dropout(config, "encoder_block_grad")
     x, mask = prepare(x, config, padding_mask)
     params = check_block_params(params, x.shape[-1], x.dtype)
     grad_out = _grad_out(grad_out, x.shape, x.dtype)
@@ -348,17 +364,25 @@ def encoder_block_grad(x, params, n_heads, grad_out, norm="post", padding_mask=N
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-def encoder_grad(x, layers, n_heads, grad_out, norm="post", padding_mask=None, activation="relu",
-                 eps=1e-5, residual=True, keep_layer_grads=False):
+@takes_config("norm", "activation", "eps", "residual")
+def encoder_grad(x, layers, config, grad_out, *, padding_mask=None, keep_layer_grads=False):
     """Gradients of ``encoder(x, layers, ...)``: ``(grad_x, grad_layers)``, one params-shaped dict per block.
 
-    The forward pass keeps each block's intermediates; the backward pass
-    runs the blocks in reverse, each block's input gradient being the
-    previous block's output gradient. With ``keep_layer_grads=True`` a third
-    value lists the gradient for each block's *input* (``[0]`` is ``grad_x``),
-    to watch how the gradient's size changes with depth.
+    Called as ``encoder_block_grad``, with ``layers``. The forward pass keeps
+    each block's intermediates; the backward pass runs the blocks in reverse,
+    each block's input gradient being the previous block's output gradient.
+    With ``keep_layer_grads=True`` a third value lists the gradient for each
+    block's *input* (``[0]`` is ``grad_x``), to watch how the gradient's size
+    changes with depth.
+
+    >>> import encoder_lib as el
+    >>> rng = np.random.default_rng(0)
+    >>> layers = [el.init_block_params(8, 16, rng, dtype=np.float64) for _ in range(3)]
+    >>> grad_x, grad_layers = encoder_grad(np.ones((5, 8)), layers, 2, np.ones((5, 8)))
+    >>> grad_x.shape, len(grad_layers)
+    ((5, 8), 3)
     """
-    config = BlockConfig(n_heads, norm, activation, eps, residual)
+    config = _without_dropout(config, "encoder_grad")
     x, mask = prepare(x, config, padding_mask)
     checked = check_layers(layers, x.shape[-1], x.dtype)
     grad_out = _grad_out(grad_out, x.shape, x.dtype)

@@ -76,14 +76,14 @@ def _import(module):
         ) from exc
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, kw_only=True)
 class MiniLM:
     """all-MiniLM-L6-v2 in encoder_lib's terms: what ``load_minilm`` returns.
 
     ``layers`` is a list of 6 block params (``{"attn", "ffn", "norm1",
     "norm2"}``, weights (in, out), float32), and ``block`` the ``BlockConfig``
-    they run with: BERT's post-norm, GELU and eps 1e-12, 12 heads (also
-    ``n_heads``, ``norm``, ``activation`` and ``eps``, for short). The embedding tables are
+    they run with: BERT's post-norm, GELU and eps 1e-12, 12 heads; pass it
+    whole (``el.encoder_block(x, model.layers[0], model.block)``). The embedding tables are
     ``word_embeddings`` (30522, 384), ``position_embeddings`` (512, 384) and
     ``token_type_embeddings`` (2, 384), normalised by ``embedding_norm``
     (``{"gamma", "beta"}``). The arrays are read-only, since the model is
@@ -102,13 +102,8 @@ class MiniLM:
     block: BlockConfig = BlockConfig(N_HEADS, norm="post", activation="gelu", eps=EPS)
     max_seq_length: int = MAX_SEQ_LENGTH
 
-    n_heads = property(lambda self: self.block.n_heads)
-    norm = property(lambda self: self.block.norm)
-    activation = property(lambda self: self.block.activation)
-    eps = property(lambda self: self.block.eps)
-
     def __repr__(self):
-        return (f"MiniLM({len(self.layers)} blocks, d_model {self.word_embeddings.shape[1]}, {self.n_heads} heads, "
+        return (f"MiniLM({len(self.layers)} blocks, d_model {self.word_embeddings.shape[1]}, {self.block.n_heads} heads, "
                 f"vocabulary {self.word_embeddings.shape[0]}, from {self.path})")
 
 
@@ -215,7 +210,7 @@ def load_minilm(path=None):
     a second call with the same folder costs nothing.
 
     >>> model = load_minilm()
-    >>> len(model.layers), model.layers[0]["ffn"]["w1"].shape, model.n_heads, model.eps
+    >>> len(model.layers), model.layers[0]["ffn"]["w1"].shape, model.block.n_heads, model.block.eps
     (6, (384, 1536), 12, 1e-12)
     """
     if path is None:
@@ -269,7 +264,7 @@ def _embeddings(model, ids, type_ids):
     """BERT's embedding layer: word + token type + position vectors, then a layer norm. -> (n, seq, d_model)"""
     x = model.word_embeddings[ids] + model.token_type_embeddings[type_ids]  # transformers' order of the sums
     x += model.position_embeddings[: ids.shape[-1]]  # learned positions 0 .. seq-1, the same in every row
-    return layer_norm(x, model.embedding_norm["gamma"], model.embedding_norm["beta"], eps=model.eps)
+    return layer_norm(x, model.embedding_norm["gamma"], model.embedding_norm["beta"], eps=model.block.eps)
 
 
 def encode(texts, model=None):

@@ -71,16 +71,21 @@ class SortTask:
 # ------------------------------------------------------------------ the model
 
 
-def init_model(task, d_model, n_heads, d_ff, n_layers, norm, rng, dtype=np.float32):
-    """Fresh parameters for the task's model, as one dict of arrays and lists.
+def init_model(task, *, d_model, n_heads, d_ff, n_layers, norm, rng, dtype=np.float32):
+    """Fresh parameters for the task's model, as one dict of arrays and lists; every option by keyword.
 
     Keys: ``embed`` (vocab, d_model), ``layers`` (block params, PyTorch's
     initialisation), ``norm_out`` (gamma, beta; used in pre-norm only),
     ``w_out`` (d_model, n_classes) and ``b_out``; and ``block``, the
     ``BlockConfig`` every block runs with (ReLU, eps 1e-5), which the other
     functions read.
+
+    >>> model = init_model(SortTask(4, 5), d_model=8, n_heads=2, d_ff=16, n_layers=3, norm="post",
+    ...                    rng=np.random.default_rng(0))
+    >>> len(model["layers"]), model["block"].norm, model["w_out"].shape
+    (3, 'post', (8, 5))
     """
-    block = BlockConfig(n_heads, norm)
+    block = BlockConfig(n_heads, norm=norm)
     d_model = _checks.positive_int(d_model, "d_model")
     n_layers = _checks.positive_int(n_layers, "n_layers")
     _checks.heads(d_model, block.n_heads)
@@ -257,22 +262,48 @@ class History:
     seconds_to_target: float = None
 
 
+def _target(target):
+    """An accuracy to stop at, in (0, 1], or None."""
+    if target is None:
+        return None
+    if isinstance(target, (bool, np.bool_)) or not isinstance(target, (int, float, np.integer, np.floating)) \
+            or not 0 < target <= 1:
+        raise ValueError(f"target must be a held-out accuracy in (0, 1] to stop at, or None, got {target!r}")
+    return float(target)
+
+
 @single_blas_thread
-def train(task, model, steps, lr=1e-3, warmup=0, batch_size=64, seed=0, test_size=512, target=None,
+def train(task, model, steps, *, lr=1e-3, warmup=0, batch_size=64, seed=0, test_size=512, target=None,
           evaluate_every=100, on_step=None):
     """Train ``model`` in place on fresh batches of ``task`` for ``steps`` Adam steps; returns a ``History``.
 
-    The held-out set (``test_size`` sequences from a separate seed) is scored
-    every ``evaluate_every`` steps; with ``target`` (an accuracy), training
-    stops as soon as the held-out accuracy reaches it. ``on_step(step,
-    history)`` is called after every step, for progress bars and live plots.
+    Every option is a keyword. Adam's learning rate ``lr`` rises linearly
+    from 0 over the first ``warmup`` steps; each step draws ``batch_size``
+    sequences (seeded by ``seed``). The held-out set (``test_size`` sequences
+    from a separate seed) is scored every ``evaluate_every`` steps; with
+    ``target`` (an accuracy), training stops as soon as the held-out accuracy
+    reaches it. ``on_step(step, history)`` is called after every step, for
+    progress bars and live plots.
 
     When nbgrader runs the notebook (its autograder and the Validate button
     set ``NBGRADER_EXECUTION``), a run stops after ``GRADING_STEPS`` steps:
     grading needs the learner's exercises, not trained models, and a class's
     notebooks then grade in seconds each.
+
+    >>> task = SortTask(seq_len=4, vocab=5)
+    >>> model = init_model(task, d_model=8, n_heads=2, d_ff=16, n_layers=1, norm="pre", rng=np.random.default_rng(0))
+    >>> history = train(task, model, 3, batch_size=8, test_size=8)
+    >>> history.steps, len(history.test_accuracy)
+    ([1, 2, 3], 1)
     """
     steps = _checks.positive_int(steps, "steps")
+    batch_size = _checks.positive_int(batch_size, "batch_size")
+    test_size = _checks.positive_int(test_size, "test_size")
+    evaluate_every = _checks.positive_int(evaluate_every, "evaluate_every")
+    seed = _checks.positive_int(seed, "seed", minimum=0)
+    target = _target(target)
+    if on_step is not None and not callable(on_step):
+        raise TypeError(f"on_step must be a function on_step(step, history), or None, got {type(on_step).__name__}")
     if os.environ.get("NBGRADER_EXECUTION"):
         steps = min(steps, GRADING_STEPS)
     rng = np.random.default_rng(seed)
@@ -310,7 +341,7 @@ def train(task, model, steps, lr=1e-3, warmup=0, batch_size=64, seed=0, test_siz
 # ------------------------------------------------------------------ gradient flow at initialisation
 
 
-def gradient_norms(depth, norm, residual=True, d_model=32, n_heads=4, seed=0, shape=(2, 10)):
+def gradient_norms(depth, norm, residual=True, *, d_model=32, n_heads=4, seed=0, shape=(2, 10)):
     """How large the gradient is at each block of a freshly initialised stack: a dict of arrays.
 
     The stack has ``depth`` blocks with PyTorch's initialisation (each its own
@@ -322,12 +353,17 @@ def gradient_norms(depth, norm, residual=True, d_model=32, n_heads=4, seed=0, sh
     Returns ``params`` (depth,), the norm of each block's whole parameter
     gradient, and ``inputs`` (depth,), the norm of the gradient reaching each
     block's input: index 0 is the bottom block, ``depth - 1`` the top.
+
+    >>> norms = gradient_norms(3, "pre", d_model=8, n_heads=2)
+    >>> norms["params"].shape, norms["inputs"].shape
+    ((3,), (3,))
     """
-    return gradient_norms_by_depth(depth, norm, residual, d_model, n_heads, seed, shape, only_deepest=True)[0]
+    return gradient_norms_by_depth(depth, norm, residual, d_model=d_model, n_heads=n_heads, seed=seed, shape=shape,
+                                   only_deepest=True)[0]
 
 
 @single_blas_thread
-def gradient_norms_by_depth(max_depth, norm, residual=True, d_model=32, n_heads=4, seed=0, shape=(2, 10),
+def gradient_norms_by_depth(max_depth, norm, residual=True, *, d_model=32, n_heads=4, seed=0, shape=(2, 10),
                             only_deepest=False):
     """``[gradient_norms(depth, ...) for depth in 1 .. max_depth]``, with one forward pass for all depths.
 
@@ -335,9 +371,14 @@ def gradient_norms_by_depth(max_depth, norm, residual=True, d_model=32, n_heads=
     (the blocks are drawn after the input and ``g``), so the forward pass of
     the deepest stack holds every shallower stack's; only the backward passes
     differ, one per depth.
+
+    >>> [len(norms["params"]) for norms in gradient_norms_by_depth(3, "post", d_model=8, n_heads=2)]
+    [1, 2, 3]
     """
     max_depth = _checks.positive_int(max_depth, "max_depth")
-    block = BlockConfig(n_heads, norm, residual=residual)
+    block = BlockConfig(n_heads, norm=norm, residual=residual)
+    d_model = _checks.positive_int(d_model, "d_model")
+    _checks.heads(d_model, block.n_heads)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((*shape, d_model))
     g = rng.standard_normal((*shape, d_model))
@@ -365,7 +406,7 @@ def gradient_norms_by_depth(max_depth, norm, residual=True, d_model=32, n_heads=
 COMPARED = ("post", "pre")  # the placements compare_runs trains, each without and with warm-up
 
 
-def compare_runs(task, steps, lr, warmup, seed=0, evaluate_every=50, batch_size=64, on_step=None,
+def compare_runs(task, steps, lr, warmup, *, seed=0, evaluate_every=50, batch_size=64, on_step=None,
                  **model_options):
     """Train four models from the same seed: post-norm and pre-norm, each without and with ``warmup`` steps.
 
@@ -375,6 +416,10 @@ def compare_runs(task, steps, lr, warmup, seed=0, evaluate_every=50, batch_size=
     d_ff, n_layers). ``on_step((norm, warmup), step, history)``, if given, is
     called after every step of every run. Returns ``{(norm, warmup_steps):
     History}``.
+
+    >>> runs = compare_runs(SortTask(4, 5), 2, 1e-3, 1, d_model=8, n_heads=2, d_ff=16, n_layers=1)
+    >>> sorted(runs), len(runs["pre", 1].loss)
+    ([('post', 0), ('post', 1), ('pre', 0), ('pre', 1)], 2)
     """
     runs = {}
     for norm in COMPARED:

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import encoder_lib as el
 from conftest import load_tool, require
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,8 +220,8 @@ def test_live_encode_and_embed_match_sentence_transformers_and_transformers(pret
 
 def test_load_minilm_returns_block_params_in_encoder_libs_layout(pretrained, model):
     assert pretrained.load_minilm() is model, "a second call should come from the cache"
-    config = (model.n_heads, model.eps, model.activation, model.norm, model.max_seq_length)
-    assert config == (12, 1e-12, "gelu", "post", 256)
+    assert model.block == el.BlockConfig(12, norm="post", activation="gelu", eps=1e-12)
+    assert model.max_seq_length == 256
     assert len(model.layers) == 6
     shapes = {"w_q": (384, 384), "w_o": (384, 384), "b_k": (384,), "w1": (384, 1536), "w2": (1536, 384), "b1": (1536,)}
     for p in model.layers:

@@ -46,7 +46,7 @@ def test_loss_gradients_against_finite_differences(norm):
 
 def test_the_initial_loss_is_about_log_of_the_number_of_classes():
     task = T.SortTask(seq_len=8, vocab=10)
-    model = T.init_model(task, 32, 4, 64, 2, "pre", np.random.default_rng(0))
+    model = T.init_model(task, d_model=32, n_heads=4, d_ff=64, n_layers=2, norm="pre", rng=np.random.default_rng(0))
     loss, _, accuracy = T.loss_and_grads(model, *task.batch(np.random.default_rng(1), 256))
     assert abs(loss - np.log(10)) < 0.5 and accuracy < 0.25
 
@@ -83,7 +83,7 @@ def test_a_tiny_model_learns_to_sort_short_sequences():
 
 def test_on_step_sees_every_step_and_a_diverging_run_stops_with_a_clear_error():
     task = T.SortTask(seq_len=4, vocab=5)
-    model = T.init_model(task, 16, 2, 32, 1, "post", np.random.default_rng(0))
+    model = T.init_model(task, d_model=16, n_heads=2, d_ff=32, n_layers=1, norm="post", rng=np.random.default_rng(0))
     seen = []
     T.train(task, model, steps=5, on_step=lambda step, history: seen.append((step, len(history.loss))))
     assert seen == [(i, i) for i in range(1, 6)]
@@ -95,7 +95,7 @@ def test_on_step_sees_every_step_and_a_diverging_run_stops_with_a_clear_error():
 @pytest.mark.parametrize("mode", ["autograde", "validate"])
 def test_under_nbgrader_a_run_stops_after_a_few_steps(monkeypatch, mode):
     task = T.SortTask(seq_len=4, vocab=5)
-    model = T.init_model(task, 16, 2, 32, 1, "pre", np.random.default_rng(0))
+    model = T.init_model(task, d_model=16, n_heads=2, d_ff=32, n_layers=1, norm="pre", rng=np.random.default_rng(0))
     monkeypatch.setenv("NBGRADER_EXECUTION", mode)
     history = T.train(task, model, steps=500, evaluate_every=100)
     assert len(history.loss) == T.GRADING_STEPS and history.test_accuracy[-1][0] == T.GRADING_STEPS
@@ -108,17 +108,27 @@ def test_under_nbgrader_a_run_stops_after_a_few_steps(monkeypatch, mode):
      r"tokens must be a non-empty 2-D array of integers"),
     (lambda m: T.loss_and_grads(m, np.array([[0, 1, 2, 3]]), np.array([[0, 1, 2]])),
      r"targets must have the shape of tokens"),
-    (lambda m: T.init_model(T.SortTask(4, 5), 16, 3, 32, 1, "pre", np.random.default_rng(0)),
+    (lambda m: T.init_model(T.SortTask(4, 5), d_model=16, n_heads=3, d_ff=32, n_layers=1, norm="pre", rng=np.random.default_rng(0)),
      r"d_model \(16\) must be divisible by n_heads \(3\)"),
-    (lambda m: T.init_model(T.SortTask(4, 5), 16, 2, 32, 1, "middle", np.random.default_rng(0)),
+    (lambda m: T.init_model(T.SortTask(4, 5), d_model=16, n_heads=2, d_ff=32, n_layers=1, norm="middle", rng=np.random.default_rng(0)),
      r"norm must be 'post' or 'pre'"),
     (lambda m: T.SortTask(4, 5).batch(0, 3), r"rng must be a np.random.Generator"),
     (lambda m: T.Adam(T.trainable(m), lr=-1), r"lr must be a positive number"),
     (lambda m: T.Adam(T.trainable(m), warmup=1.5), r"warmup must be a number of steps"),
     (lambda m: T.train(T.SortTask(4, 5), m, steps=0), r"steps must be at least 1"),
+    (lambda m: T.train(T.SortTask(4, 5), m, 2, batch_size=0), r"batch_size must be at least 1"),
+    (lambda m: T.train(T.SortTask(4, 5), m, 2, test_size=2.5), r"test_size must be an integer"),
+    (lambda m: T.train(T.SortTask(4, 5), m, 2, evaluate_every=0), r"evaluate_every must be at least 1"),
+    (lambda m: T.train(T.SortTask(4, 5), m, 2, seed=-1), r"seed must be at least 0"),
+    (lambda m: T.train(T.SortTask(4, 5), m, 2, target=95), r"target must be a held-out accuracy in \(0, 1\]"),
+    (lambda m: T.train(T.SortTask(4, 5), m, 2, on_step="print"), r"on_step must be a function"),
+    (lambda m: T.train(T.SortTask(4, 5), m, 2, 1e-3), r"takes 3 positional arguments but 4 were given"),
+    (lambda m: T.init_model(T.SortTask(4, 5), 16, 2, 32, 1, "pre", np.random.default_rng(0)),
+     r"takes 1 positional argument but 7 were given"),
+    (lambda m: T.gradient_norms(2, "pre", d_model=6, n_heads=4), r"d_model \(6\) must be divisible by n_heads \(4\)"),
 ])
 def test_bad_input_is_named(call, message):
-    model = T.init_model(T.SortTask(4, 5), 16, 2, 32, 1, "pre", np.random.default_rng(0))
+    model = T.init_model(T.SortTask(4, 5), d_model=16, n_heads=2, d_ff=32, n_layers=1, norm="pre", rng=np.random.default_rng(0))
     with pytest.raises((TypeError, ValueError), match=message):
         call(model)
 

@@ -52,7 +52,7 @@ def test_each_control_changes_the_picture(flow):
 
 def test_the_monitor_follows_a_run_and_shows_its_last_step():
     task = T.SortTask(seq_len=4, vocab=5)
-    model = T.init_model(task, 16, 2, 32, 1, "pre", np.random.default_rng(0))
+    model = T.init_model(task, d_model=16, n_heads=2, d_ff=32, n_layers=1, norm="pre", rng=np.random.default_rng(0))
     monitor = gradients.TrainingMonitor(steps=30, every=10)
     first = monitor.image.value
     history = T.train(task, model, 30, evaluate_every=10, on_step=monitor.on_step)
