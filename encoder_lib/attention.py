@@ -203,6 +203,18 @@ def _linear(x, w, b):
     return y.reshape(*lead, w.shape[1])
 
 
+def mha_arguments(x, n_heads, params, padding_mask):
+    """``multi_head_attention``'s arguments, checked: ``(x, n_heads, params, mask)``, for it and its gradient.
+
+    ``d_model`` must split into the heads; ``params`` may be None (identity projections).
+    """
+    x = _checks.sequence(x)
+    n_heads = _checks.heads(x.shape[-1], n_heads)
+    if params is not None:
+        params = check_attention_params(params, x.shape[-1], x.dtype)
+    return x, n_heads, params, _checks.padding_mask(padding_mask, x.shape)
+
+
 def _mha(x, n_heads, params, mask, tape=None):
     """The unchecked core of multi_head_attention. ``tape`` (a dict), when given, keeps what the backward
     pass needs: the input ``x``, the fused ``w_qkv``, ``q``, ``k``, ``v``, the ``weights`` and the merged
@@ -248,9 +260,4 @@ def multi_head_attention(x, n_heads, params=None, padding_mask=None):
     >>> out.shape, weights.shape
     ((3, 4), (2, 3, 3))
     """
-    x = _checks.sequence(x)
-    n_heads = _checks.heads(x.shape[-1], n_heads)
-    if params is not None:
-        params = check_attention_params(params, x.shape[-1], x.dtype)
-    mask = _checks.padding_mask(padding_mask, x.shape)
-    return _mha(x, n_heads, params, mask)
+    return _mha(*mha_arguments(x, n_heads, params, padding_mask))

@@ -28,8 +28,7 @@ pass kept on its tape.
 import numpy as np
 
 from . import _checks
-from .attention import (ATTENTION_KEYS, _merge_heads, _mha, _split_heads, check_attention_params,
-                        scaled_dot_product_attention)
+from .attention import ATTENTION_KEYS, _merge_heads, _mha, _split_heads, mha_arguments, scaled_dot_product_attention
 from .block import check_block_params, check_layers, prepare, run_block, takes_config
 from .ffn import ACTIVATIONS, FFN_KEYS, _ffn, check_ffn_params
 from .norm import _gamma_beta, _layer_norm
@@ -279,11 +278,7 @@ def multi_head_attention_grad(x, n_heads, grad_out, params=None, padding_mask=No
     Returns ``(grad_x, grad_params)``: ``grad_params`` has the keys of
     ``params`` (``w_q`` ... ``b_o``), or is None when ``params`` is None.
     """
-    x = _checks.sequence(x)
-    n_heads = _checks.heads(x.shape[-1], n_heads)
-    if params is not None:
-        params = check_attention_params(params, x.shape[-1], x.dtype)
-    mask = _checks.padding_mask(padding_mask, x.shape)
+    x, n_heads, params, mask = mha_arguments(x, n_heads, params, padding_mask)
     kept = {}
     out, _ = _mha(x, n_heads, params, mask, kept)
     return _mha_grad(kept, params, _grad_out(grad_out, out.shape, out.dtype))

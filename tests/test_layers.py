@@ -3,13 +3,15 @@
 From the bottom: ``_display`` (a figure's text alternative in notebooks,
 which ``import encoder_lib`` registers, so it imports no other part); the
 math core; the backward pass; what is built on both
-(training, the pretrained model); what the lessons compute; the exercises and
-their grader; the pictures (plots, widgets). The tools, tests and benchmarks
+(training, the pretrained model); side by side on one level, what the
+lessons compute and the exercises with their grader, which never import each
+other; the pictures (plots, widgets). The tools, tests and benchmarks
 use the library and are never imported by it. An import inside a function
 counts as much as one at the top of a module.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -24,11 +26,12 @@ LAYERS = [
                        "pooling", "params"}),
     ("the backward pass", {"grad", "__init__"}),  # encoder_lib itself re-exports the core and the backward pass
     ("built on both", {"training", "pretrained"}),
-    ("what the lessons compute", {"experiments"}),
-    ("the exercises and their grader", {"grading"}),
+    ("what the lessons compute, and beside it the exercises and their grader", {"experiments", "grading"}),
     ("the pictures", {"plots", "widgets"}),
 ]
 LEVEL = {part: level for level, (_, parts) in enumerate(LAYERS) for part in parts}
+#: Parts on one level that must not import each other either: no import runs between them.
+SIDE_BY_SIDE = [{"experiments", "grading"}]
 OUTSIDE = ("tools", "tests", "benchmarks")
 
 
@@ -85,6 +88,10 @@ def test_every_import_points_down(path):
             assert LEVEL[target] <= LEVEL[part], (
                 f"{path.relative_to(PACKAGE)}:{line} imports {target} ({LAYERS[LEVEL[target]][0]}), "
                 f"which sits above {part} ({LAYERS[LEVEL[part]][0]})")
+        for apart in SIDE_BY_SIDE:
+            assert not (part != target and {part, target} <= apart), (
+                f"{path.relative_to(PACKAGE)}:{line} imports {target}, which sits beside {part}: "
+                f"{' and '.join(sorted(apart))} never import each other")
 
 
 def test_the_check_sees_an_upward_import(tmp_path, monkeypatch):
@@ -98,9 +105,32 @@ def test_the_check_sees_an_upward_import(tmp_path, monkeypatch):
         test_every_import_points_down(fake / "attention.py")
 
 
-def test_the_readme_draws_every_layer():
+@pytest.mark.parametrize("importer, imported", [("grading", "experiments"), ("experiments", "grading")])
+def test_the_check_sees_an_import_between_parts_side_by_side(tmp_path, monkeypatch, importer, imported):
+    """Neither of the grader and the experiments may import the other, although they share a level."""
+    fake = tmp_path / "encoder_lib"
+    (fake / importer).mkdir(parents=True)
+    (fake / importer / "lesson.py").write_text(f"from ..{imported} import block\n")
+    monkeypatch.setattr(__import__(__name__), "PACKAGE", fake)
+    assert imported_parts(fake / importer / "lesson.py") == [(1, imported)]
+    with pytest.raises(AssertionError, match=f"imports {imported}, which sits beside {importer}"):
+        test_every_import_points_down(fake / importer / "lesson.py")
+
+
+def readme_picture():
     readme = (PACKAGE.parent / "README.md").read_text()
-    picture = readme[readme.index("## What is where"):readme.index("| path |")]
+    return readme[readme.index("## What is where"):readme.index("| path |")]
+
+
+def test_the_readme_draws_every_layer():
+    picture = readme_picture()
     for part in LEVEL:
         if part not in ("__init__", "_checks", "threads", "fixtures", "_display"):
             assert part in picture, f"the README's picture of the layers leaves out {part}"
+
+
+def test_the_readme_draws_the_parts_side_by_side_on_one_line():
+    lines = readme_picture().splitlines()
+    for apart in SIDE_BY_SIDE:
+        assert any(all(re.search(rf"\b{part}\b", line) for part in apart) for line in lines), \
+            f"the README's picture should draw {' and '.join(sorted(apart))} side by side, on one line"

@@ -46,3 +46,33 @@ def test_each_control_changes_the_picture_in_place(explorer):
             control.value = value
             assert explorer.figure is figure, "a redraw must not build a new figure"
             assert bytes(explorer.image.value) != before, f"moving {name!r} to {value!r} left the picture unchanged"
+
+
+#: The library's math, which a widget leaves to ``encoder_lib.experiments``: ``__init__`` is ``import encoder_lib``.
+COMPUTES = {"__init__", "attention", "ffn", "norm", "block", "positional", "pooling", "params", "grad"}
+
+
+def library_math_imported(path):
+    from test_layers import imported_parts
+
+    return sorted({part for _, part in imported_parts(path)} & COMPUTES)
+
+
+def test_widgets_only_draw_their_numbers_come_from_the_experiments():
+    """No widget module runs the library's math itself: what it shows is computed in encoder_lib.experiments."""
+    from test_layers import PACKAGE
+
+    modules = sorted(p for p in (PACKAGE / "widgets").glob("*.py") if p.name not in ("__init__.py", "_base.py"))
+    assert len(modules) == 8
+    assert {p.name: library_math_imported(p) for p in modules} == {p.name: [] for p in modules}
+
+
+def test_the_widget_check_sees_a_widget_that_computes(tmp_path, monkeypatch):
+    """The check would fail: a widget that imports encoder_lib and its attention is caught, its experiments are not."""
+    import test_layers
+
+    computing = tmp_path / "encoder_lib" / "widgets" / "heads.py"
+    computing.parent.mkdir(parents=True)
+    computing.write_text("import encoder_lib as el\nfrom ..attention import softmax\nfrom ..experiments import rms\n")
+    monkeypatch.setattr(test_layers, "PACKAGE", tmp_path / "encoder_lib")
+    assert library_math_imported(computing) == ["__init__", "attention"]

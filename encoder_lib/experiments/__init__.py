@@ -7,7 +7,7 @@ run with one BLAS thread where it is more than a few products.
 
 - ``attention`` (lesson 01): random queries and keys, weights with the
   scaling on or off, entropy, the largest weight as d_k grows;
-- ``ffn`` (lesson 03): the hidden layer at four widths, how much of it is silent;
+- ``feed_forward`` (lesson 03): the hidden layer at four widths, how much of it is silent;
 - ``add_norm`` (lesson 04): the fixture block's output rows in four variants;
 - ``block`` (lesson 05): the toy block, its steps, padding and word order;
 - ``stack`` (lesson 06): the residual stream's scale through a deep stack;

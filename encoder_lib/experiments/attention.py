@@ -25,6 +25,19 @@ def attention_weights(q, k, scale=True, temperature=1.0):
     return weights
 
 
+def score_std(q, k, scale=True, temperature=1.0):
+    """The spread (std) of the scores the softmax sees: ``q k^T / (s T)``, s = sqrt(d_k) if ``scale`` else 1.
+
+    Random queries and keys have dot products whose spread grows like sqrt(d_k); the scaling undoes that.
+
+    >>> q, k = random_queries_keys(256)
+    >>> round(score_std(q, k, scale=False) / score_std(q, k), 1)  # sqrt(256)
+    16.0
+    """
+    d_k = q.shape[-1]
+    return float((q @ np.swapaxes(k, -1, -2)).std() / ((np.sqrt(d_k) if scale else 1.0) * temperature))
+
+
 def entropy(p):
     """Entropy in nats of the probability rows of ``p`` (0 log 0 counted as 0)."""
     p = np.asarray(p)

@@ -45,6 +45,17 @@ STEPS = {
 }
 
 
+def step_traces(x, params, n_heads=N_HEADS):
+    """``{norm: trace}``: the block's intermediates (``el.trace_encoder_block``) in post-norm and in pre-norm.
+
+    >>> params, x = toy_block()
+    >>> traces = step_traces(x, params)
+    >>> [key for key, _ in STEPS["pre"]] == [key for key in traces["pre"] if key in dict(STEPS["pre"])]
+    True
+    """
+    return {norm: el.trace_encoder_block(x, params, n_heads, norm=norm) for norm in STEPS}
+
+
 REAL, MAX_PAD = 3, 5
 
 

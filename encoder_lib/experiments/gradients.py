@@ -1,4 +1,4 @@
-"""Lesson 07: the gradient reaching each block of a stack at initialisation, for depths 1 to 24."""
+"""Lesson 07: the gradient reaching each block of a stack at initialisation, for depths 1 to 24; loss curves."""
 
 import functools
 
@@ -29,3 +29,16 @@ def gradient_table(max_depth=MAX_DEPTH, seeds=3):
                 for depth in range(max_depth)
             ]
     return table
+
+
+def smoothed_loss(history, width=10):
+    """``(steps, loss)`` of a training run, the loss averaged over ``width`` steps (raw while the run is shorter).
+
+    >>> from encoder_lib.training import History
+    >>> smoothed_loss(History(loss=[4.0, 2.0, 3.0, 1.0]), width=2)
+    (array([2, 3, 4]), array([3. , 2.5, 2. ]))
+    """
+    loss = np.asarray(history.loss, dtype=float)
+    if len(loss) < width:
+        return np.arange(1, len(loss) + 1), loss
+    return np.arange(width, len(loss) + 1), np.convolve(loss, np.ones(width) / width, mode="valid")

@@ -4,6 +4,61 @@ import numpy as np
 
 import encoder_lib as el
 
+from ..pretrained import encode
+
+
+#: The two ways lesson 08 makes one vector per sentence from a layer's token vectors.
+POOLINGS = {"mean": "mean of the tokens", "cls": "[CLS] vector"}
+
+
+def similarities(texts):
+    """``{(pooling, layer): (n, n)}``: the cosine similarity of every two texts' vectors after each layer.
+
+    The texts run once through all-MiniLM-L6-v2 (``encoder_lib.pretrained.encode``,
+    one padded batch); layer 0 is the embedding layer's output, 1 to 6 the
+    blocks'. ``pooling`` "mean" is the mean over the real tokens
+    (``el.mean_pool`` with the padding mask), "cls" the ``[CLS]`` token's
+    vector. Mean pooling after layer 6 is the model's own sentence vector.
+
+    >>> s = similarities(["a cat", "a kitten", "a car"])
+    >>> len(s), s["mean", 6].shape, s["mean", 6].diagonal().round(6)
+    (14, (3, 3), array([1., 1., 1.], dtype=float32))
+    """
+    out = encode(list(texts))
+    found = {}
+    for layer, hidden in enumerate(out.hidden_states):  # (n, seq, d_model) each
+        for pooling, vectors in (("mean", el.mean_pool(hidden, out.padding_mask)), ("cls", hidden[:, 0])):
+            unit = vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)  # (n, d_model), each of length 1
+            found[pooling, layer] = unit @ unit.T
+    return found
+
+
+def paraphrase_gaps(similarity, pairs):
+    """``{pooling: (layers + 1,)}``: how far the paraphrases' mean similarity is above the other pairs', by layer.
+
+    ``similarity`` is what ``similarities`` returns, ``pairs`` the
+    paraphrases' ``(i, j)`` (see ``pair_gap``).
+
+    >>> s = {("mean", 0): np.eye(3), ("cls", 0): np.eye(3)}
+    >>> paraphrase_gaps(s, [(0, 1)])
+    {'mean': array([0.]), 'cls': array([0.])}
+    """
+    layers = 1 + max(layer for _, layer in similarity)
+    return {pooling: np.array([np.subtract(*pair_gap(similarity[pooling, k], pairs)) for k in range(layers)])
+            for pooling in POOLINGS}
+
+
+def text_attention(encoding, index):
+    """``(tokens, weights)`` of text ``index`` of an ``Encoding``, its padding left out.
+
+    ``tokens`` are its real tokens (``[CLS]`` and ``[SEP]`` included),
+    ``weights`` (layers, heads, n, n) every head's weights between them.
+    """
+    real = np.flatnonzero(~encoding.padding_mask[index])  # the text's own tokens
+    tokens = tuple(encoding.tokens[index][i] for i in real)
+    weights = np.stack([w[index][:, real][:, :, real] for w in encoding.attention_weights])  # (layers, heads, n, n)
+    return tokens, weights
+
 
 def pair_gap(similarity, pairs):
     """``(mean over the pairs, mean over every other pair of different texts)`` of a cosine-similarity matrix."""

@@ -11,7 +11,7 @@ from matplotlib.patches import Rectangle
 
 
 from .. import plots
-from ..experiments.attention import attention_weights, entropy, random_queries_keys
+from ..experiments.attention import attention_weights, entropy, random_queries_keys, score_std
 from ._base import Explorer, checkbox, drawing_order, slider, toggle
 
 D_K_OPTIONS = (4, 16, 64, 256)
@@ -26,7 +26,6 @@ class AttentionExplorer(Explorer):
         self.seq = seq
         # the random queries and keys for every d_k, drawn once: no control changes them
         self.data = {d: random_queries_keys(d, seq, seed) for d in D_K_OPTIONS}
-        self.raw_score_std = {d: float((q @ k.T).std()) for d, (q, k) in self.data.items()}  # unscaled q . k
         controls = {
             "query": slider("query position", query, 0, seq - 1),
             "temperature": slider("temperature", float(temperature), 0.25, 4.0, 0.25),
@@ -63,7 +62,6 @@ class AttentionExplorer(Explorer):
         self.bar_title.set_text(f"query {query}: its weights over the keys")
         plots.update_heatmap(self.weights_map, self.texts, weights)
         self.row_box.set_y(query - 0.5)
-        score_std = self.raw_score_std[d_k] / ((np.sqrt(d_k) if scale else 1.0) * temperature)
         return {
             "query": int(query),
             "d_k": int(d_k),
@@ -74,7 +72,7 @@ class AttentionExplorer(Explorer):
             "entropy": float(entropy(row)),
             "uniform_entropy": float(np.log(self.seq)),
             "mean_max_weight": float(weights.max(axis=-1).mean()),
-            "score_std": float(score_std),
+            "score_std": score_std(q, k, scale, temperature),
             "row": [float(w) for w in row],
         }
 

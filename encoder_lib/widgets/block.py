@@ -11,11 +11,9 @@ import matplotlib
 import matplotlib.ticker
 import numpy as np
 
-import encoder_lib as el
-
 from ..experiments import rms
 from ..experiments.block import (D_MODEL, MAX_PAD, N_HEADS, N_SHUFFLES, REAL, SEQ, STEPS, padding_experiment,
-                                  shuffle_experiment, toy_block)
+                                  shuffle_experiment, step_traces, toy_block)
 from ..plots import GUIDE, heatmap
 from ._base import COLORS, MARKERS, Explorer, checkbox, drawing_order, placement_toggle, slider, toggle
 
@@ -34,7 +32,7 @@ class BlockStepExplorer(Explorer):
     def __init__(self, x=None, params=None, n_heads=N_HEADS):
         if x is None or params is None:
             params, x = toy_block()
-        self.traces = {norm: el.trace_encoder_block(x, params, n_heads, norm=norm) for norm in STEPS}
+        self.traces = step_traces(x, params, n_heads)
         self.seq = x.shape[-2]
         # one fixed x range for the row statistics, so the dots move against a still frame
         widest = max(float(t[key].std(axis=-1).max()) for t in self.traces.values() for key, _ in STEPS["post"])

@@ -13,7 +13,7 @@ import numpy as np
 
 
 from .. import plots
-from ..experiments.ffn import D_MODEL, FACTORS, N_POSITIONS, SMALL, hidden_activations, silence_summary
+from ..experiments.feed_forward import D_MODEL, FACTORS, N_POSITIONS, SMALL, hidden_activations, silence_summary
 from ._base import COLORS, Explorer, toggle
 
 ACTIVATIONS = ("relu", "gelu")

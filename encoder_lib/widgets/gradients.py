@@ -15,7 +15,7 @@ import ipywidgets as widgets
 import matplotlib.ticker
 import numpy as np
 
-from ..experiments.gradients import gradient_table
+from ..experiments.gradients import gradient_table, smoothed_loss
 from ..training import SortTask, compare_runs
 from ._base import (COLORS, MARKERS, PLACEMENT_NAMES, Explorer, checkbox, drawing_order, highlight, placement_toggle,
                     sentences, slider, toggle)
@@ -173,14 +173,6 @@ class TrainingMonitor(Explorer):
         self.update()
 
 
-def _smoothed(history, width=10):
-    """``(steps, loss)`` of a run, the loss averaged over ``width`` steps (raw while the run is shorter)."""
-    loss = np.asarray(history.loss, dtype=float)
-    if len(loss) < width:
-        return np.arange(1, len(loss) + 1), loss
-    return np.arange(width, len(loss) + 1), np.convolve(loss, np.ones(width) / width, mode="valid")
-
-
 class TrainingComparisonExplorer(Explorer):
     """Which runs train and which stall? Loss curves of four runs, chosen by placement and warm-up.
 
@@ -240,7 +232,7 @@ class TrainingComparisonExplorer(Explorer):
         ax = self.ax = figure.add_subplot()
         self.lines = {}
         for i, key in enumerate(sorted(self.runs)):
-            (self.lines[key],) = ax.plot(*_smoothed(self.runs[key]), color=COLORS[i], lw=1.0,
+            (self.lines[key],) = ax.plot(*smoothed_loss(self.runs[key]), color=COLORS[i], lw=1.0,
                                          ls="-" if key[0] == "post" else "--",
                                          label=f"{PLACEMENT_NAMES[key[0]]}, warm-up {key[1]}")
         ax.set_xlim(0, self.steps + 1)
@@ -253,7 +245,7 @@ class TrainingComparisonExplorer(Explorer):
 
     def draw(self, norm, warmup):
         for i, (key, line) in enumerate(self.lines.items()):
-            line.set_data(*_smoothed(self.runs[key]))
+            line.set_data(*smoothed_loss(self.runs[key]))
             chosen = key == (norm, warmup)
             highlight(line, COLORS[i], chosen, widths=(2.2, 1.0))
             line.set_zorder(3 if chosen else 2)

@@ -7,19 +7,9 @@ heads of one layer can read different positions for the same input.
 
 import numpy as np
 
-import encoder_lib as el
-
 from .. import fixtures, plots
+from ..experiments.heads import HEAD_COUNTS, head_weights, reads_most, top_keys
 from ._base import COLORS, Explorer, drawing_order, slider, toggle
-
-HEAD_COUNTS = (1, 2, 4)
-TIE = 1e-9  # weights this close to a row's largest count as a tie
-
-
-def top_keys(row):
-    """The key positions that hold a row's largest weight (more than one when they tie)."""
-    row = np.asarray(row)
-    return [int(i) for i in np.flatnonzero(row >= row.max() - TIE)]
 
 
 class HeadsExplorer(Explorer):
@@ -31,7 +21,7 @@ class HeadsExplorer(Explorer):
         self.x = fixtures.lesson_input() if x is None else np.asarray(x)
         self.seq, d_model = self.x.shape[-2:]
         # every head's weights for every head count, computed once: (n_heads, seq, seq) each
-        self.weights = {n: el.multi_head_attention(self.x, n)[1] for n in head_counts}
+        self.weights = head_weights(self.x, head_counts)
         self.d_model = d_model
         controls = {
             "n_heads": toggle("heads", tuple(head_counts), n_heads),
@@ -69,8 +59,7 @@ class HeadsExplorer(Explorer):
         start, stop = head * d_head, (head + 1) * d_head
         plots.update_heatmap(self.weights_map, self.texts, weights)
         self.map_title.set_text(f"head {head} of {n_heads}: columns {start}:{stop} of x")
-        mean_per_key = weights.mean(axis=0)  # (seq,): the average weight each key receives
-        most = top_keys(mean_per_key)  # usually one position; all of them when they tie
+        mean_per_key, most = reads_most(weights)  # (seq,); usually one position, all of them when they tie
         plots.update_bars(self.bars, self.bar_texts, mean_per_key)
         for i, bar in enumerate(self.bars):  # the most-read position stands out by colour and hatching
             bar.set_facecolor(COLORS[1] if i in most else COLORS[0])

@@ -4,7 +4,8 @@ The questions they answer: what does one head of the real model read from a
 given token (the previous word, ``[CLS]``, the same word elsewhere)? And
 which summary of a sentence, at which layer, tells paraphrases from
 unrelated sentences? The model runs once, when a widget is built
-(``encoder_lib.pretrained.encode``); the controls only choose what to show.
+(``encoder_lib.pretrained.encode``), and ``encoder_lib.experiments.pretrained``
+computes what they show from it; the controls only choose what to show.
 """
 
 import html
@@ -13,10 +14,8 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.patches import Rectangle
 
-import encoder_lib as el
-
 from .. import plots
-from ..experiments.pretrained import pair_gap
+from ..experiments.pretrained import POOLINGS, pair_gap, paraphrase_gaps, similarities, text_attention
 from ..pretrained import Encoding, encode
 from ._base import COLORS, MARKERS, Explorer, drawing_order, slider, toggle
 
@@ -49,10 +48,8 @@ class AttentionHeadExplorer(Explorer):
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n_texts:
             raise ValueError(f"index must be the number of one of the encoding's {n_texts} texts, 0 to {n_texts - 1}, "
                              f"got {index!r}")
-        real = np.flatnonzero(~encoding.padding_mask[index])  # the text's own tokens, [CLS] and [SEP] included
-        self.tokens = tuple(encoding.tokens[index][i] for i in real)
-        # (layers, heads, n, n): this text's weights between its real tokens; padded keys have weight 0 anyway
-        self.weights = np.stack([w[index][:, real][:, :, real] for w in encoding.attention_weights])
+        # the text's own tokens ([CLS] and [SEP] included), and every head's weights between them: (layers, heads, n, n)
+        self.tokens, self.weights = text_attention(encoding, index)
         n_layers, n_heads, n = self.weights.shape[:3]
         self.n = n
         query = min(max(int(query), 0), n - 1)
@@ -127,22 +124,16 @@ class SimilarityExplorer(Explorer):
     """Cosine similarities of a few sentences, summarised by mean pooling or by [CLS], after each layer."""
 
     figsize = (8.4, 3.4)
-    POOLINGS = {"mean": "mean of the tokens", "cls": "[CLS] vector"}
+    POOLINGS = POOLINGS
 
     def __init__(self, texts=DEFAULT_TEXTS, pairs=None, layer=None, pooling="mean"):
         texts = list(texts)
         if pairs is None:  # the default: texts 0 and 1 are paraphrases, 2 and 3, ...
             pairs = [(i, i + 1) for i in range(0, len(texts) - 1, 2)]
         self.texts, self.pairs = texts, [tuple(p) for p in pairs]
-        out = encode(texts)
-        self.similarity = {}  # (pooling, layer) -> (n, n) cosine similarities
-        for layer_index, hidden in enumerate(out.hidden_states):  # 0 is the embedding layer's output
-            for name, vectors in (("mean", el.mean_pool(hidden, out.padding_mask)), ("cls", hidden[:, 0])):
-                unit = vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
-                self.similarity[name, layer_index] = unit @ unit.T
-        self.n_layers = len(out.hidden_states) - 1
-        self.gaps = {name: np.array([np.subtract(*pair_gap(self.similarity[name, k], self.pairs))
-                                     for k in range(self.n_layers + 1)]) for name in self.POOLINGS}
+        self.similarity = similarities(texts)  # (pooling, layer) -> (n, n) cosine similarities; layer 0: embeddings
+        self.gaps = paraphrase_gaps(self.similarity, self.pairs)  # pooling -> the paraphrases' lead, by layer
+        self.n_layers = len(self.gaps["mean"]) - 1
         controls = {
             "pooling": toggle("sentence vector", tuple((label, name) for name, label in self.POOLINGS.items()),
                               pooling),
