@@ -1,41 +1,51 @@
 """The grader's side inside the sandbox: runs learners' answer cells, one exercise per process.
 
-    python -I runner.py        # started by encoder_lib.grading.sandbox, in bubblewrap
+    python -I runner.py        # started by encoder_lib.grading.sandbox, as the sandbox's pid 1
 
-This file and ``wire.py`` are copied into the sandbox and need only the
-standard library and numpy; ``encoder_lib`` is not there. The runner reads
-requests from its standard input and answers on its standard output, both
-connected to a grader process outside.
+This file, ``wire.py`` and ``numeric.py`` are copied into the sandbox and
+need only the standard library, numpy and ``pyseccomp``; ``encoder_lib`` is
+not there. The runner reads requests from its standard input and answers on
+its standard output, both connected to a grader process outside.
 
-For each exercise the runner forks a child, which
+The runner is the sandbox's pid 1 and not dumpable: no other process in the
+sandbox can read its memory, its environment or its file descriptors, trace
+it, or signal it. For each exercise it forks a child, which
 
-1. limits itself: address space, CPU seconds, file size; a seccomp filter
-   makes fork, vfork, exec and ptrace fail (threads still work), so an
-   answer cannot leave a process behind or start another program;
+1. limits itself: address space, CPU seconds, file size, open files and
+   tasks; closes every descriptor but its own channel to the runner; and
+   loads a seccomp allow-list (``allowed_system_calls``): no process, no
+   exec, no ptrace, no new namespaces, no io_uring, no reading other
+   processes' memory, no signals but to itself, threads only where the
+   sandbox bounds them;
 2. runs the answer cell alone in a fresh namespace holding ``np``, ``math``,
-   ``erf``, ``el`` and the earlier exercises' functions the exercise may
-   call. All but numpy and math are stand-ins: each call sends its arguments to the grader,
-   which computes the library's function outside and sends back the result;
-   no library code is in here to read, import or copy;
-3. calls the answer's function on each case the grader sent and sends back
-   what it returned (plain arrays, see ``wire``) or what it raised.
+   ``erf`` (``numeric.erf``, computed here at the notebook's speed), ``el``
+   and the earlier exercises' functions the exercise may call. ``el`` is
+   stand-ins: each call sends its arguments to the runner, which passes it
+   on to the grader, which computes the library's function outside and
+   sends back the result; no library code is in here to read, import or copy;
+3. only then receives the cases' inputs (the cell never sees them), calls
+   the answer's function on a fresh copy of each, and reports what it
+   returned (plain arrays, see ``wire``) or raised, and which of its inputs
+   it changed in place.
 
-The runner itself waits for the child with a deadline, kills it and every
-other process in the sandbox when the exercise ends, and reports how it
-ended: done, timeout, or died (with the exit status). Comparing the results
-with the right answers happens outside, in the grader: the right answers
-never come in here.
+The runner checks every message of the child, passes on only what the
+grader expects, with every text cut to ``ERROR_CHARS``, waits for the child
+with a deadline (extended by the time the grader spent on its library
+calls), kills it and everything else in the sandbox when the exercise ends,
+and reports how it ended: done, timeout, died (with the exit status), or
+machine (the runner could not start the child). Comparing the results with
+the right answers happens outside, in the grader: the right answers never
+come in here.
 """
 
 import ctypes
+import errno
 import math
 import os
-import platform
 import resource
 import shutil
 import signal
 import socket
-import struct
 import sys
 import time
 import types
@@ -43,76 +53,77 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
+import numeric  # noqa: E402
 import wire  # noqa: E402
+
+#: The longest text (an error message) that leaves the sandbox.
+ERROR_CHARS = 300
+#: How long the runner waits for the grader: its reply to a library call (the grader bounds those), a write.
+GRADER_SECONDS = 120.0
+#: How long the runner waits for its next request before it concludes that the grader is gone.
+IDLE_SECONDS = 900.0
+#: The most library calls one exercise may make (each is a round trip to the grader).
+MAX_CALLS = 200_000
+#: The tasks (threads) an answer's process may have where the kernel counts them for it (not root, see README).
+MAX_TASKS = 256
+#: The answer's open files.
+MAX_FILES = 256
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
+CLONE_THREAD = 0x00010000
+
+
+def cut(text, limit=ERROR_CHARS):
+    """``text`` as a str of at most ``limit`` characters (what leaves the sandbox of a learner's text)."""
+    text = str(text) if isinstance(text, str) else ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 # ---------------------------------------------------------------- the answer's process: limits
 
 
-def _bpf(code, k, jt=0, jf=0):
-    return struct.pack("HBBI", code, jt, jf, k)
+#: System calls a Python answer with numpy needs; everything else fails with EPERM (see allowed_system_calls).
+SYSTEM_CALLS = """
+read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 close close_range lseek fstat stat lstat
+newfstatat statx fstatfs statfs access faccessat faccessat2 open openat openat2 getdents getdents64 readlink
+readlinkat getcwd chdir fchdir mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 symlink symlinkat
+link linkat chmod fchmod fchmodat umask utimensat fsync fdatasync ftruncate truncate fallocate fadvise64 flock
+fcntl dup dup2 dup3 pipe pipe2 ioctl getxattr lgetxattr fgetxattr listxattr flistxattr llistxattr
+mmap munmap mprotect mremap madvise brk msync mincore membarrier rseq
+rt_sigaction rt_sigprocmask rt_sigreturn rt_sigpending rt_sigsuspend rt_sigtimedwait sigaltstack restart_syscall
+alarm setitimer getitimer pause
+select pselect6 poll ppoll epoll_create epoll_create1 epoll_ctl epoll_wait epoll_pwait eventfd2
+sendto recvfrom sendmsg recvmsg shutdown getsockname getpeername getsockopt setsockopt
+sched_yield sched_getaffinity sched_getparam sched_getscheduler sched_get_priority_max sched_get_priority_min
+nanosleep clock_nanosleep clock_gettime clock_getres gettimeofday time times getrusage sysinfo uname getrandom
+getpid getppid gettid getuid geteuid getgid getegid getresuid getresgid getgroups getpgrp getpgid getsid
+getpriority getrlimit setrlimit futex set_robust_list get_robust_list set_tid_address arch_prctl prctl
+exit exit_group
+""".split()
 
 
-def forbid_new_processes():
-    """Install a seccomp filter: fork, vfork, clone of a process, clone3, exec and ptrace fail.
+def allowed_system_calls(pid, threads):
+    """A seccomp filter (``pyseccomp``, the libseccomp binding) that allows ``SYSTEM_CALLS`` and, with their
+    arguments checked: signals to ``pid`` only, resource limits of ``pid`` only, and clone for threads (when
+    ``threads``) but never for a process; clone3 says ENOSYS, so that glibc falls back to clone."""
+    import pyseccomp as seccomp
 
-    Threads (clone with CLONE_THREAD) still start; glibc falls back from
-    clone3 to clone when clone3 says ENOSYS. Returns False on an
-    architecture this filter does not know (the sandbox's process namespace
-    still ends every process when the learner's grading ends).
-    """
-    machine = platform.machine()
-    if machine == "x86_64":
-        arch, numbers = 0xC000003E, {"fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "ptrace": 101,
-                                     "process_vm_writev": 311, "clone": 56, "clone3": 435}
-    elif machine in ("aarch64", "arm64"):
-        arch, numbers = 0xC00000B7, {"execve": 221, "execveat": 281, "ptrace": 117, "process_vm_writev": 271,
-                                     "clone": 220, "clone3": 435}
-    else:
-        return False
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    allow, deny, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38  # SECCOMP_RET_ALLOW, ERRNO(EPERM / ENOSYS)
-    denied = [n for name, n in numbers.items() if name not in ("clone", "clone3")]
-    # instructions, with jumps to the three final returns resolved below
-    program = [("ld", 4), ("arch", arch), ("ld", 0)]
-    if machine == "x86_64":
-        program.append(("x32", 0x40000000))
-    program += [("deny_if", n) for n in denied]
-    program += [("enosys_if", numbers["clone3"]), ("clone", numbers["clone"]), ("ld", 16), ("thread", 0x00010000),
-                ("ret", allow), ("ret", deny), ("ret", enosys)]
-    end = len(program)
-    allow_at, deny_at, enosys_at = end - 3, end - 2, end - 1
-    code = []
-    for i, (op, k) in enumerate(program):
-        def to(target):
-            return target - i - 1
-        if op == "ld":
-            code.append(_bpf(ld, k))
-        elif op == "arch":
-            code.append(_bpf(jeq, k, 0, to(deny_at)))
-        elif op == "x32":
-            code.append(_bpf(jge, k, to(deny_at), 0))
-        elif op == "deny_if":
-            code.append(_bpf(jeq, k, to(deny_at), 0))
-        elif op == "enosys_if":
-            code.append(_bpf(jeq, k, to(enosys_at), 0))
-        elif op == "clone":
-            code.append(_bpf(jeq, k, 0, to(allow_at)))
-        elif op == "thread":
-            code.append(_bpf(jset, k, to(allow_at), to(deny_at)))
-        else:
-            code.append(_bpf(ret, k))
-    buffer = ctypes.create_string_buffer(b"".join(code))
+    rules = seccomp.SyscallFilter(defaction=seccomp.ERRNO(errno.EPERM))
 
-    class Program(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+    def allow(name, *args, action=seccomp.ALLOW):
+        number = seccomp.resolve_syscall(seccomp.Arch.NATIVE, name)
+        if number >= 0:  # not every name exists on every architecture
+            rules.add_rule(action, number, *args)
 
-    prog = Program(len(code), ctypes.cast(buffer, ctypes.c_void_p))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-    if libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
-    return True
+    for name in SYSTEM_CALLS:
+        allow(name)
+    for name in ("kill", "tgkill"):
+        allow(name, seccomp.Arg(0, seccomp.EQ, pid))
+    for target in (0, pid):
+        allow("prlimit64", seccomp.Arg(0, seccomp.EQ, target))
+    if threads:
+        allow("clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, CLONE_THREAD))
+    allow("clone3", action=seccomp.ERRNO(errno.ENOSYS))
+    return rules
 
 
 def limit_myself(memory_bytes, cpu_seconds, file_bytes=16 * 2**20):
@@ -120,6 +131,8 @@ def limit_myself(memory_bytes, cpu_seconds, file_bytes=16 * 2**20):
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (MAX_FILES, MAX_FILES))
+    resource.setrlimit(resource.RLIMIT_NPROC, (MAX_TASKS, MAX_TASKS))  # holds where the teacher is not root
 
 
 def scratch_folder(pid):
@@ -127,48 +140,44 @@ def scratch_folder(pid):
     return os.path.join(os.environ.get("ENCODER_GRADER_SCRATCH", "/tmp"), f"answer-{pid}")
 
 
+def isolate(sock, request):
+    """In the child, before any of the learner's code: its own session, nothing open but ``sock``, limits,
+    first in line for the out-of-memory killer, the system-call allow-list, an empty scratch folder."""
+    os.setsid()
+    libc = ctypes.CDLL(None)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    keep = sock.fileno()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # the answer's prints and its attempts to read go nowhere
+        os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+    limit_myself(int(request["memory_bytes"]), int(math.ceil(request["time_limit"])) + 1)
+    scratch = scratch_folder(os.getpid())
+    os.makedirs(scratch, exist_ok=True)
+    os.chdir(scratch)
+    allowed_system_calls(os.getpid(), bool(request.get("threads"))).load()
+
+
 # ---------------------------------------------------------------- the answer's process: stand-ins
 
 
 class Channel:
-    """Messages over a socket, each read against a deadline (``TimeoutError`` when it passes)."""
+    """The answer's own channel to the runner: framed messages over a socket, each with a deadline."""
 
-    def __init__(self, sock):
-        self.sock = sock
+    def __init__(self, sock, seconds):
+        self.sock, self.seconds = sock, seconds
 
     def send(self, value, lenient=False):
-        data = wire.encode(value, lenient)
-        self.sock.sendall(struct.pack("<Q", len(data)) + data)
+        wire.send_message(self.sock.fileno(), wire.encode(value, lenient), time.monotonic() + self.seconds)
 
-    def send_raw(self, data):
-        self.sock.sendall(struct.pack("<Q", len(data)) + data)
-
-    def receive(self, deadline=None):
-        return wire.decode(self.receive_raw(deadline))
-
-    def receive_raw(self, deadline=None):
-        (size,) = struct.unpack("<Q", self._read(8, deadline))
-        if size > wire.MAX_BYTES:
-            raise wire.WireError(f"a message of {size} bytes")
-        return self._read(size, deadline)
-
-    def _read(self, size, deadline):
-        chunks, remaining = [], size
-        while remaining:
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                self.sock.settimeout(left)
-            try:
-                chunk = self.sock.recv(min(remaining, 1 << 20))
-            except socket.timeout:
-                raise TimeoutError from None
-            if not chunk:
-                raise EOFError
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+    def receive(self):
+        return wire.decode(wire.receive_message(self.sock.fileno(), time.monotonic() + self.seconds))
 
 
 ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError, "KeyError": KeyError}
@@ -244,79 +253,164 @@ def rebuild(value, channel):
     return value
 
 
+def plain(value):
+    """A result as arrays where it is numbers: a list of numbers becomes an array (as the grader reads it anyway),
+    so that a large list crosses as an array, not as millions of JSON items; tuples and dicts stay what they are."""
+    if isinstance(value, list):
+        try:
+            array = np.asarray(value)
+        except Exception:  # ragged, or not numbers
+            return [plain(v) for v in value]
+        return array if array.dtype.kind in "biufc" else [plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
 def describe_exception(exc):
-    return f"{type(exc).__name__}: {exc}"[:2000]
+    return cut(f"{type(exc).__name__}: {exc}")
+
+
+def changed_inputs(sent, given):
+    """Which top-level inputs the answer changed in place: positional indices and keyword names."""
+    (args, kwargs), (given_args, given_kwargs) = sent, given
+    return [i for i, (a, b) in enumerate(zip(args, given_args)) if not wire.same_values(a, b)] + \
+        [k for k in kwargs if not wire.same_values(kwargs[k], given_kwargs[k])]
+
+
+def run_case(function, i, case, channel):
+    """The event of one case: what the answer returned or raised on a fresh copy of its inputs."""
+    sent = (case["args"], case["kwargs"])
+    given = (rebuild(sent[0], channel), rebuild(sent[1], channel))
+    try:
+        value = function(*given[0], **given[1])
+    except NotImplementedError:
+        return {"kind": "raised", "case": i, "error": "NotImplementedError", "not_done": True}
+    except MemoryError:
+        return {"kind": "raised", "case": i, "error": "MemoryError", "memory": True}
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the answer's own doing
+        return {"kind": "raised", "case": i, "error": describe_exception(exc), "changed": changed_inputs(sent, given)}
+    return {"kind": "result", "case": i, "value": plain(value), "changed": changed_inputs(sent, given)}
+
+
+def answer_namespace(el, uses):
+    namespace = {"__name__": "__main__", "np": np, "numpy": np, "math": math, "erf": numeric.erf, "el": el}
+    for name in uses:
+        namespace[name] = getattr(el, name)
+    return namespace
+
+
+def run_cell(request, channel, namespace):
+    """Run the answer cell; its function, or None after reporting why there is none."""
+    name = request["name"]
+    try:
+        exec(compile(bytes(request["source"]).decode("utf-8", "replace"), "<answer cell>", "exec"), namespace)
+    except MemoryError:
+        channel.send({"kind": "cell_failed", "memory": True, "error": "MemoryError"})
+        return None
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the cell's own doing
+        channel.send({"kind": "cell_failed", "memory": False, "error": describe_exception(exc)})
+        return None
+    function = namespace.get(name)
+    if not callable(function):
+        channel.send({"kind": "cell_failed", "memory": False, "missing": True,
+                      "error": f"the answer cell does not define `{name}`"})
+        return None
+    return function
 
 
 def answer_process(sock, request):
-    """In the forked child: limit, run the answer cell, run the cases, report. Never returns."""
-    channel = Channel(sock)
+    """In the forked child: isolate, run the answer cell, then receive the cases and run them. Never returns."""
     try:
-        os.setsid()
-        for fd in (0, 1, 2):  # the answer's prints and its attempts to read go nowhere
-            os.dup2(os.open(os.devnull, os.O_RDWR), fd)
-        limit_myself(int(request["memory_bytes"]), int(math.ceil(request["time_limit"])) + 1)
-        forbid_new_processes()
-        scratch = scratch_folder(os.getpid())
-        os.makedirs(scratch, exist_ok=True)
-        os.chdir(scratch)
+        isolate(sock, request)
         warnings.simplefilter("ignore")  # a warning a correct answer prints never costs it anything
         np.seterr(all="ignore")
+        channel = Channel(sock, float(request["time_limit"]) + GRADER_SECONDS)
         el = library_stand_in(request["may_call"], channel)
         sys.modules["encoder_lib"] = el
-        # erf is SciPy's, computed by the grader like the stand-ins (importing SciPy here would cost more)
-        namespace = {"__name__": "__main__", "np": np, "numpy": np, "math": math, "erf": stand_in("erf", channel),
-                     "el": el}
-        for name in request["uses"]:
-            namespace[name] = getattr(el, name)
-        name, cases = request["name"], request["cases"]
-        try:
-            exec(compile(request["source"], "<answer cell>", "exec"), namespace)
-        except MemoryError:
-            channel.send({"kind": "cell_failed", "memory": True, "error": "MemoryError"})
-            os._exit(0)
-        except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the cell's own doing
-            channel.send({"kind": "cell_failed", "memory": False, "error": describe_exception(exc)})
-            os._exit(0)
-        function = namespace.get(name)
-        if not callable(function):
-            channel.send({"kind": "cell_failed", "memory": False, "missing": True,
-                          "error": f"the answer cell does not define `{name}`"})
-            os._exit(0)
-        for i, case in enumerate(cases):
-            args, kwargs = rebuild(case["args"], channel), rebuild(case["kwargs"], channel)
-            try:
-                value = function(*args, **kwargs)
-            except NotImplementedError:
-                channel.send({"kind": "raised", "case": i, "error": "NotImplementedError", "not_done": True})
-                continue
-            except MemoryError:
-                channel.send({"kind": "raised", "case": i, "error": "MemoryError", "memory": True})
-                continue
-            except BaseException as exc:
-                channel.send({"kind": "raised", "case": i, "error": describe_exception(exc)})
-                continue
-            channel.send({"kind": "result", "case": i, "value": value}, lenient=True)
-        channel.send({"kind": "done"})
+        function = run_cell(request, channel, answer_namespace(el, request["uses"]))
+        if function is not None:
+            channel.send({"kind": "cell_ok"})
+            for i, case in enumerate(channel.receive()["cases"]):
+                channel.send(run_case(function, i, case, channel), lenient=True)
+            channel.send({"kind": "done"})
     except BaseException:  # the channel broke, or the answer broke the runner's own code: nothing more to say
         pass
     os._exit(0)
 
 
+# ---------------------------------------------------------------- checking what the answer's process says
+
+
+def _case_index(message, expected):
+    case = message.get("case")
+    return case if isinstance(case, int) and not isinstance(case, bool) and case == expected else None
+
+
+def _changed(message, signature):
+    """The ``changed`` list of an event, kept only where it names real inputs of its case."""
+    n_args, kwargs = signature
+    changed = message.get("changed")
+    if not isinstance(changed, list):
+        return []
+    return [c for c in changed[:64] if (isinstance(c, int) and not isinstance(c, bool) and 0 <= c < n_args)
+            or (isinstance(c, str) and c in kwargs)]
+
+
+def checked_event(message, expected_case, signatures):
+    """The grader's copy of a ``result`` or ``raised`` event: only known fields, checked and cut; else None."""
+    i = _case_index(message, expected_case)
+    if i is None or i >= len(signatures):
+        return None
+    event = {"kind": message["kind"], "case": i, "changed": _changed(message, signatures[i])}
+    if message["kind"] == "result":
+        event["value"] = message.get("value")
+    else:
+        event["error"] = cut(message.get("error"))
+        event.update({flag: True for flag in ("not_done", "memory") if message.get(flag) is True})
+    return event
+
+
+def checked_cell_failure(message):
+    return {"kind": "cell_failed", "error": cut(message.get("error")) or "the answer cell failed",
+            **{flag: True for flag in ("memory", "missing") if message.get(flag) is True}}
+
+
+def checked_call(message, allowed):
+    name, args, kwargs = message.get("name"), message.get("args"), message.get("kwargs")
+    if name not in allowed or not isinstance(args, list) or not isinstance(kwargs, dict):
+        return None
+    return {"kind": "call", "name": name, "args": args, "kwargs": kwargs}
+
+
 # ---------------------------------------------------------------- the supervisor
 
 
-def kill_everything_else():
-    """Kill every process of the sandbox but its init (pid 1) and this runner: what an answer left behind.
+class Grader:
+    """The runner's channel to the grader: its own descriptors, read and written with deadlines."""
 
-    Only in bubblewrap's process namespace, where /proc lists the sandbox's
-    processes alone (the grader sets ENCODER_GRADER_OWN_PIDS there).
-    """
-    if os.environ.get("ENCODER_GRADER_OWN_PIDS") != "1" or os.getpid() > 10:
+    def __init__(self, read_fd, write_fd):
+        self.read_fd, self.write_fd = read_fd, write_fd
+
+    def send(self, value, lenient=False):
+        wire.send_message(self.write_fd, wire.encode(value, lenient), time.monotonic() + GRADER_SECONDS)
+
+    def send_raw(self, data):
+        wire.send_message(self.write_fd, data, time.monotonic() + GRADER_SECONDS)
+
+    def receive_raw(self, seconds=GRADER_SECONDS):
+        return wire.receive_message(self.read_fd, time.monotonic() + seconds)
+
+
+def kill_everything_else():
+    """Kill every process of the sandbox but this runner: what an answer left behind. Only as the sandbox's
+    pid 1, where /proc lists the sandbox's processes alone."""
+    if os.getpid() != 1:
         return
-    me = os.getpid()
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) not in (1, me):
+        if entry.isdigit() and int(entry) != 1:
             try:
                 os.kill(int(entry), signal.SIGKILL)
             except OSError:
@@ -329,76 +423,140 @@ def kill_everything_else():
             break
 
 
-def run_exercise(request, grader_in, grader_out):
-    """Run one exercise in a child; relay its calls to the grader; report how it ended."""
-    parent, child = socket.socketpair()
-    pid = os.fork()
-    if pid == 0:
-        parent.close()
-        os.close(grader_in.fileno())
-        os.close(grader_out.fileno())
-        answer_process(child, request)
-    child.close()
-    channel = Channel(parent)
-    deadline = time.monotonic() + float(request["time_limit"])
-    ending = {"kind": "ended", "status": "died"}
-    try:
-        while True:  # messages are passed on as they came, undecoded: the grader reads them
-            message = channel.receive_raw(deadline)
-            kind = wire.peek(message, "kind")
-            if kind == "call":
-                wire.send_raw(grader_out, message)
-                channel.send_raw(wire.receive_raw(grader_in))
-            elif kind in ("result", "raised", "cell_failed"):
-                wire.send_raw(grader_out, message)
-                if kind == "cell_failed":
-                    ending["status"] = "done"
-                    break
-            elif kind == "done":
-                ending["status"] = "done"
-                break
-            else:
-                ending["detail"] = "the answer's process sent something that is not a message"
-                break
-    except TimeoutError:
-        ending["status"] = "timeout"
-    except (EOFError, wire.WireError, OSError) as exc:
-        ending["detail"] = f"{type(exc).__name__}"
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    _, status = os.waitpid(pid, 0)
-    if ending["status"] == "died":
-        if os.WIFSIGNALED(status):
-            ending["detail"] = f"killed by signal {os.WTERMSIG(status)} ({signal.Signals(os.WTERMSIG(status)).name})"
-        else:
-            ending["detail"] = f"the process exited with status {os.WEXITSTATUS(status)} before it finished"
-    parent.close()
-    kill_everything_else()
-    shutil.rmtree(scratch_folder(pid), ignore_errors=True)  # the next exercise starts from an empty folder
-    wire.send(grader_out, ending)
+class Exercise:
+    """One exercise's run: the child, its channel, its deadline (extended by the grader's time on its calls)."""
+
+    def __init__(self, request, grader):
+        self.request, self.grader = request, grader
+        self.signatures = [(int(n), set(k)) for n, k in request["signatures"]]
+        self.allowed = set(request["may_call"]) | set(request.get("calls", ()))
+        self.deadline = time.monotonic() + float(request["time_limit"])
+        self.ending = {"kind": "ended", "status": "died"}
+        self.calls, self.call_seconds, self.next_case, self.cases_sent = 0, 0.0, 0, False
+
+    def start(self):
+        """Fork the child; False (with the ending said) when the machine would not let it start."""
+        self.parent, child = socket.socketpair()
+        try:
+            self.pid = os.fork()
+        except OSError as exc:
+            self.ending.update(status="machine", detail=f"the runner could not start the answer's process ({exc})")
+            self.parent.close()
+            child.close()
+            return False
+        if self.pid == 0:
+            self.parent.close()
+            answer_process(child, self.request)
+        child.close()
+        return True
+
+    def relay_call(self, message):
+        call = checked_call(message, self.allowed)
+        if call is None or self.calls >= MAX_CALLS:
+            return False
+        self.calls += 1
+        started = time.monotonic()
+        self.grader.send(call)
+        reply = self.grader.receive_raw()
+        spent = time.monotonic() - started
+        self.call_seconds += spent
+        self.deadline += spent  # the grader's time is not the answer's
+        wire.send_message(self.parent.fileno(), reply, self.deadline)
+        return True
+
+    def handle(self, message, cases):
+        """Pass on one message of the child; False when the exercise is over (its ending said)."""
+        kind = message.get("kind") if isinstance(message, dict) else None
+        if kind == "call":
+            if self.relay_call(message):
+                return True
+        elif kind == "cell_ok" and not self.cases_sent:
+            wire.send_message(self.parent.fileno(), cases, self.deadline)
+            self.cases_sent = True
+            return True
+        elif kind in ("result", "raised"):
+            event = checked_event(message, self.next_case, self.signatures)
+            if event is not None:
+                self.grader.send(event, lenient=True)
+                self.next_case += 1
+                return True
+        elif kind == "cell_failed" and not self.cases_sent:  # once the cases are in, their events alone
+            self.grader.send(checked_cell_failure(message))
+            self.ending["status"] = "done"
+            return False
+        elif kind == "done" and self.next_case == len(self.signatures):
+            self.ending["status"] = "done"
+            return False
+        self.ending["detail"] = "the answer's process sent something the grader does not expect"
+        return False
+
+    def supervise(self, cases):
+        try:
+            while self.handle(wire.decode(wire.receive_message(self.parent.fileno(), self.deadline)), cases):
+                pass
+        except TimeoutError:
+            self.ending["status"] = "timeout"
+        except (EOFError, wire.WireError, OSError) as exc:
+            self.ending["detail"] = f"{type(exc).__name__}"
+
+    def finish(self):
+        """Kill the child and what it left; say how it ended."""
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _, status = os.waitpid(self.pid, 0)
+        if self.ending["status"] == "died" and "detail" not in self.ending:
+            self.ending["detail"] = (f"killed by signal {os.WTERMSIG(status)} ({signal.Signals(os.WTERMSIG(status)).name})"
+                                     if os.WIFSIGNALED(status) else
+                                     f"the process exited with status {os.WEXITSTATUS(status)} before it finished")
+        self.parent.close()
+        kill_everything_else()
+        shutil.rmtree(scratch_folder(self.pid), ignore_errors=True)  # the next exercise starts from an empty folder
+        self.ending["call_seconds"] = self.call_seconds
+        self.grader.send(self.ending)
+
+
+def run_exercise(request, grader):
+    """Run one exercise: fork the child (before the cases are read, so that it never holds them), relay."""
+    exercise = Exercise(request, grader)
+    started = exercise.start()
+    cases = grader.receive_raw()  # the grader sends them right after the request
+    if not started:
+        grader.send(exercise.ending)
+        return
+    exercise.supervise(cases)
+    exercise.finish()
+
+
+def become_pid_1():
+    """What the runner does first: not dumpable (nothing in the sandbox can read or trace it), no signal handlers
+    (as pid 1, it then gets no signal from inside the sandbox), killed if the grader's process goes."""
+    libc = ctypes.CDLL(None)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 
 
 def main():
-    libc = ctypes.CDLL(None)
-    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: the answers' processes cannot read or trace this one
-    grader_in = os.fdopen(os.dup(0), "rb")
-    grader_out = os.fdopen(os.dup(1), "wb")
+    become_pid_1()
+    grader = Grader(os.dup(0), os.dup(1))
+    null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # nothing else writes to the grader's channel by accident
-        os.dup2(os.open(os.devnull, os.O_RDWR), fd)
-    wire.send(grader_out, {"kind": "ready", "pid": os.getpid()})
+        os.dup2(null, fd)
+    import pyseccomp  # noqa: F401  (loaded once here, before any answer's process forks)
+
+    grader.send({"kind": "ready", "pid": os.getpid()})
     while True:
         try:
-            request = wire.receive(grader_in)
-        except EOFError:
+            request = wire.decode(grader.receive_raw(IDLE_SECONDS))
+        except (EOFError, TimeoutError):
             return
         if request.get("kind") == "exercise":
-            run_exercise(request, grader_in, grader_out)
+            run_exercise(request, grader)
         elif request.get("kind") == "bye":
             return
 

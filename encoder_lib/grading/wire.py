@@ -1,11 +1,19 @@
 """Plain values across the sandbox's boundary: numbers, strings, lists, dicts and numeric arrays.
 
-The grader and the sandbox that runs a learner's answer exchange messages of
-this form, never pickles: a pickle can run code when it is loaded, and a
-learner's answer must not be able to run code in the grader. A message is a
-JSON header followed by the raw bytes of its arrays; decoding checks every
-shape, dtype and length against the bytes that are there, and refuses
-anything else.
+The grader, the runner inside the sandbox and the learner's answer exchange
+messages of this form, never pickles: a pickle can run code when it is
+loaded, and a learner's answer must not be able to run code in the grader. A
+message is a JSON header followed by the raw bytes of its arrays; decoding
+checks every shape, dtype and length against the bytes that are there, and
+refuses anything else. Every message is framed the same way on every channel
+(``send_message`` and ``receive_message``: an 8-byte length, then the
+message), and every read and write of a frame has a deadline.
+
+Every bound is named below beside its reason: a message's bytes, its
+header's bytes, the objects its header may hold, its nesting, and the bytes
+its arrays may decode to. Whoever wrote a message (a learner's answer can
+write anything on its own channel), decoding it costs at most about
+``MAX_DECODED_BYTES`` of memory and a fraction of a second.
 
 This module needs only the standard library and numpy: it is copied into the
 sandbox, where ``encoder_lib`` is not installed.
@@ -17,7 +25,10 @@ sandbox, where ``encoder_lib`` is not installed.
 """
 
 import json
+import os
+import select
 import struct
+import time
 
 import numpy as np
 
@@ -29,7 +40,14 @@ MAX_BYTES = 64 * 2**20
 #: The most bytes of arrays one message may decode to: an array sent once but named many times decodes to a
 #: copy for each name, so without this bound a small message from a learner's code could fill the grader's memory.
 MAX_DECODED_BYTES = 4 * MAX_BYTES
+#: The largest JSON header: headers name arrays and hold short texts (answer cells travel as bytes), so a
+#: megabyte is plenty, and parsing one takes milliseconds.
+MAX_HEADER_BYTES = 2**20
+#: The most lists and dicts a header may open (64 MB of nested empty lists once took 27 s and 3.3 GB to decode).
+MAX_ITEMS = 50_000
+#: The deepest nesting of lists, tuples and dicts.
 MAX_DEPTH = 16
+_LENGTH = struct.Struct("<Q")
 
 
 class WireError(ValueError):
@@ -40,7 +58,7 @@ class Unsupported:
     """What a learner's function returned when it is not a plain value (a generator, a class...): its type name."""
 
     def __init__(self, type_name):
-        self.type_name = str(type_name)
+        self.type_name = str(type_name)[:100]
 
     def __repr__(self):
         return f"<a {self.type_name}>"
@@ -72,6 +90,18 @@ def encode(value, lenient=False):
     arrays = []
     sent = {}  # id of an array in ``value`` -> its index in ``arrays`` (``value`` keeps them all alive)
 
+    def array(v):
+        a = np.asarray(v)
+        if isinstance(v, np.ndarray) and id(v) in sent:
+            index = sent[id(v)]
+        else:
+            a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # makes 0-d arrays 1-d
+            arrays.append(a)
+            index = len(arrays) - 1
+            if isinstance(v, np.ndarray):
+                sent[id(v)] = index
+        return {"__array__": index, "dtype": a.dtype.name, "shape": list(a.shape), "scalar": isinstance(v, np.generic)}
+
     def walk(v, depth):
         if depth > MAX_DEPTH:
             raise WireError(f"nested more than {MAX_DEPTH} levels deep")
@@ -81,28 +111,16 @@ def encode(value, lenient=False):
             return v if -(2**63) <= v < 2**63 else {"__float__": float(v)}
         if isinstance(v, float):
             return {"__float__": repr(v)} if v != v or v in (float("inf"), float("-inf")) else v
-        if isinstance(v, (np.ndarray, np.generic)):
-            a = np.asarray(v)
-            if a.dtype.name in DTYPES:  # otherwise (objects, strings) unsupported, below
-                if isinstance(v, np.ndarray) and id(v) in sent:
-                    index = sent[id(v)]
-                else:
-                    a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # makes 0-d arrays 1-d
-                    arrays.append(a)
-                    index = len(arrays) - 1
-                    if isinstance(v, np.ndarray):
-                        sent[id(v)] = index
-                return {"__array__": index, "dtype": a.dtype.name, "shape": list(a.shape),
-                        "scalar": isinstance(v, np.generic)}
-        elif isinstance(v, (list, tuple)):
+        if isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.name in DTYPES:
+            return array(v)
+        if isinstance(v, (list, tuple)):
             items = [walk(x, depth + 1) for x in v]
             return {"__tuple__": items} if isinstance(v, tuple) else items
-        elif isinstance(v, dict):
-            if all(isinstance(k, str) for k in v):
-                return {"__dict__": [[k, walk(x, depth + 1)] for k, x in v.items()]}
-        elif isinstance(v, Call):
+        if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            return {"__dict__": [[k, walk(x, depth + 1)] for k, x in v.items()]}
+        if isinstance(v, Call):
             return {"__call__": v.name, "args": [walk(x, depth + 1) for x in v.args]}
-        elif isinstance(v, Unsupported):
+        if isinstance(v, Unsupported):
             return {"__unsupported__": v.type_name}
         if lenient:
             return {"__unsupported__": type(v).__name__}
@@ -110,20 +128,28 @@ def encode(value, lenient=False):
 
     try:
         header = json.dumps(walk(value, 0)).encode()
-    except (TypeError, RecursionError) as exc:  # a subclass that misbehaves, a cycle
+    except (TypeError, ValueError, RecursionError) as exc:  # a subclass that misbehaves, a cycle
         if not lenient:
             raise WireError(str(exc)) from None
-        header = json.dumps({"__unsupported__": type(value).__name__}).encode()
-        arrays = []
-    sizes = [a.nbytes for a in arrays]
-    total = 8 + len(header) + 8 * len(arrays) + sum(sizes)
-    if total > MAX_BYTES:
+        return encode(Unsupported(type(value).__name__))
+    total = 8 + len(header) + 8 * len(arrays) + sum(a.nbytes for a in arrays)
+    problem = (f"a message of {total} bytes is larger than {MAX_BYTES}" if total > MAX_BYTES else
+               f"a header of {len(header)} bytes is larger than {MAX_HEADER_BYTES}" if len(header) > MAX_HEADER_BYTES
+               else _too_many_items(header))
+    if problem:
         if lenient:
-            return encode(Unsupported(f"value of {total / 2**20:.0f} MB (at most {MAX_BYTES // 2**20} MB cross)"))
-        raise WireError(f"a message of {total} bytes is larger than {MAX_BYTES}")
-    parts = [struct.pack("<II", len(header), len(arrays)), header, struct.pack(f"<{len(arrays)}Q", *sizes)]
+            return encode(Unsupported(f"value too large to cross ({problem})"))
+        raise WireError(problem)
+    parts = [struct.pack("<II", len(header), len(arrays)), header, struct.pack(f"<{len(arrays)}Q", *(a.nbytes for a in arrays))]
     parts += [a.tobytes() for a in arrays]
     return b"".join(parts)
+
+
+def _too_many_items(header):
+    """Why ``header`` (JSON bytes) opens too many lists and dicts, or None. Brackets inside strings count too:
+    an upper bound, found without parsing."""
+    items = header.count(b"[") + header.count(b"{")
+    return f"a header of {items} lists and dicts, more than {MAX_ITEMS}" if items > MAX_ITEMS else None
 
 
 def decode(data):
@@ -132,17 +158,22 @@ def decode(data):
         return _decode(memoryview(data))
     except WireError:
         raise
-    except Exception as exc:  # a malformed message of any kind
-        raise WireError(f"not a message: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # a malformed message of any kind (RecursionError and MemoryError included)
+        raise WireError(f"not a message: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
-def _decode(view):
+def _split(view):
+    """``(header bytes, [array buffers])`` of a message, every length checked against what is there."""
     if len(view) > MAX_BYTES or len(view) < 8:
         raise WireError(f"a message of {len(view)} bytes")
     header_size, count = struct.unpack_from("<II", view, 0)
-    offset = 8
-    header = json.loads(bytes(view[offset:offset + header_size]))
-    offset += header_size
+    if header_size > MAX_HEADER_BYTES or count > MAX_ITEMS:
+        raise WireError(f"a header of {header_size} bytes naming {count} arrays")
+    offset = 8 + header_size
+    header = bytes(view[8:offset])
+    problem = _too_many_items(header)
+    if problem:
+        raise WireError(problem)
     sizes = struct.unpack_from(f"<{count}Q", view, offset)
     offset += 8 * count
     buffers = []
@@ -153,11 +184,32 @@ def _decode(view):
         offset += size
     if offset != len(view):
         raise WireError("the message has bytes after its arrays")
+    return header, buffers
 
+
+def _decode(view):
+    header, buffers = _split(view)
     decoded = 0  # bytes of the array copies made so far
 
-    def walk(v, depth):
+    def array(v):
         nonlocal decoded
+        dtype = v["dtype"]
+        if dtype not in DTYPES:
+            raise WireError(f"arrays of dtype {dtype!r} do not cross")
+        shape = tuple(int(n) for n in v["shape"])
+        if any(n < 0 for n in shape) or len(shape) > 32:
+            raise WireError(f"a shape {shape[:8]}")
+        buffer = buffers[int(v["__array__"])]
+        expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        if expected != len(buffer):
+            raise WireError(f"an array of shape {shape} and dtype {dtype} with {len(buffer)} bytes")
+        decoded += len(buffer)
+        if decoded > MAX_DECODED_BYTES:
+            raise WireError(f"the message's arrays decode to more than {MAX_DECODED_BYTES} bytes")
+        out = np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
+        return out[()] if v.get("scalar") else out
+
+    def walk(v, depth):
         if depth > MAX_DEPTH:
             raise WireError("nested too deep")
         if v is None or isinstance(v, (bool, int, float, str)):
@@ -177,66 +229,88 @@ def _decode(view):
         if "__call__" in v:
             return Call(v["__call__"], *(walk(x, depth + 1) for x in v["args"]))
         if "__array__" in v:
-            dtype = v["dtype"]
-            if dtype not in DTYPES:
-                raise WireError(f"arrays of dtype {dtype!r} do not cross")
-            shape = tuple(int(n) for n in v["shape"])
-            if any(n < 0 for n in shape):
-                raise WireError(f"a negative shape {shape}")
-            buffer = buffers[int(v["__array__"])]
-            expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-            if expected != len(buffer):
-                raise WireError(f"an array of shape {shape} and dtype {dtype} with {len(buffer)} bytes")
-            decoded += len(buffer)
-            if decoded > MAX_DECODED_BYTES:
-                raise WireError(f"the message's arrays decode to more than {MAX_DECODED_BYTES} bytes")
-            array = np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
-            return array[()] if v.get("scalar") else array
-        raise WireError(f"unknown header entry {sorted(v)}")
+            return array(v)
+        raise WireError(f"unknown header entry {sorted(v)[:5]}")
 
-    return walk(header, 0)
+    return walk(json.loads(header), 0)
 
 
 def peek(data, key):
     """The value of ``key`` in the top-level dict of a message, read from its header alone (no arrays decoded)."""
     try:
-        header_size, _ = struct.unpack_from("<II", data, 0)
-        header = json.loads(bytes(data[8:8 + header_size]))
-        value = dict(header["__dict__"]).get(key)
+        header, _ = _split(memoryview(data))
+        value = dict(json.loads(header)["__dict__"]).get(key)
     except Exception:
         return None
     return value if isinstance(value, (str, int, float, bool)) or value is None else None
 
 
-def send(stream, value, lenient=False):
-    """Write one message to a binary ``stream``: its length, then ``encode(value)``."""
-    send_raw(stream, encode(value, lenient))
+def same_values(before, after):
+    """Are two inputs the same (arrays equal in shape, dtype and values, NaN equal to NaN), through dicts, lists
+    and tuples? What the runner checks to tell whether an answer changed its inputs in place."""
+    if isinstance(before, np.ndarray):
+        return isinstance(after, np.ndarray) and before.shape == after.shape and before.dtype == after.dtype and \
+            bool(np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
+    if isinstance(before, dict):
+        return isinstance(after, dict) and before.keys() == after.keys() and \
+            all(same_values(before[k], after[k]) for k in before)
+    if isinstance(before, (list, tuple)):
+        return isinstance(after, (list, tuple)) and len(before) == len(after) and \
+            all(same_values(b, a) for b, a in zip(before, after))
+    return True  # numbers, strings, None, functions: nothing an answer can change in place
 
 
-def send_raw(stream, data):
-    """Write an encoded message (bytes from ``encode`` or ``receive_raw``) to a binary ``stream``."""
-    stream.write(struct.pack("<Q", len(data)) + data)
-    stream.flush()
+# ---------------------------------------------------------------- framing, with deadlines
 
 
-def receive(stream):
-    """Read one message from a binary ``stream``; ``EOFError`` at its end, ``WireError`` if malformed."""
-    return decode(receive_raw(stream))
+def send_message(fd, data, deadline):
+    """Write one framed message (``data``, bytes from ``encode``) to the file descriptor ``fd`` by ``deadline``
+    (a ``time.monotonic()`` value). ``TimeoutError`` when it passes, ``BrokenPipeError`` if the reader is gone."""
+    if len(data) > MAX_BYTES:
+        raise WireError(f"a message of {len(data)} bytes is larger than {MAX_BYTES}")
+    os.set_blocking(fd, False)  # so that no write can wait past the deadline
+    _write_all(fd, _LENGTH.pack(len(data)), deadline)
+    _write_all(fd, data, deadline)
 
 
-def receive_raw(stream):
-    """Read one message's bytes from a binary ``stream``, undecoded (to pass it on)."""
-    head = _read_exactly(stream, 8)
-    (size,) = struct.unpack("<Q", head)
+def receive_message(fd, deadline):
+    """Read one framed message's bytes (undecoded, to decode or pass on) from ``fd`` by ``deadline``.
+    ``TimeoutError`` when it passes, ``EOFError`` at the channel's end, ``WireError`` for a frame too large."""
+    os.set_blocking(fd, False)  # so that no read can wait past the deadline
+    (size,) = _LENGTH.unpack(_read_exactly(fd, 8, deadline))
     if size > MAX_BYTES:
         raise WireError(f"a message of {size} bytes is larger than {MAX_BYTES}")
-    return _read_exactly(stream, size)
+    return _read_exactly(fd, size, deadline)
 
 
-def _read_exactly(stream, size):
+def _wait(fd, events, deadline):
+    poller = select.poll()
+    poller.register(fd, events)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the other side of the channel did not keep up")
+        if poller.poll(min(left, 60.0) * 1000):
+            return
+
+
+def _write_all(fd, data, deadline):
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view[: 1 << 20]):]
+        except BlockingIOError:
+            _wait(fd, select.POLLOUT, deadline)
+
+
+def _read_exactly(fd, size, deadline):
     chunks, remaining = [], size
     while remaining:
-        chunk = stream.read(remaining)
+        try:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+        except BlockingIOError:
+            _wait(fd, select.POLLIN, deadline)
+            continue
         if not chunk:
             raise EOFError("the other side closed the channel")
         chunks.append(chunk)
