@@ -11,20 +11,111 @@
 - ``feedback/<student_id>/index.html``: one self-contained page per learner
   (no scripts, nothing fetched; formulas as MathML), with each exercise's
   points and, where points were lost, why and the likely mistake.
+
+Nothing a learner wrote reaches the teacher's terminal, spreadsheet or
+browser as anything but text: ``plain_text`` removes control characters
+(ANSI escapes, carriage returns, bidirectional overrides) from every
+learner-derived text printed or written, every CSV is written by the ``csv``
+module through ``csv_field`` (which also neutralises what a spreadsheet
+would read as a formula), and the pages escape everything. The files are
+written whole (a temporary file renamed over the old one) with the
+grader's umask: readable by the teacher only unless ``make grade
+GROUP_READABLE=1``.
 """
 
 import csv
-import datetime
 import functools
 import html
+import os
+import tempfile
+import unicodedata
 import warnings
 from collections import Counter
 from pathlib import Path
 
 from .exercises import EXERCISES
-from .submissions import NOTEBOOK
+from .submissions import NOTEBOOK, handed_in_at
 
 COLUMNS = ("student_id", "lesson", "exercise", "points", "max_points", "status", "note")
+#: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+# ---------------------------------------------------------------- text a teacher reads
+
+
+def plain_text(text):
+    r"""``text`` without control or formatting characters: a control character or a line break becomes a space,
+    a formatting one (a bidirectional override, a zero-width joiner) goes, so that no learner's text can move
+    a terminal's cursor, colour or clear it, or reorder what it shows.
+
+    >>> plain_text("ok\x1b[2J\x1b[Hall passed\r\nand \u202eevil")
+    'ok [2J [Hall passed  and evil'
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else " " if unicodedata.category(c) in ("Cc", "Zs", "Zl", "Zp") else ""
+                   for c in text)
+
+
+def csv_field(value):
+    """One field of a CSV file the grader writes: plain text, and a leading ``'`` before anything a spreadsheet
+    would read as a formula. A later class report writes its CSVs through this too.
+
+    >>> csv_field("=HYPERLINK(1)"), csv_field("-1"), csv_field(2.0), csv_field("alice")
+    ("'=HYPERLINK(1)", "'-1", '2', 'alice')
+    """
+    raw = value if isinstance(value, str) else format(value, "g") if isinstance(value, float) else str(value)
+    text = plain_text(raw)
+    risky = raw.startswith(FORMULA_STARTS) or text.lstrip().startswith(FORMULA_STARTS)  # " =1+1" is one too
+    return "'" + text if risky else text
+
+
+def write_csv(path, columns, rows):
+    """Write ``rows`` (sequences of values, in the order of ``columns``) as a CSV file, every field ``csv_field``."""
+    lines = _CsvLines()
+    writer = csv.writer(lines, lineterminator="\n")
+    writer.writerow([csv_field(c) for c in columns])
+    writer.writerows([csv_field(v) for v in row] for row in rows)
+    write_file(path, "".join(lines.parts))
+
+
+class _CsvLines:
+    def __init__(self):
+        self.parts = []
+
+    def write(self, text):
+        self.parts.append(text)
+
+
+def write_file(path, content):
+    """Write ``content`` (text or bytes) to ``path`` whole: a temporary file beside it, renamed over it, with the
+    umask's mode (also where the old file had another)."""
+    path = Path(path)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as f:
+            f.write(content.encode("utf-8") if isinstance(content, str) else content)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def make_folder(path):
+    """``path`` as a folder with the umask's mode (also when it was there with another)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o777 & ~_umask())
+    return path
+
+
+def _umask():
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 # ---------------------------------------------------------------- the gradebook
@@ -51,14 +142,6 @@ def gradebook_students(root):
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy warnings
         with _gradebook(root) as gradebook:
             return [student.id for student in gradebook.students]
-
-
-def _timestamp(notebook):
-    """When it was handed in: nbgrader collect's timestamp.txt beside it, else the file's time."""
-    stamp = Path(notebook).parent / "timestamp.txt"
-    if stamp.is_file():
-        return stamp.read_text().strip()
-    return datetime.datetime.fromtimestamp(Path(notebook).stat().st_mtime, datetime.timezone.utc)
 
 
 def _held(gradebook):
@@ -100,20 +183,23 @@ class GradebookWriter:
         self.held = _held(self.gradebook)
 
     def record(self, student, lesson, notebook, results):
+        """Record one submission; returns a note on its timestamp when that was ignored, else None."""
         from nbgrader import utils
 
-        timestamp = utils.parse_utc(_timestamp(notebook))
+        when, problem = handed_in_at(notebook)
+        timestamp = utils.parse_utc(when)
         scores = {f"{r.exercise}_tests": r.points for r in results if r.exercise != NOTEBOOK}
         there = self.held.get((student, lesson))
         if there and there[0] == timestamp and all(there[1].get(cell) == (points, False)
                                                    for cell, points in scores.items()):
-            return  # already recorded
+            return problem  # already recorded
         submission = self.gradebook.update_or_create_submission(lesson, student, timestamp=timestamp)
         for graded in submission.notebooks:
             for grade in graded.grades:
                 if grade.name in scores:
                     grade.auto_score = scores[grade.name]
                     grade.needs_manual_grade = False
+        return problem
 
     def close(self):
         try:
@@ -136,7 +222,7 @@ def write_grades_csv(gradebook, path):
                      .join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
                      .group_by(SubmittedAssignment.id))
     students = list(gradebook.students)
-    lines = [",".join(keys)]
+    rows = []
     for assignment in gradebook.assignments:
         handed_in = {d["student"]: d for d in gradebook.submission_dicts(assignment.name)}
         for student in students:
@@ -150,20 +236,16 @@ def write_grades_csv(gradebook, path):
                 penalty = penalties.get(submission["id"]) or 0.0
                 row.update(timestamp=submission["timestamp"], raw_score=submission["score"],
                            late_submission_penalty=penalty, score=max(0.0, submission["score"] - penalty))
-            lines.append(",".join("" if row[k] is None else str(row[k]) for k in keys))
-    Path(path).write_text("\n".join(lines) + "\n")
+            rows.append(["" if row[k] is None else str(row[k]) for k in keys])
+    write_csv(path, keys, rows)
 
 
 # ---------------------------------------------------------------- the CSV file
 
 
 def write_csvs(root, results):
-    with open(Path(root) / "grades_by_exercise.csv", "w", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for r in results:
-            writer.writerow([r.student_id, r.lesson, r.exercise, f"{r.points:g}", f"{r.max_points:g}", r.status,
-                             r.note])
+    write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS,
+              [(r.student_id, r.lesson, r.exercise, r.points, r.max_points, r.status, r.note) for r in results])
 
 
 # ---------------------------------------------------------------- feedback pages
@@ -208,10 +290,10 @@ def feedback_page(student, rows):
         for r in lesson_rows:
             if r.exercise == NOTEBOOK:
                 parts.append(f"<tr><td>the notebook</td><td></td><td class=\"tampered\">changed where it should not "
-                             f"be: {html.escape(r.note)}</td></tr>")
+                             f"be: {html.escape(plain_text(r.note))}</td></tr>")
                 continue
             exercise = EXERCISES[r.exercise]
-            why = f"<p class=\"why\">{html.escape(r.note)}</p>" if r.note else ""
+            why = f"<p class=\"why\">{html.escape(plain_text(r.note))}</p>" if r.note else ""
             parts.append(f"<tr><td><code>{html.escape(r.exercise)}</code><div class=\"formula\">"
                          f"{_formula(exercise.formula)}</div></td><td>{r.points:g} of {r.max_points:g}</td>"
                          f"<td class=\"{r.status}\"><strong>{html.escape(r.status)}</strong>{why}</td></tr>")
@@ -224,16 +306,17 @@ def write_feedback(root, results):
     by_student = {}
     for r in results:
         by_student.setdefault(r.student_id, []).append(r)
+    make_folder(Path(root) / "feedback")
     for student, rows in by_student.items():
-        folder = Path(root) / "feedback" / student
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "index.html").write_text(feedback_page(student, rows))
+        write_file(make_folder(Path(root) / "feedback" / student) / "index.html", feedback_page(student, rows))
 
 
 # ---------------------------------------------------------------- the summary
 
 
 def summary_text(results, summary):
+    """What ``make grade`` prints: the counts, then every error, timeout, memory and tampering by learner, lesson
+    and exercise, what was found in submitted/, and what the machine (not a learner) failed on."""
     counts = Counter(r.status for r in results if r.exercise != NOTEBOOK)
     minutes, seconds = divmod(summary["seconds"], 60)
     lines = [f"graded {summary['learners']} learners, {summary['lessons']} lessons each: "
@@ -243,13 +326,22 @@ def summary_text(results, summary):
              + (f" with {summary['jobs']} worker{'s' * (summary['jobs'] > 1)}" if summary["jobs"] else "")]
     if summary["unsafe"]:
         lines.append("WARNING: graded WITHOUT a sandbox (UNSAFE=1): the learners' code ran under your account")
+    if summary.get("limits"):
+        lines.append(f"limits: {summary['limits']}")
     lines.append("exercises: " + ", ".join(f"{counts[s]} {s}" for s in ("passed", "failed", "missing", "error",
                                                                           "timeout", "memory", "tampered")))
     for status in ("error", "timeout", "memory", "tampered"):
         named = [r for r in results if r.status == status]
         if named:
             lines.append(f"{status} ({len(named)}):")
-            lines += [f"  {r.student_id} {r.lesson} {r.exercise}: {r.note}" for r in named]
+            lines += [plain_text(f"  {r.student_id} {r.lesson} {r.exercise}: {r.note}") for r in named]
+    if summary.get("notices"):
+        lines.append(f"in submitted/ ({len(summary['notices'])}):")
+        lines += [plain_text(f"  {notice}") for notice in summary["notices"]]
+    if summary.get("machine"):
+        lines.append(f"NOT GRADED because the grader's machine failed, not the learners "
+                     f"({len(summary['machine'])}; graded again on the next run):")
+        lines += [plain_text(f"  {student} {lesson}: {why}") for student, lesson, why in summary["machine"]]
     lines.append("scores: grades.csv (as nbgrader export writes it) and grades_by_exercise.csv; "
                  "feedback pages: feedback/<student_id>/index.html")
     return "\n".join(lines)

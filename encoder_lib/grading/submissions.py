@@ -1,12 +1,28 @@
-"""Reading a submitted notebook: the answer cells the grader runs, and what was tampered with.
+"""Reading what learners handed in: ``submitted/`` as it is on disk, and each notebook against its lesson.
 
-The grader runs answer cells only, so a submission is graded the same way
-whatever happened to the rest of it. What happened is still reported: the
-released version of the lesson (``release/<lesson>/``, what ``make student``
-wrote) is the reference, and every difference in the cells that nbgrader
-manages (locked cells edited, deleted or duplicated; nbgrader's metadata
-changed, added or removed) is noted against the exercise it belongs to, or
-against the notebook as a whole.
+Whatever is in ``submitted/``, reading it never stops the class: every
+problem becomes a note against the learner and lesson it belongs to.
+
+- ``scan`` walks ``submitted/<student_id>/<lesson>/`` without following any
+  symbolic link: a link, or anything but a folder or a regular file where
+  one is expected, is reported as ``tampered`` (``bob -> alice`` never
+  grades Alice's work for Bob, a link to ``.grading-secret`` is never read);
+  a notebook over ``MAX_NOTEBOOK_BYTES`` is reported and not read; a folder
+  name outside ``SAFE_NAME`` is reported and graded under ``safe_name``'s
+  version of it, which is the only one ever written.
+- ``read_notebook`` reads a notebook's bytes, again without following links
+  and bounded in size; ``handed_in_at`` reads ``timestamp.txt``, and one
+  that is not a date is reported and ignored.
+- ``read_submission`` reads a notebook's JSON against the released version
+  of its lesson (``release/<lesson>/``, what ``make student`` wrote). The
+  grader runs answer cells only, so a submission is graded the same way
+  whatever happened to the rest of it; what happened is still reported:
+  every difference in the cells that nbgrader manages (locked cells edited,
+  deleted or duplicated; nbgrader's metadata changed, added or removed; a
+  cell whose source or metadata is not what a notebook holds) is noted
+  against the exercise it belongs to, or against the notebook as a whole.
+  A notebook that is not JSON, nested too deep, or too many objects is
+  unreadable, and says why.
 
 An answer cell is found by its nbgrader ``grade_id``; if that was changed or
 removed, by the code cell that defines the exercise's function (the last
@@ -14,18 +30,212 @@ one, as Run All would leave it).
 """
 
 import ast
+import datetime
+import hashlib
 import json
+import os
 import re
+import stat
+import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 
 #: nbgrader's metadata that decides what a cell is and what it is worth.
 MANAGED_KEYS = ("grade", "solution", "locked", "points", "grade_id", "task")
 NOTEBOOK = "(notebook)"  # tampering that belongs to no single exercise
+#: The largest notebook read: a lesson with its outputs is well under 2 MB; a 100 MB one took a worker to 2.5 GB.
+MAX_NOTEBOOK_BYTES = 20 * 2**20
+#: The most lists and dicts a notebook's JSON may open (brackets counted in its bytes, an upper bound).
+MAX_NOTEBOOK_ITEMS = 500_000
+#: Student ids and folder names written as they are: letters, digits and ``_ . @ -``, not starting with ``. @ -``.
+SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,99}")
+
+
+# ---------------------------------------------------------------- submitted/ on disk
+
+
+def safe_name(raw):
+    """``raw`` if it is a safe name, else a safe name made from it (unsafe characters as ``_``, and a digest of
+    ``raw`` so that two names never become one).
+
+    >>> safe_name("alice"), safe_name("=HYPERLINK(1)")
+    ('alice', 'HYPERLINK_1-bd32d5ce')
+    """
+    if SAFE_NAME.fullmatch(raw):
+        return raw
+    ascii_only = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode()  # élodie -> elodie
+    stem = re.sub(r"[^A-Za-z0-9_.@-]+", "_", ascii_only).strip("_.@-")[:60] or "learner"
+    return f"{stem}-{hashlib.sha256(raw.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+
+
+def shown(raw):
+    """A name as the teacher may read it in a note: quoted, every control or non-ASCII character escaped."""
+    return ascii(raw)
+
+
+@dataclass(frozen=True)
+class Handed:
+    """One lesson of one learner as found in ``submitted/``: a notebook to read, or the problem that stops it."""
+
+    student: str  # the safe name the learner is graded under
+    lesson: str
+    path: Path = None
+    status: str = ""  # "tampered" or "error" when there is a problem
+    problem: str = ""
+
+
+def _kind(path):
+    """"link", "folder", "file", "other", or None when nothing is there; never follows a link."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    return "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else \
+        "file" if stat.S_ISREG(mode) else "other"
+
+
+def _notebook_in(folder, lesson):
+    """``<lesson>.ipynb`` in a lesson folder, or the only notebook there; None if there is none to choose."""
+    expected = folder / f"{lesson}.ipynb"
+    if _kind(expected) is not None:
+        return expected
+    try:
+        others = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(".ipynb"))
+    except OSError:
+        return None
+    return folder / others[0] if len(others) == 1 else None
+
+
+def _handed(student, lesson, folder, where):
+    """The ``Handed`` of one lesson folder (``where`` is how notes name it), or None if nothing was handed in."""
+    kind = _kind(folder)
+    if kind is None:
+        return None
+    if kind != "folder":
+        return Handed(student, lesson, status="tampered", problem=f"{where} is a {_WHAT[kind]}, not a folder: not followed")
+    notebook = _notebook_in(folder, lesson)
+    if notebook is None:
+        return None
+    kind, name = _kind(notebook), f"{where}/{shown(notebook.name)}"
+    if kind != "file":
+        return Handed(student, lesson, status="tampered", problem=f"{name} is a {_WHAT.get(kind, 'thing')}, not a "
+                                                                  f"regular file: not read")
+    size = os.lstat(notebook).st_size
+    if size > MAX_NOTEBOOK_BYTES:
+        return Handed(student, lesson, status="error", problem=f"{name} is {size / 2**20:.1f} MB: notebooks over "
+                                                               f"{MAX_NOTEBOOK_BYTES // 2**20} MB are not read")
+    return Handed(student, lesson, path=notebook)
+
+
+_WHAT = {"link": "symbolic link", "folder": "folder", "file": "file", "other": "special file (not a regular file)"}
+
+
+@dataclass
+class Class:
+    """What ``submitted/`` holds: ``handed[(student, lesson)]``, the learners' safe names, and notices in words."""
+
+    handed: dict = field(default_factory=dict)
+    students: list = field(default_factory=list)
+    notices: list = field(default_factory=list)
+
+
+def _learner_name(raw, taken, notices):
+    name = safe_name(raw)
+    while name in taken:  # a safe name that another folder already has
+        name = safe_name(name + "~")
+    if name != raw:
+        notices.append(f"submitted/{shown(raw)} is not a safe student id: graded as {name}")
+    taken.add(name)
+    return name
+
+
+def scan(submitted, lessons):
+    """Read ``submitted/`` (a Path) for ``lessons`` without following links; a ``Class``."""
+    found = Class()
+    try:
+        entries = sorted(os.scandir(submitted), key=lambda e: e.name)
+    except OSError:
+        return found
+    taken = set()
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        kind = _kind(entry.path)
+        if kind not in ("folder", "link"):
+            found.notices.append(f"submitted/{shown(entry.name)} is not a folder: ignored")
+            continue
+        student = _learner_name(entry.name, taken, found.notices)
+        found.students.append(student)
+        for lesson in lessons:
+            where = f"submitted/{shown(entry.name)}/{lesson}"
+            handed = Handed(student, lesson, status="tampered",
+                            problem=f"submitted/{shown(entry.name)} is a symbolic link: not followed") \
+                if kind == "link" else _handed(student, lesson, Path(entry.path) / lesson, where)
+            if handed is not None:
+                found.handed[student, lesson] = handed
+    return found
+
+
+class NotebookProblem(Exception):
+    """A notebook that could not be read: ``status`` (tampered or error) and ``note``."""
+
+    def __init__(self, status, note):
+        super().__init__(note)
+        self.status, self.note = status, note
+
+
+def read_notebook(path):
+    """A notebook's bytes, read without following a link, from a regular file of at most ``MAX_NOTEBOOK_BYTES``;
+    ``NotebookProblem`` otherwise (the file may have changed since ``scan`` looked)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        status = "tampered" if _kind(path) == "link" else "error"
+        raise NotebookProblem(status, f"the notebook could not be opened ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotebookProblem("tampered", "the notebook is not a regular file: not read")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as exc:
+        raise NotebookProblem("error", f"the notebook could not be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        raise NotebookProblem("error", f"the notebook is over {MAX_NOTEBOOK_BYTES // 2**20} MB: not read")
+    return data
+
+
+def handed_in_at(notebook):
+    """``(when, problem)``: nbgrader collect's ``timestamp.txt`` beside the notebook, else the file's time; a
+    timestamp that is not a date is ignored and ``problem`` says so."""
+    stamp = Path(notebook).parent / "timestamp.txt"
+    when = datetime.datetime.fromtimestamp(os.lstat(notebook).st_mtime, datetime.timezone.utc)
+    kind = _kind(stamp)
+    if kind is None:
+        return when, None
+    if kind != "file" or os.lstat(stamp).st_size > 200:
+        return when, "timestamp.txt is not a short regular file: ignored"
+    from nbgrader import utils
+
+    text = stamp.read_bytes().decode("utf-8", "replace").strip()
+    try:
+        return utils.parse_utc(text), None
+    except Exception:  # dateutil's ParserError, OverflowError, ...: any text that is not a time
+        return when, f"timestamp.txt does not hold a time ({shown(text[:40])}): ignored, the file's time used"
+
+
+# ---------------------------------------------------------------- one notebook's cells
 
 
 def cell_source(cell):
+    """A cell's source as text, or None if it is neither a string nor a list of strings."""
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    return None
 
 
 def _normal(source):
@@ -40,8 +250,17 @@ def managed(cell):
 
 
 def load_cells(text):
-    """The list of cells of a notebook's JSON text; ValueError if it is not a notebook."""
-    notebook = json.loads(text)
+    """The list of cells of a notebook's JSON (text or bytes); ValueError, saying why, if it is not a notebook."""
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    items = data.count(b"[") + data.count(b"{")
+    if items > MAX_NOTEBOOK_ITEMS:
+        raise ValueError(f"it opens {items} lists and objects, more than {MAX_NOTEBOOK_ITEMS}")
+    try:
+        notebook = json.loads(data)
+    except UnicodeDecodeError:
+        notebook = json.loads(data.decode("utf-8", "replace"))
+    except RecursionError:
+        raise ValueError("it is nested too deep") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
         raise ValueError("it has no list of cells")
@@ -60,7 +279,7 @@ class ReleasedLesson:
         for cell in load_cells(text):
             meta = managed(cell)
             if meta and meta.get("grade_id"):
-                cells[meta["grade_id"]] = (cell.get("cell_type"), _normal(cell_source(cell)),
+                cells[meta["grade_id"]] = (cell.get("cell_type"), _normal(cell_source(cell) or ""),
                                            {k: meta.get(k) for k in MANAGED_KEYS})
         return cls(cells)
 
@@ -93,7 +312,7 @@ def defines(source, name):
     """Does this cell define ``name`` at its top level?"""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested past the parser's limits
         return re.search(rf"^def\s+{re.escape(name)}\s*\(", source, re.M) is not None
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
                for node in tree.body) or any(
@@ -101,57 +320,99 @@ def defines(source, name):
         for node in tree.body)
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A submitted cell as the checks below read it: its position, type and source (None where they are not
+    text), and its nbgrader metadata (None if it has none)."""
+
+    index: int
+    cell_type: object
+    source: object
+    meta: object
+
+
+def _cells(raw, reading, exercises):
+    """The notebook's cells as ``Cell``s; a source that is not text, or a grade_id that is not a name, is noted."""
+    cells = []
+    for index, cell in enumerate(raw):
+        meta, source = managed(cell), cell_source(cell)
+        where = NOTEBOOK
+        if meta is not None and not isinstance(meta.get("grade_id", ""), str):
+            reading.note(NOTEBOOK, f"cell {index + 1} has a grade_id that is not a name ({repr(meta['grade_id'])[:60]})")
+            meta = {**meta, "grade_id": None}
+        elif meta is not None:
+            where = exercise_of_grade_id(meta.get("grade_id") or "", exercises)
+        if source is None:
+            reading.note(where, f"the source of cell {index + 1} is not text ({type(cell.get('source')).__name__})")
+        cells.append(Cell(index, cell.get("cell_type"), source, meta))
+    return cells
+
+
+def _by_grade_id(cells, released, reading, exercises):
+    """{grade_id: [Cell]} of the cells whose nbgrader metadata names a cell of the lesson; the others noted."""
+    by_id = {}
+    for cell in cells:
+        if cell.meta is None:
+            continue
+        grade_id = cell.meta.get("grade_id")
+        if not grade_id or grade_id not in released.cells:
+            where = exercise_of_grade_id(grade_id or "", exercises)
+            reading.note(where, f"cell {cell.index + 1} has nbgrader metadata that the lesson does not have "
+                                f"({json.dumps(cell.meta, sort_keys=True, default=repr)[:120]})")
+            continue
+        by_id.setdefault(grade_id, []).append(cell)
+    return by_id
+
+
+def _check_managed(grade_id, expected, found, reading, exercise):
+    """Note every way the copies ``found`` of the lesson's managed cell ``grade_id`` differ from it."""
+    cell_type, source, expected_meta = expected
+    if len(found) > 1:
+        reading.note(exercise, f"the cell {grade_id!r} appears {len(found)} times")
+    for cell in found:
+        changed = sorted(k for k in MANAGED_KEYS if cell.meta.get(k) != expected_meta.get(k))
+        if changed:
+            reading.note(exercise, f"the nbgrader metadata of {grade_id!r} was changed ({', '.join(changed)})")
+        if cell.cell_type != cell_type:
+            kind = cell.cell_type if isinstance(cell.cell_type, str) else repr(cell.cell_type)
+            reading.note(exercise, f"the cell {grade_id!r} was changed from {cell_type} to {kind[:40]}")
+        if not expected_meta.get("solution") and (cell.source is None or _normal(cell.source) != source):
+            reading.note(exercise, f"the locked cell {grade_id!r} was edited")
+    if not found and not expected_meta.get("solution"):
+        reading.note(exercise, f"the locked cell {grade_id!r} was deleted")
+
+
+def _answer(grade_id, found, cells, reading, exercise):
+    """The source of the exercise's answer cell: by its grade_id, else the last code cell that defines it."""
+    if found:
+        return found[-1].source
+    code = [c for c in cells if c.cell_type == "code" and c.source is not None and defines(c.source, exercise)]
+    if code:
+        reading.note(exercise, f"the answer cell {grade_id!r} lost its nbgrader metadata; graded the cell that "
+                               f"defines `{exercise}`")
+        return code[-1].source
+    reading.note(exercise, f"the answer cell {grade_id!r} was deleted")
+    return None
+
+
 def read_submission(text, released, exercises):
-    """Read a submission's JSON ``text`` against the ``released`` lesson; ``exercises`` are the lesson's names."""
+    """Read a submission's JSON ``text`` (str or bytes) against the ``released`` lesson; ``exercises`` are the
+    lesson's names."""
     reading = Reading()
     try:
-        cells = load_cells(text)
-    except (ValueError, TypeError) as exc:
+        raw = load_cells(text)
+    except (ValueError, TypeError, MemoryError) as exc:
         reading.unreadable = f"the notebook could not be read ({exc})"[:300]
         reading.answers = dict.fromkeys(exercises)
         return reading
-
-    by_id = {}
-    for index, cell in enumerate(cells):
-        meta = managed(cell)
-        if meta is None:
-            continue
-        grade_id = meta.get("grade_id")
-        if not grade_id or grade_id not in released.cells:
-            where = exercise_of_grade_id(grade_id or "", exercises)
-            reading.note(where, f"cell {index + 1} has nbgrader metadata that the lesson does not have "
-                                f"({json.dumps(meta, sort_keys=True)[:120]})")
-            continue
-        by_id.setdefault(grade_id, []).append((index, cell, meta))
-
-    for grade_id, (cell_type, source, expected_meta) in released.cells.items():
+    cells = _cells(raw, reading, exercises)
+    by_id = _by_grade_id(cells, released, reading, exercises)
+    for grade_id, expected in released.cells.items():
         exercise = exercise_of_grade_id(grade_id, exercises)
         found = by_id.get(grade_id, [])
-        is_answer = bool(expected_meta.get("solution"))
-        if len(found) > 1:
-            reading.note(exercise, f"the cell {grade_id!r} appears {len(found)} times")
-        for index, cell, meta in found:
-            changed = sorted(k for k in MANAGED_KEYS if meta.get(k) != expected_meta.get(k))
-            if changed:
-                reading.note(exercise, f"the nbgrader metadata of {grade_id!r} was changed ({', '.join(changed)})")
-            if cell.get("cell_type") != cell_type:
-                reading.note(exercise, f"the cell {grade_id!r} was changed from {cell_type} to {cell.get('cell_type')}")
-            if not is_answer and _normal(cell_source(cell)) != source:
-                reading.note(exercise, f"the locked cell {grade_id!r} was edited")
-        if not found and not is_answer:
-            reading.note(exercise, f"the locked cell {grade_id!r} was deleted")
-        if is_answer and exercise != NOTEBOOK:
-            if found:
-                reading.answers[exercise] = cell_source(found[-1][1])
-            else:
-                code = [c for c in cells if c.get("cell_type") == "code" and defines(cell_source(c), exercise)]
-                if code:
-                    reading.answers[exercise] = cell_source(code[-1])
-                    reading.note(exercise, f"the answer cell {grade_id!r} lost its nbgrader metadata; graded the "
-                                           f"cell that defines `{exercise}`")
-                else:
-                    reading.answers[exercise] = None
-                    reading.note(exercise, f"the answer cell {grade_id!r} was deleted")
+        _check_managed(grade_id, expected, found, reading, exercise)
+        if expected[2].get("solution") and exercise != NOTEBOOK:
+            reading.answers[exercise] = _answer(grade_id, found, cells, reading, exercise)
     for exercise in exercises:
         reading.answers.setdefault(exercise, None)
     return reading
