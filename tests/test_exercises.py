@@ -184,12 +184,23 @@ def test_an_answer_is_graded_on_its_own_and_the_notebook_is_left_as_it_was():
     assert np.allclose(el.softmax(np.array([0.0, 0.0])), 0.5)
 
 
-def test_the_grader_runs_bert_block_on_sentences_the_lesson_does_not_show():
-    from encoder_lib.grading.exercises.pretrained import GRADER_SENTENCES
+def test_the_grader_runs_bert_block_on_inputs_the_lesson_does_not_show():
+    """Its hidden inputs are random token sequences through the model's embedding layer, for the model's own
+    block 1, drawn anew for each graded submission: none is an input the lesson shows, no table can hold them,
+    and two submissions never get the same."""
+    from encoder_lib.grading.exercises.pretrained import LESSON_SENTENCES, minilm_params
 
-    lesson = nbformat.read(ROOT / "notebooks" / "08_inside_a_real_encoder" / "08_inside_a_real_encoder.ipynb", 4)
-    shown = "\n".join(cell.source for cell in lesson.cells).lower()
-    assert not [s for s in GRADER_SENTENCES if s.lower()[:-1] in shown]
-    hidden = grading.compare.build_cases(grading.EXERCISES["bert_block"], grading.compare.hidden_rngs(SECRET, "bert_block"))
-    used = " ".join(case.description for case in hidden[3:])
-    assert sum(s in used for s in GRADER_SENTENCES) >= 3
+    exercise = grading.EXERCISES["bert_block"]
+    shown = [args[0] for _, args, _ in exercise.cases(np.random.default_rng(0), hidden=False)]
+
+    def hidden(submission):
+        rngs = grading.compare.hidden_rngs(SECRET, "bert_block", submission=submission)
+        return [case for rng in rngs for case in exercise.cases(rng, hidden=True)]
+
+    first, second = hidden("ab" * 32), hidden("cd" * 32)
+    for description, (x, params, n_heads), kwargs in first:
+        assert x.shape[0] == 2 and x.shape[-1] == 384 and params is minilm_params(1) and n_heads == 12
+        assert kwargs["padding_mask"][1].any() and not kwargs["padding_mask"][0].any()
+        assert not any(x.shape == s.shape and np.allclose(x, s) for s in shown)
+        assert not any(sentence in description for sentence in LESSON_SENTENCES)
+    assert not any(np.array_equal(a[1][0], b[1][0]) for a in first for b in second)

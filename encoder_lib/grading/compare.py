@@ -113,9 +113,12 @@ def build_cases(exercise, hidden_rngs=()):
     return built
 
 
-def hidden_rngs(secret, exercise_name, count=HIDDEN_SEEDS):
-    """Generators for an exercise's hidden cases, seeded by the course's secret (``secret`` an int)."""
-    return [np.random.default_rng([secret, zlib.crc32(exercise_name.encode()), k]) for k in range(count)]
+def hidden_rngs(secret, exercise_name, count=HIDDEN_SEEDS, submission=None):
+    """Generators for an exercise's hidden cases, seeded by the course's secret (``secret`` an int) and, in the
+    grader, by the graded submission's content (``submission``, its SHA-256 in hex): every submission gets
+    inputs of its own, so inputs seen in one round never come back in the next."""
+    drawn = [] if submission is None else [int(submission, 16)]
+    return [np.random.default_rng([secret, zlib.crc32(exercise_name.encode()), k, *drawn]) for k in range(count)]
 
 
 def close(got, expected, equal_nan=False):
