@@ -212,3 +212,87 @@ def test_no_printout_shows_a_negative_zero(path):
             text = out.get("text") or out.get("data", {}).get("text/plain", "")
             text = text if isinstance(text, str) else "".join(text)
             assert not re.search(r"(?<![\w.])-0\.0*(?![0-9]*[1-9])(?![\de])", text), f"-0 printed by: {cell.source[:80]}"
+
+
+# ---------------------------------------------------------------- every Try-it question has its answer, marked
+
+QUESTION = re.compile(r"^\*\*Question: .*?\*\*", re.M | re.S)
+SECTION = re.compile(r"^##? ", re.M)  # a lesson's sections; a ### part of a Try-it section has a question of its own
+ANSWER_TAG = "try-it-answer"  # the lead's student versions and the website fold these cells into a disclosure
+
+
+def try_it_problems(cells):
+    """What is wrong with the Try-it answers of a notebook's ``cells``: each question needs exactly one answer cell
+    after it and before the next question or section, a markdown cell tagged ``try-it-answer`` that starts with
+    ``**Answer.**`` and holds only the answer."""
+    events, problems = [], []
+    for i, cell in enumerate(cells):
+        tagged = ANSWER_TAG in cell.metadata.get("tags", [])
+        if tagged:
+            if cell.cell_type != "markdown" or not re.match(r"\*\*Answer\.\*\*\s", cell.source):
+                problems.append(f"cell {i}: a {ANSWER_TAG} cell must be markdown starting with '**Answer.** '")
+            if QUESTION.search(cell.source) or SECTION.search(cell.source) or re.search(r"^#", cell.source, re.M):
+                problems.append(f"cell {i}: an answer cell holds only the answer, no question or heading")
+            events.append((i, 0, "answer"))
+        elif cell.cell_type == "markdown" and cell.source.lstrip().startswith("**Answer"):
+            problems.append(f"cell {i}: an answer not tagged {ANSWER_TAG}, or not starting with '**Answer.** '")
+        if cell.cell_type == "markdown" and not tagged:
+            events += [(i, m.start(), "question") for m in QUESTION.finditer(cell.source)]
+            events += [(i, m.start(), "section") for m in SECTION.finditer(cell.source)]
+    question, answers = None, []
+    for i, _, kind in sorted(events) + [(len(cells), 0, "section")]:
+        if kind == "answer":
+            if question is None:
+                problems.append(f"cell {i}: an answer with no Try-it question before it in its section")
+            answers.append(i)
+            continue
+        if question is not None and len(answers) != 1:
+            problems.append(f"the question in cell {question} has {len(answers)} answer cells ({answers}), not one")
+        question, answers = (i if kind == "question" else None), []
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=ids(NOTEBOOKS[1:]))
+def test_every_try_it_question_has_one_tagged_answer_cell_before_the_next_question_or_section(path):
+    cells = nbformat.read(path, as_version=4).cells
+    assert any(c.cell_type == "markdown" and QUESTION.search(c.source) for c in cells), "a lesson without a question"
+    assert not try_it_problems(cells), "\n".join(try_it_problems(cells))
+
+
+def test_the_answer_check_sees_a_missing_a_doubled_and_an_untagged_answer():
+    from nbformat.v4 import new_markdown_cell as md
+
+    def answer(text="**Answer.** Yes."):
+        return md(text, metadata={"tags": [ANSWER_TAG]})
+
+    question = md("## Try it\n\n**Question: does it?**")
+    assert try_it_problems([question, answer(), md("## Exercise")]) == []
+    assert try_it_problems([question, md("## Exercise"), answer()]) == [
+        "the question in cell 0 has 0 answer cells ([]), not one",
+        "cell 2: an answer with no Try-it question before it in its section"]
+    assert try_it_problems([question, answer(), answer()]) == ["the question in cell 0 has 2 answer cells ([1, 2]), not one"]
+    assert try_it_problems([question, md("**Answer.** Yes.")]) == [
+        "cell 1: an answer not tagged try-it-answer, or not starting with '**Answer.** '",
+        "the question in cell 0 has 0 answer cells ([]), not one"]
+    assert "holds only the answer" in try_it_problems([question, answer("**Answer.** Yes.\n\n## Next")])[0]
+
+
+HEAD_NAMED = re.compile(r"\b[Ll]ayer (\d+)(?:,|'s)?\s+head (\d+)")
+
+
+def heads_named(path):
+    """``(named in the text, printed by the cells)``: every (layer, head) lesson 08's prose and printouts name."""
+    nb = nbformat.read(path, as_version=4)
+    prose = " ".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    printed = " ".join(out.get("text", "") for c in nb.cells if c.cell_type == "code" for out in c.outputs)
+    return set(HEAD_NAMED.findall(prose)), set(HEAD_NAMED.findall(printed))
+
+
+def test_lesson_08_names_only_heads_its_printouts_name_layers_from_1_heads_from_0():
+    """A head the text names ("layer 1, head 2") is one the table prints, numbered the same way; the text says how."""
+    path = next(p for p in NOTEBOOKS if p.name.startswith("08"))
+    named, printed = heads_named(path)
+    assert len(named) >= 3 and named <= printed, sorted(named - printed)
+    assert any(head == "0" for _, head in printed), "heads count from 0, as in lesson 02"
+    text = " ".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+    assert "Heads count from 0, as in lesson 02" in text

@@ -32,8 +32,9 @@ def similarity():
 
 
 def real_weights(encoding, index, layer, head):
+    """Layers count from 1, as the blocks; heads from 0, as in lesson 02 and the arrays."""
     n = int((~encoding.padding_mask[index]).sum())
-    return encoding.attention_weights[layer - 1][index, head - 1, :n, :n]
+    return encoding.attention_weights[layer - 1][index, head, :n, :n]
 
 
 # ---------------------------------------------------------------- the attention head
@@ -41,7 +42,8 @@ def real_weights(encoding, index, layer, head):
 
 def test_controls_cover_every_layer_head_and_real_token(explorer):
     layer, head, query = (explorer.controls[k] for k in ("layer", "head", "query"))
-    assert (layer.min, layer.max, head.min, head.max) == (1, 6, 1, 12)
+    assert (layer.min, layer.max, head.min, head.max) == (1, 6, 0, 11)
+    assert "heads from 0" in explorer.widget.children[0].value
     tokens = encode(pretrained.DEFAULT_SENTENCE).tokens[0]
     assert [value for _, value in query.options] == list(range(len(tokens)))
     assert [label.split(": ", 1)[1] for label, _ in query.options] == list(tokens)
@@ -54,7 +56,7 @@ def test_a_padded_text_offers_only_its_real_tokens(encoding):
 
 
 @pytest.mark.parametrize("index", [0, 1])
-@pytest.mark.parametrize("layer, head", [(1, 1), (1, 3), (4, 7), (6, 12)])
+@pytest.mark.parametrize("layer, head", [(1, 0), (1, 2), (4, 6), (6, 11)])
 def test_the_heatmap_is_the_encoding_s_weights_for_the_chosen_layer_and_head(encoding, index, layer, head):
     explorer = pretrained.AttentionHeadExplorer(encoding, index=index)
     state = set_controls(explorer, layer=layer, head=head, query=2)
@@ -64,7 +66,7 @@ def test_the_heatmap_is_the_encoding_s_weights_for_the_chosen_layer_and_head(enc
     np.testing.assert_array_equal([bar.get_height() for bar in explorer.bars], expected[2])
 
 
-@pytest.mark.parametrize("layer, head, query", [(1, 3, 9), (3, 10, 9), (2, 9, 4), (6, 1, 13), (5, 6, 0)])
+@pytest.mark.parametrize("layer, head, query", [(1, 2, 9), (3, 9, 9), (2, 8, 4), (6, 0, 13), (5, 5, 0)])
 def test_the_readout_names_the_key_numpy_s_argmax_picks(encoding, layer, head, query):
     explorer = pretrained.AttentionHeadExplorer(encoding, index=1)
     state = set_controls(explorer, layer=layer, head=head, query=query)
@@ -79,11 +81,22 @@ def test_the_readout_names_the_key_numpy_s_argmax_picks(encoding, layer, head, q
     assert hatched == [top]
 
 
-def test_layer_1_head_3_reads_the_previous_token(explorer):
+def test_layer_1_head_2_reads_the_previous_token(explorer):
     """The strongest previous-token head of the lesson: every word reads the one before it."""
     for query in range(1, explorer.n):
-        state = set_controls(explorer, layer=1, head=3, query=query)
+        state = set_controls(explorer, layer=1, head=2, query=query)
         assert state["top_key"] == query - 1 and state["previous_weight"] > 0.9, state
+
+
+def test_the_head_table_counts_layers_from_1_and_heads_from_0():
+    from encoder_lib.experiments.pretrained import head_pattern_table, top_heads
+
+    mean = np.zeros((6, 12))
+    mean[0, 2], mean[5, 0] = 1.0, 0.5  # block 1's head 2, block 6's head 0
+    assert top_heads(mean, k=2) == [(1, 2, 1.0), (6, 0, 0.5)]
+    table = head_pattern_table(encode(pretrained.DEFAULT_SENTENCE))
+    assert "layers count from 1, heads from 0" in table.splitlines()[0]
+    assert "layer 1 head 2: 1.00" in table  # the previous-token head the lesson names
 
 
 def test_the_outline_follows_the_query(explorer):
@@ -101,8 +114,8 @@ def test_each_control_changes_the_picture(explorer, control, value):
 
 
 def test_redrawn_picture_matches_a_fresh_full_draw(explorer):
-    set_controls(explorer, layer=3, head=10, query=9)
-    fresh = pretrained.AttentionHeadExplorer(layer=3, head=10, query=9)
+    set_controls(explorer, layer=3, head=9, query=9)
+    fresh = pretrained.AttentionHeadExplorer(layer=3, head=9, query=9)
     assert np.abs(pixels(explorer) - pixels(fresh)).mean() < 1.0
     assert explorer.state == fresh.state
 

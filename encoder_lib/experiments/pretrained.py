@@ -100,9 +100,18 @@ def head_patterns(encoding):
 
 
 def top_heads(mean, k=3):
-    """The ``k`` (layer, head, value) with the largest values of a (layers, heads) array, layers and heads from 1."""
+    """The ``k`` (layer, head, value) with the largest values of a (layers, heads) array.
+
+    Layers count from 1, as the blocks do (layer k is block k, whose weights
+    are ``attention_weights[k - 1]``); heads count from 0, as in lesson 02 and
+    as the arrays index them.
+
+    >>> mean = np.zeros((6, 12)); mean[0, 2] = 1.0
+    >>> top_heads(mean, k=1)  # block 1's head 2: attention_weights[0][:, 2]
+    [(1, 2, 1.0)]
+    """
     order = np.argsort(mean, axis=None)[::-1][:k]
-    return [(int(t // mean.shape[1]) + 1, int(t % mean.shape[1]) + 1, float(mean.flat[t])) for t in order]
+    return [(int(t // mean.shape[1]) + 1, int(t % mean.shape[1]), float(mean.flat[t])) for t in order]
 
 
 def _number(value, fmt):
@@ -145,8 +154,8 @@ def post_norm_table(traces, layers, real, eps):
 def head_pattern_table(encoding, k=3):
     """Lesson 08's table: for each pattern, the ``k`` heads that follow it most, and the median head."""
     means, counts = head_patterns(encoding)
-    lines = [f"{counts['[CLS]']} word pieces as queries, {counts['same word elsewhere']} of them words that occur again",
-             ""]
+    lines = [f"{counts['[CLS]']} word pieces as queries, {counts['same word elsewhere']} of them words that occur again; "
+             "layers count from 1, heads from 0", ""]
     for name in PATTERNS:
         best = ",  ".join(f"layer {layer} head {head}: {value:.2f}" for layer, head, value in top_heads(means[name], k))
         lines.append(f"{name:20s} {best};   median {np.median(means[name]):.2f}")

@@ -38,7 +38,7 @@ class AttentionHeadExplorer(Explorer):
 
     figsize = (8.4, 3.6)
 
-    def __init__(self, encoding=None, index=0, layer=1, head=1, query=1):
+    def __init__(self, encoding=None, index=0, layer=1, head=0, query=1):
         if encoding is None:
             encoding = encode(DEFAULT_SENTENCE)
         if not isinstance(encoding, Encoding):
@@ -55,7 +55,7 @@ class AttentionHeadExplorer(Explorer):
         query = min(max(int(query), 0), n - 1)
         controls = {
             "layer": slider("layer", min(max(layer, 1), n_layers), 1, n_layers),
-            "head": slider("head", min(max(head, 1), n_heads), 1, n_heads),
+            "head": slider("head", min(max(head, 0), n_heads - 1), 0, n_heads - 1),  # heads from 0, as in lesson 02
             "query": widgets.SelectionSlider(
                 options=[(f"{i}: {token}", i) for i, token in enumerate(self.tokens)], value=query,
                 description="query token", continuous_update=True, style={"description_width": "initial"}),
@@ -63,7 +63,7 @@ class AttentionHeadExplorer(Explorer):
         caption = ("Left: one head's weights, row = query token, column = key token (each row sums to 1); the "
                    "outlined row is the chosen query. Right: that row as bars, the key it reads most hatched. "
                    "Look for heads whose every row reads the previous token, [CLS] or [SEP], or the same word "
-                   "elsewhere.")
+                   "elsewhere. Layers count from 1 (layer k is block k), heads from 0, as in lesson 02.")
         super().__init__("What one head of all-MiniLM-L6-v2 reads", caption, controls)
 
     def setup(self, figure):
@@ -92,7 +92,7 @@ class AttentionHeadExplorer(Explorer):
         return drawing_order(changing, spines_of=[self.weights_map.axes, self.bars[0].axes])
 
     def draw(self, layer, head, query):
-        weights = self.weights[layer - 1, head - 1]  # (n, n): row = query, column = key
+        weights = self.weights[layer - 1, head]  # (n, n): row = query, column = key; layers from 1, heads from 0
         row = weights[query]  # (n,): what the query token reads
         top = int(np.argmax(row))
         plots.update_heatmap(self.weights_map, None, weights)
