@@ -52,13 +52,16 @@ publish-student: setup
 # Grade what is in submitted/<student_id>/<lesson>/<lesson>.ipynb: each answer cell runs
 # alone in a sandbox (bubblewrap), the results are judged outside it; scores go to
 # gradebook.db, grades.csv (as nbgrader export writes it) and grades_by_exercise.csv,
-# and a feedback page per learner to feedback/. Only submissions whose content changed
-# are graded again. FORCE=1 grades all; JOBS=n sets the workers (one per core);
-# TIME_LIMIT=s the seconds each exercise may run (10); UNSAFE=1 grades without a
+# and a feedback page per learner to feedback/. The grader takes the course's lock
+# first, then writes the student versions (as make student does) and grades. Only
+# submissions whose content changed are graded again. FORCE=1 grades all; JOBS=n sets
+# the workers (one per core); TIME_LIMIT=s the seconds each exercise may run (10);
+# GROUP_READABLE=1 lets your group read what it writes; UNSAFE=1 grades without a
 # sandbox where bubblewrap is missing (README: For teachers).
-grade: student
-	$(BIN)/python -m encoder_lib.grading.grader $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) \
-	    $(if $(UNSAFE),--unsafe) $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT))
+grade: setup
+	$(BIN)/python -m encoder_lib.grading.grader --release "$(BIN)/python -m tools.student" \
+	    $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) $(if $(UNSAFE),--unsafe) \
+	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable)
 
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab

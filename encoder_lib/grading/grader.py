@@ -1,50 +1,73 @@
 """`make grade`: every learner's lessons, graded in parallel sandboxes, judged outside them.
 
-    python -m encoder_lib.grading.grader [--root .] [--jobs N] [--force] [--unsafe]
+    python -m encoder_lib.grading.grader [--root .] [--jobs N] [--force] [--unsafe] [--release COMMAND]
 
-Reads ``submitted/<student_id>/<lesson>/<lesson>.ipynb`` (the layout
-``nbgrader collect`` writes) against ``release/<lesson>/`` (what ``make
-student`` wrote) and, for every exercise, runs its answer cell alone in a
-sandbox (``sandbox``) on the exercise's visible cases and on hidden ones
-drawn from the course's secret seed (``.grading-secret`` beside
-``gradebook.db``, created on first use, never released). The results come
-back as plain arrays and are compared here, where no learner code runs.
+Takes the course's lock (``.grading.lock``) first, then runs ``--release``
+(``make grade`` passes `make student`'s command, which writes ``release/``),
+then reads ``submitted/<student_id>/<lesson>/<lesson>.ipynb`` (the layout
+``nbgrader collect`` writes) against ``release/<lesson>/`` and, for every
+exercise, runs its answer cell alone in a sandbox (``sandbox``) on the
+exercise's visible cases and on hidden ones drawn for this very submission
+from the course's secret seed (``.grading-secret`` beside ``gradebook.db``,
+created on first use, never released) and the submission's SHA-256. The
+results come back as plain arrays and are compared here, where no learner
+code runs.
 
 A submission is graded again only when its content changed (a SHA-256 of the
 notebook) or the grader did; ``--force`` grades everything again. Learners
-are graded in parallel, one worker per core unless ``--jobs`` says.
+are graded in parallel, one worker per core unless ``--jobs`` says
+(``workers``); a worker that dies costs only its learner, whose lessons are
+then reported as not graded and graded again on the next run, as is any
+lesson on which the grader's own machinery failed: such a failure is never
+stored as the learner's result.
 
 Writes: the scores into ``gradebook.db`` and ``grades.csv`` (as ``nbgrader
 export`` writes it), ``grades_by_exercise.csv``, one feedback page per learner
 (``feedback/<student_id>/index.html``), and, per graded submission,
-``autograded/<student_id>/<lesson>/`` (the notebook and ``grading.json``).
-The exit status is non-zero only when the grader itself could not run.
+``autograded/<student_id>/<lesson>/`` (the notebook and ``grading.json``),
+all readable by the teacher only (``--group-readable``: by the group too).
+Every folder, cgroup and process it makes is gone when it ends, also after
+Ctrl+C. The exit status is non-zero only when the grader itself could not
+run: 2 when it could not start, 130 when interrupted.
 """
 
 import argparse
+import builtins
+import dataclasses
 import fcntl
 import hashlib
+import inspect
 import json
-import multiprocessing
 import os
 import secrets
-import shutil
+import shlex
+import signal
+import subprocess
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from . import report, sandbox, wire
+from . import report, sandbox, submissions, wire
 from .compare import Raised, allowed_names, build_cases, close, describe_difference, hidden_rngs, likely_mistake
 from .exercises import EXERCISES
-from .submissions import NOTEBOOK, ReleasedLesson, as_released, read_submission
+from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_notebook, read_submission
+from .workers import WorkerDied, Workers
 
 SECRET_FILE = ".grading-secret"
+LOCK_FILE = ".grading.lock"
 STATUSES = ("passed", "failed", "missing", "error", "timeout", "memory", "tampered")
+#: The longest answer cell run (the course's are a few kilobytes).
+MAX_ANSWER_CHARS = 500_000
+#: An exercise's time limit is for its visible cases, as the self-check runs them; its hidden cases get time in
+#: proportion, up to this many times the limit in all.
+MAX_TIME_FACTOR = 3.0
+#: A library call from an answer may take arrays up to this many times the largest its exercise's cases hold.
+CALL_GROWTH = 4
 
 
 @dataclass
@@ -93,111 +116,219 @@ def grader_version(secret, limits):
     return digest.hexdigest()[:16]
 
 
-def find_notebook(folder, lesson):
-    """``<lesson>.ipynb`` in a submission folder, or the only notebook there; None if there is none."""
-    expected = folder / f"{lesson}.ipynb"
-    if expected.is_file():
-        return expected
-    others = sorted(p for p in folder.glob("*.ipynb") if p.is_file())
-    return others[0] if len(others) == 1 else None
-
-
-# ---------------------------------------------------------------- one exercise
+# ---------------------------------------------------------------- an exercise's cases
 
 
 NOT_ANSWERED = "not answered: the answer cell still raises NotImplementedError"
 
-_CASES = {}  # exercise -> [Case]: built once per process, the same for the whole class
+_VISIBLE = {}  # exercise -> [Case]: built once per process, the same for the whole class
 
 
-def cases_for(name, secret):
-    if name not in _CASES:
-        exercise = EXERCISES[name]
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            _CASES[name] = build_cases(exercise, hidden_rngs(secret, name))
-    return _CASES[name]
+def _quietly(build, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return build(*args)
 
 
-def _erf(x):
-    """SciPy's erf, which every answer cell may use (the notebooks import it): on numbers only."""
-    from scipy.special import erf
-
-    x = np.asarray(x)
-    if x.dtype.kind not in "biuf":
-        raise TypeError(f"erf takes numbers, got an array of {x.dtype}")
-    return erf(x)
+def visible_cases(name):
+    """The exercise's visible cases, with their right results and catalogued mistakes (built once)."""
+    if name not in _VISIBLE:
+        _VISIBLE[name] = _quietly(build_cases, EXERCISES[name])
+    return _VISIBLE[name]
 
 
-def serve(message, allowed):
-    """Compute a library function the answer called through its stand-in, if its exercise may call it."""
+def _hidden_only(cases, rng, hidden):
+    return cases(rng, hidden) if hidden else []
+
+
+def hidden_cases(name, secret, submission, mistakes=False):
+    """The hidden cases of one submission (``submission`` its SHA-256): drawn from the secret and its content.
+    Without ``mistakes`` the catalogued mistakes' results are left out (they are needed for wrong answers only,
+    and all-MiniLM-L6-v2's six mistakes cost a second a submission)."""
+    exercise = EXERCISES[name]
+    hidden = dataclasses.replace(exercise, cases=partial(_hidden_only, exercise.cases),
+                                 mistakes=exercise.mistakes if mistakes else ())
+    return _quietly(build_cases, hidden, hidden_rngs(secret, name, submission=submission))
+
+
+def time_allowed(name, n_cases, limits):
+    """The seconds an answer's run may take: the limit for the visible cases, and in proportion for the rest."""
+    return limits.seconds * min(MAX_TIME_FACTOR, max(1.0, n_cases / max(1, len(visible_cases(name)))))
+
+
+# ---------------------------------------------------------------- the library functions an answer calls
+
+
+def _sizes(value):
+    """``(largest dimension, number of elements)`` of the arrays in a value (lists, dicts and ``Call``s too)."""
+    if isinstance(value, np.ndarray):
+        return max(value.shape, default=1), value.size
+    items = value.values() if isinstance(value, dict) else value.args if isinstance(value, wire.Call) else \
+        value if isinstance(value, (list, tuple)) else ()
+    found = [_sizes(v) for v in items]
+    return max((d for d, _ in found), default=0), sum(n for _, n in found)
+
+
+@dataclass
+class CallBudget:
+    """What one exercise's library calls may take: arrays at most ``CALL_GROWTH`` times the largest of its cases
+    (in elements and in each dimension), and ``seconds`` of the grader's time in all."""
+
+    dimension: int
+    elements: int
+    seconds: float
+    refused: list = field(default_factory=list)
+
+    @classmethod
+    def of(cls, cases, limits):
+        sizes = [_sizes([case.args, case.kwargs]) for case in cases]
+        return cls(CALL_GROWTH * max(d for d, _ in sizes) + 16, CALL_GROWTH * max(n for _, n in sizes) + 4096,
+                   float(limits.seconds))
+
+    def refusal(self, name, args, kwargs):
+        """Why the call ``el.<name>(*args, **kwargs)`` is refused, or None."""
+        dimension, elements = _sizes([args, kwargs])
+        if dimension > self.dimension or elements > self.elements:
+            return (f"el.{name} was called on arrays far larger than this exercise's checks use (a dimension of "
+                    f"{dimension}, {elements} numbers): the grader refused to compute it")
+        if self.seconds <= 0:
+            return "its calls to the library took more of the grader's time than the exercise's time limit"
+        return None
+
+
+def _library_value(name, args, kwargs):
     import encoder_lib
 
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        value = getattr(encoder_lib, name)(*args, **kwargs)
+    wire.encode(value)
+    return value
+
+
+def serve(message, allowed, budget=None):
+    """Compute a library function the answer called through its stand-in, if its exercise may call it and the
+    call is within ``budget`` (a ``CallBudget``, which records what it refused)."""
     name, args, kwargs = message.get("name"), message.get("args"), message.get("kwargs")
     if name not in allowed or not isinstance(args, list) or not isinstance(kwargs, dict):
         return {"kind": "error", "type": "TypeError", "message": f"el.{name} is not available to this exercise"}
+    why = budget.refusal(name, args, kwargs) if budget else None
+    if why:
+        budget.refused.append(why)
+        return {"kind": "error", "type": "RuntimeError", "message": why}
+    started = time.monotonic()
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            value = _erf(*args, **kwargs) if name == "erf" else getattr(encoder_lib, name)(*args, **kwargs)
-        wire.encode(value)
+        return {"kind": "value", "value": _library_value(name, args, kwargs)}
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         return {"kind": "error", "type": type(exc).__name__, "message": str(exc)[:2000]}
     except Exception as exc:  # the library refused in another way: the answer's call was wrong
         return {"kind": "error", "type": "RuntimeError", "message": f"{type(exc).__name__}: {exc}"[:2000]}
-    return {"kind": "value", "value": value}
+    finally:
+        if budget:
+            budget.seconds -= time.monotonic() - started
 
 
-def judge(exercise, cases, events, ending, limits):
-    """``(status, points, note)`` from what the sandbox reported."""
+# ---------------------------------------------------------------- judging
+
+
+def _ending(exercise, cases, events, ending, limits):
+    """``(status, points, note)`` when the run ended before its cases can be judged, else None."""
+    refused = next((e for e in events if e.get("kind") == "refused"), None)
+    if refused:
+        return "error", 0, refused["why"]
     if ending.get("status") == "timeout":
         done = {e.get("case") for e in events if e.get("kind") in ("result", "raised")}
         pending = next((c.description for i, c in enumerate(cases) if i not in done), None)
-        return "timeout", 0, (f"stopped after {limits.seconds:g} s, the time limit of one exercise (an endless "
+        seconds = time_allowed(exercise.name, len(cases), limits)
+        return "timeout", 0, (f"stopped after {seconds:g} s, the time limit of this exercise's checks (an endless "
                               f"loop?)" + (f", while checking: {pending}" if pending else ""))
     failed = next((e for e in events if e.get("kind") == "cell_failed"), None)
     if failed:
         if failed.get("memory"):
             return "memory", 0, f"the answer cell ran out of memory (the limit is {limits.memory_bytes // 2**20} MiB)"
         return "error", 0, f"the answer cell itself failed: {failed.get('error')}"
+    return None
+
+
+def changed_note(exercise, changed):
+    """What to say of an answer that changed the inputs ``changed`` (positions and keyword names) in place."""
+    parameters = list(inspect.signature(exercise.reference).parameters)
+    names = [parameters[c] if isinstance(c, int) and c < len(parameters) else str(c) for c in changed]
+    many = len(names) > 1
+    return (f"it changed its input{'s' * many} {' and '.join(names)} in place (the caller's "
+            f"{'arrays' if many else 'array'} must be left as {'they were' if many else 'it was'}: work on a copy, "
+            f"e.g. {names[0]} = np.where(...) rather than {names[0]}[...] = ...)")
+
+
+def _raised_text(event, hidden):
+    """The error an answer raised, as a note shows it: on a hidden check its kind only (a learner's message or
+    exception class could carry the hidden inputs out), and only a built-in kind by its name."""
+    if not hidden:
+        return event.get("error")
+    kind = Raised.from_text(event.get("error", "")).kind
+    known = isinstance(getattr(builtins, kind, None), type) and issubclass(getattr(builtins, kind), BaseException)
+    return f"{kind if known else 'an exception'} (on a hidden check its message is not shown)"
+
+
+def _case_problem(exercise, case, event, hidden):
+    """``(problem, mistake)`` of one case's event: what went wrong in words (None if nothing), the likely mistake."""
+    problem, mistake = None, None
+    if event["kind"] == "raised":
+        problem = f"{case.description}: it raised {_raised_text(event, hidden)}"
+        mistake = likely_mistake(Raised.from_text(event.get("error", "")), case)
+    else:
+        got = event.get("value")
+        if isinstance(got, wire.Unsupported):
+            problem = f"{case.description}: it returned {got!r}, not an array of numbers"
+        elif not close(got, case.expected):
+            problem = f"{case.description}: {describe_difference(got, case.expected)}"
+            mistake = likely_mistake(got, case)
+    if event.get("changed"):
+        problem = f"{case.description}: {changed_note(exercise, event['changed'])}"
+    return problem, mistake
+
+
+def judge(exercise, cases, events, ending, limits):
+    """``(status, points, note)`` from what the sandbox reported."""
+    ended = _ending(exercise, cases, events, ending, limits)
+    if ended:
+        return ended
     by_case = {e.get("case"): e for e in events if e.get("kind") in ("result", "raised")}
+    visible = len(visible_cases(exercise.name))
     first_problem, mistake = None, None
     for i, case in enumerate(cases):
         event = by_case.get(i)
         if event is None:
             detail = ending.get("detail") or "it stopped"
             return "error", 0, f"the answer's process ended early ({detail}), while checking: {case.description}"
-        if event["kind"] == "raised":
-            if event.get("not_done"):
-                return "failed", 0, NOT_ANSWERED
-            if event.get("memory"):
-                return "memory", 0, (f"{case.description}: it ran out of memory "
-                                     f"(the limit is {limits.memory_bytes // 2**20} MiB)")
-            problem = f"{case.description}: it raised {event.get('error')}"
-            mistake = mistake or likely_mistake(Raised.from_text(event.get("error", "")), case)
-        else:
-            got = event.get("value")
-            if isinstance(got, wire.Unsupported):
-                problem = f"{case.description}: it returned {got!r}, not an array of numbers"
-            elif close(got, case.expected):
-                continue
-            else:
-                problem = f"{case.description}: {describe_difference(got, case.expected)}"
-                mistake = mistake or likely_mistake(got, case)
-        first_problem = first_problem or problem
+        if event["kind"] == "raised" and event.get("not_done"):
+            return "failed", 0, NOT_ANSWERED
+        if event["kind"] == "raised" and event.get("memory"):
+            return "memory", 0, (f"{case.description}: it ran out of memory "
+                                 f"(the limit is {limits.memory_bytes // 2**20} MiB)")
+        problem, found = _case_problem(exercise, case, event, hidden=i >= visible)
+        first_problem, mistake = first_problem or problem, mistake or found
     if first_problem is None:
         return "passed", exercise.points, ""
     return "failed", 0, first_problem + (f". Likely mistake: {mistake}" if mistake else "")
 
 
-def grade_answer(box, name, source, secret, limits):
-    """Run one answer in ``box`` (a started Sandbox) and judge it: ``(status, points, note)``."""
+def grade_answer(box, name, source, secret, limits, submission=None):
+    """Run one answer in ``box`` (a started Sandbox) on the visible cases and the hidden ones of ``submission``
+    (its SHA-256), and judge it: ``(status, points, note)``."""
     exercise = EXERCISES[name]
-    cases = cases_for(name, secret)
-    allowed = allowed_names(exercise, cases) | {"erf"}
-    events, ending = box.run(name, source, [(c.args, c.kwargs) for c in cases], exercise.uses,
-                             exercise.may_call, limits, lambda message: serve(message, allowed))
-    return judge(exercise, cases, events, ending, limits)
+    cases = visible_cases(name) + hidden_cases(name, secret, submission)
+    allowed = allowed_names(exercise, cases)
+    budget = CallBudget.of(cases, limits)
+    events, ending = box.run(name, source, [(c.args, c.kwargs) for c in cases], exercise.uses, exercise.may_call,
+                             limits, partial(serve, allowed=allowed, budget=budget), calls=allowed,
+                             seconds=time_allowed(name, len(cases), limits))
+    events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
+    verdict = judge(exercise, cases, events, ending, limits)
+    if verdict[0] != "failed" or verdict[2] == NOT_ANSWERED:
+        return verdict
+    return judge(exercise, visible_cases(name) + hidden_cases(name, secret, submission, mistakes=True), events,
+                 ending, limits)  # a wrong answer: now with the mistakes' results, to name its mistake
 
 
 # ---------------------------------------------------------------- one learner
@@ -205,7 +336,7 @@ def grade_answer(box, name, source, secret, limits):
 
 @dataclass(frozen=True)
 class Task:
-    """One learner's submissions to grade: ``[(lesson, notebook path or None)]``."""
+    """One learner's submissions to grade: ``[(lesson, notebook path)]``."""
 
     student_id: str
     lessons: tuple
@@ -215,155 +346,298 @@ class Task:
     unsafe: bool
 
 
+@dataclass
+class Graded:
+    """One lesson as a worker graded it: its results, the SHA-256 of the bytes graded, and ``failure`` (in words)
+    when the grader's own machinery failed on it, which is then not stored and is graded again next run."""
+
+    results: list
+    digest: str = None
+    failure: str = None
+
+
+def lesson_rows(student, lesson, status, note):
+    """Every exercise of a lesson with the same status and note (a lesson that could not be graded)."""
+    return [Result(student, lesson, name, 0.0, float(EXERCISES[name].points), status, note)
+            for name in lessons_with_exercises()[lesson]]
+
+
+def _tampered(status, note, notes):
+    return "tampered", "; ".join(notes) + f". Graded from the answer cell alone: {status}" + (f" ({note})" if note else "")
+
+
+class Learner:
+    """One learner graded in a worker: one sandbox, started when an answer first needs it, restarted if one dies."""
+
+    def __init__(self, task):
+        self.task, self.root, self.box = task, Path(task.root), None
+
+    def close(self):
+        if self.box is not None:
+            self.box.close()
+            self.box = None
+
+    def run(self, name, source, digest):
+        """``(status, points, note)`` of one answer; a sandbox that dies while it runs gets a second chance."""
+        why = None
+        for _ in range(2):
+            if self.box is None:
+                self.box = sandbox.Sandbox(unsafe=self.task.unsafe, limits=self.task.limits)
+            try:
+                return grade_answer(self.box, name, source, self.task.secret, self.task.limits, digest)
+            except sandbox.SandboxFailed:
+                self.box = None
+                raise
+            except sandbox.SandboxDied as exc:
+                self.box, why = None, exc
+        return "error", 0, f"the sandbox ended while running this answer, twice ({why})"
+
+    def exercise(self, lesson, name, reading, released, digest):
+        """The ``Result`` of one exercise of a submission read as ``reading``."""
+        source = reading.answers.get(name)
+        if reading.unreadable:
+            status, score, note = "error", 0, reading.unreadable
+        elif source is None:
+            status, score, note = "failed", 0, "no answer cell"
+        elif as_released(source, released, name):
+            # the stub as released raises NotImplementedError: known without a sandbox, or the cases
+            # (lesson 08's hold 14 MB of a model's weights) crossing into it for nothing
+            status, score, note = "failed", 0, NOT_ANSWERED
+        elif len(source) > MAX_ANSWER_CHARS:
+            status, score, note = "error", 0, (f"the answer cell has {len(source)} characters: at most "
+                                               f"{MAX_ANSWER_CHARS} are run")
+        else:
+            status, score, note = self.run(name, source, digest)
+        if reading.tampering.get(name):
+            status, note = _tampered(status, note, reading.tampering[name])
+        return Result(self.task.student_id, lesson, name, float(score), float(EXERCISES[name].points), status, note)
+
+    def lesson(self, lesson, path):
+        """One lesson's ``Graded``; the notebook as graded is kept in autograded/."""
+        student = self.task.student_id
+        try:
+            data = read_notebook(path)
+        except NotebookProblem as problem:
+            return Graded(lesson_rows(student, lesson, problem.status, problem.note))
+        digest = hashlib.sha256(data).hexdigest()
+        released = ReleasedLesson.from_text((self.root / "release" / lesson / f"{lesson}.ipynb").read_text())
+        reading = read_submission(data, released, lessons_with_exercises()[lesson])
+        results = [self.exercise(lesson, name, reading, released, digest) for name in lessons_with_exercises()[lesson]]
+        if reading.tampering.get(NOTEBOOK):
+            results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered", "; ".join(reading.tampering[NOTEBOOK])))
+        folder = report.make_folder(self.root / "autograded" / student / lesson)
+        report.write_file(folder / f"{lesson}.ipynb", data)
+        return Graded(results, digest)
+
+
+def _machine_failure(student, lesson, why):
+    note = f"not graded: the grader's machine failed here, not the answer ({why}); graded again on the next run"
+    return Graded(lesson_rows(student, lesson, "error", report.plain_text(note)[:600]), failure=why)
+
+
 def grade_learner(task):
-    """Grade one learner's lessons (in one sandbox, restarted if an answer breaks it); ``{lesson: [Result]}``."""
+    """Grade one learner's lessons (in one sandbox, restarted if an answer breaks it); ``(student, {lesson: Graded})``."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, user_api="blas")  # the stand-ins' computations are small; workers share the cores
-    root = Path(task.root)
-    lessons = lessons_with_exercises()
-    box = None
-    graded = {}
+    learner, graded = Learner(task), {}
     try:
         for lesson, path in task.lessons:
-            names = lessons[lesson]
-            released = ReleasedLesson.from_text((root / "release" / lesson / f"{lesson}.ipynb").read_text())
-            reading = read_submission(Path(path).read_text(errors="replace"), released, names)
-            results = []
-            for name in names:
-                points = EXERCISES[name].points
-                source = reading.answers.get(name)
-                if reading.unreadable:
-                    status, score, note = "error", 0, reading.unreadable
-                elif source is None:
-                    status, score, note = "failed", 0, "no answer cell"
-                elif as_released(source, released, name):
-                    # the stub as released raises NotImplementedError: known without a sandbox, or the cases
-                    # (lesson 08's hold 14 MB of a model's weights) crossing into it for nothing
-                    status, score, note = "failed", 0, NOT_ANSWERED
-                else:
-                    try:
-                        if box is None:
-                            box = sandbox.Sandbox(unsafe=task.unsafe)
-                        status, score, note = grade_answer(box, name, source, task.secret, task.limits)
-                    except sandbox.SandboxDied as exc:
-                        box = None
-                        status, score, note = "error", 0, f"the sandbox ended while running this answer ({exc})"
-                tampered = reading.tampering.get(name)
-                if tampered:
-                    note = "; ".join(tampered) + (f". Graded from the answer cell alone: {status}"
-                                                   + (f" ({note})" if note else ""))
-                    status = "tampered"
-                results.append(Result(task.student_id, lesson, name, float(score), float(points), status, note))
-            if reading.tampering.get(NOTEBOOK):
-                results.append(Result(task.student_id, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
-                                      "; ".join(reading.tampering[NOTEBOOK])))
-            graded[lesson] = results
+            try:
+                graded[lesson] = learner.lesson(lesson, path)
+            except sandbox.SandboxFailed as exc:
+                graded[lesson] = _machine_failure(task.student_id, lesson, str(exc))
+            except Exception as exc:  # the grader's own bug on this file: said, never stored as the learner's result
+                graded[lesson] = _machine_failure(task.student_id, lesson, f"{type(exc).__name__}: {exc}"[:300])
     finally:
-        if box is not None:
-            box.close()
+        learner.close()
     return task.student_id, graded
 
 
 # ---------------------------------------------------------------- the class
 
 
-def missing_results(student_id, lesson):
-    return [Result(student_id, lesson, name, 0.0, float(EXERCISES[name].points), "missing", "not handed in")
-            for name in lessons_with_exercises()[lesson]]
-
-
 def cached(folder, digest, version):
     """The results stored for this exact submission by this exact grader, or None."""
     try:
         stored = json.loads((folder / "grading.json").read_text())
-    except (OSError, ValueError):
+        if stored.get("submission_sha256") != digest or stored.get("grader") != version:
+            return None
+        return [Result(**row) for row in stored["results"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    if stored.get("submission_sha256") != digest or stored.get("grader") != version:
-        return None
-    return [Result(**row) for row in stored["results"]]
 
 
-def store(folder, notebook, digest, version, results):
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(notebook, folder / notebook.name)
+def store(folder, digest, version, results):
     payload = {"submission_sha256": digest, "grader": version, "results": [asdict(r) for r in results]}
-    (folder / "grading.json").write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+    report.write_file(report.make_folder(folder) / "grading.json", json.dumps(payload, indent=1, sort_keys=True) + "\n")
+
+
+@dataclass
+class ClassRun:
+    """One `make grade` of a class: what it found, what it graded, and what it says at the end."""
+
+    root: Path
+    limits: sandbox.Limits
+    force: bool
+    unsafe: bool
+    out: object
+    results: dict = field(default_factory=dict)  # (student, lesson) -> [Result]
+    handed_in: dict = field(default_factory=dict)  # (student, lesson) -> notebook path, for the gradebook
+    tasks: list = field(default_factory=list)
+    notices: list = field(default_factory=list)
+    machine: list = field(default_factory=list)  # (student, lesson, why)
+    counts: dict = field(default_factory=lambda: {"regraded": 0, "reused": 0})
+
+    def __post_init__(self):
+        self.started = time.perf_counter()
+        self.secret = course_secret(self.root)
+        self.version = grader_version(self.secret, self.limits)
+        self.lessons = lessons_with_exercises()
+        for lesson in self.lessons:
+            if not (self.root / "release" / lesson / f"{lesson}.ipynb").is_file():
+                raise SystemExit(f"release/{lesson}/{lesson}.ipynb is missing: run `make student` first")
+
+    def plan(self):
+        """Find every learner's lessons and decide, for each, missing, reported, stored, or to grade."""
+        found = submissions.scan(self.root / "submitted", self.lessons)
+        self.notices += found.notices
+        known = {submissions.safe_name(s) for s in report.gradebook_students(self.root)}
+        self.students = sorted(set(found.students) | known)
+        for student in self.students:
+            lessons = [self.plan_lesson(found.handed.get((student, lesson)), student, lesson) for lesson in self.lessons]
+            to_grade = tuple(todo for todo in lessons if todo)
+            if to_grade:
+                self.tasks.append(Task(student, to_grade, str(self.root), self.secret, self.limits, self.unsafe))
+
+    def plan_lesson(self, handed, student, lesson):
+        """``(lesson, path)`` if it is to be graded now; otherwise its results are set here."""
+        if handed is None:
+            self.results[student, lesson] = lesson_rows(student, lesson, "missing", "not handed in")
+        elif handed.problem:
+            self.results[student, lesson] = lesson_rows(student, lesson, handed.status, handed.problem)
+        else:
+            try:
+                digest = hashlib.sha256(read_notebook(handed.path)).hexdigest()
+            except NotebookProblem as problem:
+                self.results[student, lesson] = lesson_rows(student, lesson, problem.status, problem.note)
+                return None
+            self.handed_in[student, lesson] = handed.path
+            previous = None if self.force else cached(self.root / "autograded" / student / lesson, digest, self.version)
+            if previous is None:
+                return lesson, str(handed.path)
+            self.results[student, lesson] = previous
+            self.counts["reused"] += 1
+        return None
+
+    def take(self, student, graded, gradebook):
+        """Keep one worker's results: stored and recorded, unless the machine failed on them."""
+        for lesson, lesson_graded in graded.items():
+            self.results[student, lesson] = lesson_graded.results
+            if lesson_graded.failure:
+                self.machine.append((student, lesson, lesson_graded.failure))
+                continue
+            store(self.root / "autograded" / student / lesson, lesson_graded.digest, self.version, lesson_graded.results)
+            self.record(gradebook, student, lesson, lesson_graded.results)
+            self.counts["regraded"] += 1
+
+    def record(self, gradebook, student, lesson, rows):
+        problem = gradebook.record(student, lesson, self.handed_in[student, lesson], rows)
+        if problem:
+            self.notices.append(f"{student} {lesson}: {problem}")
+
+    def grade(self, jobs):
+        """Grade the tasks in ``jobs`` workers, recording each learner as they come in."""
+        with Workers(grade_learner, jobs) as pool:
+            results = pool.results(self.tasks)  # the workers are forked here, before the gradebook opens
+            gradebook = report.GradebookWriter(self.root, self.students)
+            try:
+                for (student, lesson), rows in sorted(self.results.items()):
+                    if (student, lesson) in self.handed_in:  # unchanged since the last run: make sure the gradebook has it
+                        self.record(gradebook, student, lesson, rows)
+                for done, (task, value) in enumerate(results, 1):
+                    self.take(task.student_id, self.worker_died(task, value) if isinstance(value, WorkerDied)
+                              else value[1], gradebook)
+                    self.progress(done)
+            finally:
+                gradebook.close()
+
+    def worker_died(self, task, died):
+        return {lesson: _machine_failure(task.student_id, lesson, died.why) for lesson, _ in task.lessons}
+
+    def progress(self, done):
+        if done % max(1, len(self.tasks) // 10) == 0 or done == len(self.tasks):
+            self.out(f"  {done} of {len(self.tasks)} learners graded ({time.perf_counter() - self.started:.0f} s)")
+
+    def write(self, jobs, limits_text):
+        ordered = [r for student in self.students for lesson in self.lessons for r in self.results[student, lesson]]
+        report.write_csvs(self.root, ordered)
+        report.write_feedback(self.root, ordered)
+        missing = sum(rows[0].status == "missing" for rows in self.results.values())
+        summary = {"learners": len(self.students), "lessons": len(self.lessons),
+                   "handed_in": len(self.students) * len(self.lessons) - missing, "missing": missing,
+                   **self.counts, "seconds": time.perf_counter() - self.started, "jobs": jobs, "unsafe": self.unsafe,
+                   "notices": self.notices, "machine": self.machine, "limits": limits_text}
+        return ordered, summary
+
+
+def limits_text(session, limits):
+    """In words, what bounds each sandbox on this machine."""
+    per_exercise = f"{limits.seconds:g} s and {limits.memory_bytes // 2**20} MiB an exercise"
+    if session.cgroups is not None:
+        return (f"{per_exercise}; each sandbox in a cgroup (v{session.cgroups.version}) of its own: at most "
+                f"{(limits.memory_bytes + sandbox.SANDBOX_EXTRA_BYTES) // 2**20} MiB and {sandbox.SANDBOX_TASKS} tasks")
+    threads = "answers may start threads" if os.geteuid() != 0 else "answers may start no threads"
+    return f"{per_exercise}; no cgroups here: limits per process only ({threads})"
 
 
 def grade_class(root, jobs=None, force=False, unsafe=False, limits=sandbox.Limits(), out=print):
     """Grade every submission in ``root``/submitted; returns ``(results, summary dict)``."""
-    root = Path(root).resolve()
-    started = time.perf_counter()
-    secret = course_secret(root)
-    version = grader_version(secret, limits)
-    lessons = lessons_with_exercises()
-    for lesson in lessons:
-        if not (root / "release" / lesson / f"{lesson}.ipynb").is_file():
-            raise SystemExit(f"release/{lesson}/{lesson}.ipynb is missing: run `make student` first")
-    submitted = root / "submitted"
-    students = sorted(p.name for p in submitted.iterdir() if p.is_dir() and not p.name.startswith(".")) \
-        if submitted.is_dir() else []
-    students = sorted(set(students) | set(report.gradebook_students(root)))
-
-    results, tasks, reused, regraded = {}, [], 0, 0
-    digests = {}
-    for student in students:
-        to_grade = []
-        for lesson in lessons:
-            folder = submitted / student / lesson
-            notebook = find_notebook(folder, lesson) if folder.is_dir() else None
-            if notebook is None:
-                results[student, lesson] = missing_results(student, lesson)
-                continue
-            digest = hashlib.sha256(notebook.read_bytes()).hexdigest()
-            digests[student, lesson] = (notebook, digest)
-            previous = None if force else cached(root / "autograded" / student / lesson, digest, version)
-            if previous is not None:
-                results[student, lesson] = previous
-                reused += 1
-            else:
-                to_grade.append((lesson, str(notebook)))
-        if to_grade:
-            tasks.append(Task(student, tuple(to_grade), str(root), secret, limits, unsafe))
-
+    run = ClassRun(Path(root).resolve(), limits, force, unsafe, out)
+    run.plan()
     for name in EXERCISES:  # built once here; the workers inherit them
-        cases_for(name, secret)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks))) if tasks else 0
-    if tasks:
-        out(f"grading {sum(len(t.lessons) for t in tasks)} submissions of {len(tasks)} learners "
-            f"with {jobs} worker{'s' * (jobs > 1)}" + (" WITHOUT a sandbox (--unsafe)" if unsafe else ""))
-    with ProcessPoolExecutor(max_workers=max(jobs, 1), mp_context=multiprocessing.get_context("fork")) as pool:
-        graded_learners = pool.map(grade_learner, tasks, chunksize=1)  # the workers start here, before the gradebook opens
-        gradebook = report.GradebookWriter(root, students)
+        visible_cases(name)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(run.tasks))) if run.tasks else 0
+    session = sandbox.open_session()
+    try:
+        described = limits_text(session, limits)
+        if run.tasks:
+            out(f"grading {sum(len(t.lessons) for t in run.tasks)} submissions of {len(run.tasks)} learners "
+                f"with {jobs} worker{'s' * (jobs > 1)}" + (" WITHOUT a sandbox (--unsafe)" if unsafe else ""))
+            run.grade(jobs)
+    finally:
+        sandbox.close_session()
+    return run.write(jobs, described)
+
+
+# ---------------------------------------------------------------- the command
+
+
+class Lock:
+    """The course's lock (``.grading.lock``), taken before anything is touched; ``holder`` names who has it."""
+
+    def __init__(self, root):
+        self.fd = os.open(Path(root) / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            for (student, lesson), rows in sorted(results.items()):
-                if (student, lesson) in digests:  # unchanged since the last run: make sure the gradebook has it
-                    gradebook.record(student, lesson, digests[student, lesson][0], rows)
-            done, step = 0, max(1, len(tasks) // 10)
-            for student, graded in graded_learners:  # recorded while the other learners are graded
-                for lesson, rows in graded.items():
-                    notebook, digest = digests[student, lesson]
-                    store(root / "autograded" / student / lesson, notebook, digest, version, rows)
-                    gradebook.record(student, lesson, notebook, rows)
-                    results[student, lesson] = rows
-                    regraded += 1
-                done += 1
-                if done % step == 0 or done == len(tasks):
-                    out(f"  {done} of {len(tasks)} learners graded ({time.perf_counter() - started:.0f} s)")
-        finally:
-            gradebook.close()
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.holder = os.pread(self.fd, 200, 0).decode(errors="replace").strip() or "another process"
+            os.close(self.fd)
+            self.fd = None
+            return
+        self.holder = None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, f"process {os.getpid()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode(), 0)
 
-    ordered = [r for student in students for lesson in lessons for r in results[student, lesson]]
-    report.write_csvs(root, ordered)
-    report.write_feedback(root, ordered)
-    summary = {"learners": len(students), "lessons": len(lessons), "handed_in": len(digests),
-               "missing": len(students) * len(lessons) - len(digests), "regraded": regraded, "reused": reused,
-               "seconds": time.perf_counter() - started, "jobs": jobs, "unsafe": unsafe}
-    return ordered, summary
+    def release(self):
+        if self.fd is not None:
+            os.ftruncate(self.fd, 0)
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
 
 
-def main(argv=None):
+def _arguments(argv):
     parser = argparse.ArgumentParser(prog="make grade", description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the course folder (default: here)")
     parser.add_argument("--jobs", type=int, default=None, help="learners graded at once (default: one per core)")
@@ -373,38 +647,76 @@ def main(argv=None):
     parser.add_argument("--seconds", type=float, default=sandbox.Limits.seconds, help="time limit per exercise")
     parser.add_argument("--memory-mib", type=int, default=sandbox.Limits.memory_bytes // 2**20,
                         help="memory limit per exercise, MiB")
+    parser.add_argument("--release", default=None,
+                        help="a command that writes release/ (make student's), run once the lock is held")
+    parser.add_argument("--group-readable", action="store_true",
+                        help="make what the grader writes readable by your group too (default: by you only)")
     args = parser.parse_args(argv)
-    root = args.root.resolve()
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    if args.seconds <= 0 or args.memory_mib < 64:
+        parser.error(f"--seconds must be above 0 and --memory-mib at least 64, got {args.seconds} and {args.memory_mib}")
+    return args
+
+
+def _cannot_start(root, args):
+    """Why grading cannot start (a sentence), or None."""
     if not (root / "gradebook.db").is_file():
-        print(f"{root / 'gradebook.db'} is missing: run `make student` first", file=sys.stderr)
-        return 2
+        return f"{root / 'gradebook.db'} is missing: run `make student` first"
     if not (root / "submitted").is_dir() or not any((root / "submitted").iterdir()):
-        print("nothing to grade: put submissions in submitted/<student_id>/<lesson>/<lesson>.ipynb "
-              "(nbgrader collect does)", file=sys.stderr)
-        return 2
-    if not args.unsafe:
-        problem = sandbox.sandbox_problem()
-        if problem:
-            print(f"make grade runs learners' code in a sandbox, and cannot make one here: {problem}.\n"
-                  f"To grade anyway, with the learners' code running under your account and able to read and "
-                  f"change your files: make grade UNSAFE=1", file=sys.stderr)
+        return ("nothing to grade: put submissions in submitted/<student_id>/<lesson>/<lesson>.ipynb "
+                "(nbgrader collect does)")
+    problem = None if args.unsafe else sandbox.sandbox_problem()
+    if problem:
+        return (f"make grade runs learners' code in a sandbox, and cannot make one here: {problem}.\n"
+                f"To grade anyway, with the learners' code running under your account and able to read and "
+                f"change your files: make grade UNSAFE=1")
+    return None
+
+
+def _grade_locked(root, args):
+    if args.release:
+        made = subprocess.run(shlex.split(args.release), cwd=root)
+        if made.returncode != 0:
+            print(f"{args.release} failed (exit status {made.returncode}): nothing graded", file=sys.stderr)
             return 2
-    lock = open(root / ".grading.lock", "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print("another `make grade` is running in this course; wait for it to finish", file=sys.stderr)
+    problem = _cannot_start(root, args)
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    try:
-        limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
-        results, summary = grade_class(root, args.jobs, args.force, args.unsafe, limits)
-        print(report.summary_text(results, summary))
-    finally:
-        fcntl.flock(lock, fcntl.LOCK_UN)
-        lock.close()
+    limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
+    results, summary = grade_class(root, args.jobs, args.force, args.unsafe, limits)
+    print(report.summary_text(results, summary))
     return 0
+
+
+def _interrupted(*_):
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    args = _arguments(argv)
+    root = args.root.resolve()
+    if not root.is_dir():
+        print(f"{root} is not a folder: --root must be the course folder", file=sys.stderr)
+        return 2
+    lock = Lock(root)
+    if lock.holder:
+        print(f"another `make grade` is running in this course ({lock.holder}); wait for it to finish: "
+              f"nothing was changed", file=sys.stderr)
+        return 2
+    mask = os.umask(0o027 if args.group_readable else 0o077)
+    terminate = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        return _grade_locked(root, args)
+    except KeyboardInterrupt:
+        print("make grade was interrupted: what it graded so far is kept, the rest is graded on the next run; "
+              "its sandboxes, workers and scratch folders are gone", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, terminate)
+        os.umask(mask)
+        lock.release()
 
 
 if __name__ == "__main__":

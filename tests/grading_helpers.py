@@ -1,0 +1,72 @@
+"""What the grader's tests share: a sampler of a process tree, and what a grader left behind."""
+
+import os
+import threading
+import time
+from pathlib import Path
+
+
+def _stat(pid):
+    """``(parent pid, start time)`` of a process, or None if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[1]), int(fields[19])
+
+
+class TreeSampler:
+    """Samples, every ``every`` seconds, the process tree under one process: its summed RSS (``peak`` is the
+    largest sum seen), and every process it held (``seen``: pid -> (start time, command line))."""
+
+    def __init__(self, pid, every=0.2):
+        self.root, self.every, self.peak, self.seen = pid, every, 0, {}
+        self.running = True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _tree(self):
+        parents = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and (stat := _stat(entry.name)) is not None:
+                parents[int(entry.name)] = stat
+        tree, frontier = {self.root}, [self.root]
+        while frontier:
+            frontier = [pid for pid, (parent, _) in parents.items() if parent in frontier and pid not in tree]
+            tree.update(frontier)
+        return {pid: parents[pid][1] for pid in tree if pid in parents}
+
+    def _run(self):
+        page = os.sysconf("SC_PAGE_SIZE")
+        while self.running:
+            total = 0
+            for pid, start in self._tree().items():
+                try:
+                    total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+                    if pid not in self.seen:
+                        self.seen[pid] = (start, Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+                except (OSError, IndexError, ValueError):
+                    pass
+            self.peak = max(self.peak, total)
+            time.sleep(self.every)
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+
+    def alive(self):
+        """The processes seen that are still running (the same pid with the same start time)."""
+        return {pid: cmd for pid, (start, cmd) in self.seen.items() if (_stat(pid) or (0, None))[1] == start}
+
+
+def leftovers_of(sampler):
+    """What the graders among the processes ``sampler`` saw left behind: processes still running, scratch
+    folders in /tmp, cgroups (each named ``encoder-grader-<pid>-...`` after its grader's process)."""
+    found = [f"process {pid}: {cmd}" for pid, cmd in sampler.alive().items()]
+    graders = [pid for pid, (_, cmd) in sampler.seen.items() if "encoder_lib.grading.grader" in cmd]
+    for pid in graders:
+        found += [str(p) for p in Path("/tmp").glob(f"encoder-grader-{pid}-*")]
+        for controller in Path("/sys/fs/cgroup").iterdir() if Path("/sys/fs/cgroup").is_dir() else ():
+            if controller.is_dir():
+                found += [str(p) for p in controller.rglob(f"encoder-grader-{pid}-*")]
+    return graders, found
