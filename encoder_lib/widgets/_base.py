@@ -14,11 +14,21 @@ checkboxes: Tab, then Space or Enter). ipywidgets 8 gives a slider's handle
 no accessible name and a toggle button no pressed state, so a small script
 that runs with each new picture (``ACCESSIBLE_JS``) adds them, and marks the
 readout as a polite live region that screen readers announce.
+
+Without a kernel (the course's website, ``tools/site``): ``StateSpace``
+lists every state the controls can reach and where each move leads, and
+``Explorer.frame`` draws one state with the widget's own code and returns
+its picture, alt text and readout (a ``Frame``); ``control_kind`` and
+``control_options`` say how each control is shown and which values it
+offers, with the labels the widget gives them.
 """
 
 import base64
+import collections
+import contextlib
 import html
 import io
+import itertools
 import time
 
 import ipywidgets as widgets
@@ -137,7 +147,9 @@ class Explorer:
     def __init__(self, title, caption, controls, extras=()):
         """``extras``: more widgets shown between the controls and the picture (a progress bar, say)."""
         self.title = title
+        self.caption = caption  # HTML: shown in italics under the title
         self.controls = dict(controls)
+        self.extras = tuple(extras)
         # larger (in pixels, the same layout) when the course is presented on a projector
         self.figure = Figure(figsize=self.figsize, dpi=plots.figure_dpi(self.dpi), layout="constrained")
         FigureCanvasAgg(self.figure)
@@ -159,6 +171,7 @@ class Explorer:
         self.last_redraw_seconds = None
         self._background = None
         self._adjusting = False
+        self._held = False  # controls move without a redraw (settle)
         self.setup(self.figure)
         self.update()
         # the layout is computed once for the first picture and then kept, so
@@ -206,7 +219,48 @@ class Explorer:
             self.adjust_controls(change)
         finally:
             self._adjusting = False
+        if not self._held:
+            self.update()
+
+    def settle(self, moves):
+        """Move controls one after the other, as a learner would, without drawing; returns ``values()``.
+
+        ``moves``: ``[(control name, value), ...]``, each value one that the
+        control offers when its turn comes (``control_options``).
+        ``adjust_controls`` runs after each move, as it does on the page, so
+        linked controls end where the widget puts them. The picture is left
+        as it was: ``frame`` or ``update`` draws.
+        """
+        moves = list(moves)
+        if not all(isinstance(move, (tuple, list)) and len(move) == 2 for move in moves):
+            raise TypeError(f"moves must be (control name, value) pairs, got {moves!r}")
+        self._held = True
+        try:
+            for name, value in moves:
+                if name not in self.controls:
+                    raise ValueError(f"moves names the control {name!r}; this widget's controls are "
+                                     f"{', '.join(map(repr, self.controls)) or 'none'}")
+                offered = [v for _, v in control_options(self.controls[name])]
+                if not any(_same(value, v) for v in offered):
+                    raise ValueError(f"moves sets {name!r} to {value!r}, which it does not offer now: "
+                                     f"{offered}")
+                self.controls[name].value = value
+        finally:
+            self._held = False
+        return self.values()
+
+    def frame(self, values):
+        """Draw the state whose control values are ``values`` (name -> value, every control) with the
+        widget's own code; returns its ``Frame``: the picture's PNG, its alt text, the readout's HTML."""
+        if not isinstance(values, dict) or set(values) != set(self.controls):
+            raise ValueError(f"values must give every control of the widget ({', '.join(self.controls) or 'none'}) "
+                             f"a value, got {values!r}")
+        ordered = [(name, values[name]) for name in self.controls]
+        reached = self.settle(ordered)
+        if not all(_same(reached[name], value) for name, value in ordered):
+            raise ValueError(f"{type(self).__name__} cannot show {values}: its controls settle at {reached}")
         self.update()
+        return Frame(bytes(self.image.value), self.image.alt, self.readout.value)
 
     @single_blas_thread
     def update(self):
@@ -250,6 +304,139 @@ class Explorer:
     def __repr__(self):
         shown = ", ".join(f"{k}={v!r}" for k, v in self.values().items())
         return f"<{type(self).__name__}: {self.title} ({shown})>"
+
+
+#: One state of a widget as a page shows it: ``png`` (bytes), ``alt`` (plain text), ``readout`` (HTML).
+Frame = collections.namedtuple("Frame", "png alt readout")
+
+
+def _same(a, b):
+    """Whether two control values are the same value (``True`` is not ``1`` here)."""
+    return type(a) is type(b) and a == b
+
+
+class StateSpace:
+    """Every state a widget's controls can reach from where they start, and where each move leads.
+
+    A state is the tuple of the control values, in the order of
+    ``explorer.controls``; ``start`` is where they stand now. A widget whose
+    controls are independent (it has no ``adjust_controls``) reaches every
+    combination of their values. One that links them (a head slider whose
+    maximum follows the number of heads) is explored move by move from
+    ``start``, each move made on the widget's own controls (``settle``), so
+    that its ``adjust_controls`` decides where the move leads. No picture is
+    drawn; the controls are put back at ``start``.
+
+    ``values[name]``: every value the control takes in some state, in its own
+    order; ``labels[name]``: each value's label as the widget shows it.
+    ``offered(state)`` and ``move(state, name, value)`` give, for one state,
+    the values each control offers and the state a move leads to.
+
+    >>> from encoder_lib.widgets.add_norm import AddNormExplorer
+    >>> space = StateSpace(AddNormExplorer())
+    >>> space.names, space.start, len(space.states)
+    (('norm', 'residual'), ('post', True), 4)
+    >>> space.move(('post', True), 'norm', 'pre'), space.labels['norm']['pre']
+    (('pre', True), 'pre-norm')
+    """
+
+    def __init__(self, explorer, limit=100_000):
+        if not isinstance(explorer, Explorer):
+            raise TypeError(f"explorer must be a course widget (an Explorer), got {type(explorer).__name__}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit must be a positive number of states, got {limit!r}")
+        self.explorer = explorer
+        self.names = tuple(explorer.controls)
+        self.start = tuple(explorer.values().values())
+        self.linked = type(explorer).adjust_controls is not Explorer.adjust_controls
+        self.labels = {name: {} for name in self.names}
+        self._offered, self._moves = {}, {}
+        if self.linked:
+            self.states = self._explore(limit)
+        else:
+            offered = self._read_offered()
+            count = 1
+            for values in offered.values():
+                count *= len(values)
+            if count > limit:
+                raise ValueError(f"{type(explorer).__name__} has {count} states, more than limit={limit}")
+            self.states = list(itertools.product(*offered.values()))
+        self.values = {name: self._in_order(name) for name in self.names}
+
+    def _read_offered(self):
+        """``{name: [values]}`` that each control offers as it stands; records their labels."""
+        offered = {}
+        for name, control in self.explorer.controls.items():
+            options = control_options(control)
+            self.labels[name].update((value, label) for label, value in options)
+            offered[name] = [value for _, value in options]
+        return offered
+
+    def _at(self, state):
+        reached = tuple(self.explorer.settle(zip(self.names, state)).values())
+        if reached != state:
+            raise ValueError(f"{type(self.explorer).__name__}: moving its controls to {state} leaves them at {reached}")
+
+    def _explore(self, limit):
+        queue, seen = collections.deque([self.start]), {self.start}
+        try:
+            while queue:
+                state = queue.popleft()
+                self._at(state)
+                offered = self._offered[state] = self._read_offered()
+                for name, values in offered.items():
+                    for value in values:
+                        self._at(state)
+                        after = tuple(self.explorer.settle([(name, value)]).values())
+                        self._moves[state, name, value] = after
+                        if after not in seen:
+                            if len(seen) >= limit:
+                                raise ValueError(f"{type(self.explorer).__name__} reaches more than limit={limit} "
+                                                 "states")
+                            seen.add(after)
+                            queue.append(after)
+        finally:
+            self._at(self.start)
+        return sorted(seen, key=self._order_key)
+
+    def _order_key(self, state):
+        return [self._rank(name, value) for name, value in zip(self.names, state)]
+
+    def _rank(self, name, value):
+        control = self.explorer.controls[name]
+        if control_kind(control) == "slider" and not isinstance(control, widgets.SelectionSlider):
+            return value
+        return list(self.labels[name]).index(value)
+
+    def _in_order(self, name):
+        values = {state[self.names.index(name)] for state in self.states}
+        return sorted(values, key=lambda value: self._rank(name, value))
+
+    def offered(self, state):
+        """``{name: [values]}``: what each control offers in ``state``."""
+        if self.linked:
+            return self._offered[self._known(state)]
+        return {name: self.values[name] for name in self.names}
+
+    def move(self, state, name, value):
+        """The state that moving control ``name`` to ``value`` in ``state`` leads to."""
+        state = self._known(state)
+        if name not in self.names:
+            raise ValueError(f"name must be one of the controls {self.names}, got {name!r}")
+        if not any(_same(value, v) for v in self.offered(state)[name]):
+            raise ValueError(f"in {state}, {name!r} offers {self.offered(state)[name]}, not {value!r}")
+        if self.linked:
+            return self._moves[state, name, value]
+        return tuple(value if n == name else v for n, v in zip(self.names, state))
+
+    def _known(self, state):
+        state = tuple(state)
+        if len(state) != len(self.names) or not all(
+                any(_same(v, w) for w in self.values[n]) for n, v in zip(self.names, state)) or (
+                self.linked and state not in self._offered):
+            raise ValueError(f"state must be one of the widget's reachable states (values of {self.names}), "
+                             f"got {state}")
+        return state
 
 
 def sentences(*parts):
@@ -311,6 +498,40 @@ def placement_toggle(value="post", order=("post", "pre")):
 
 def checkbox(description, value):
     return widgets.Checkbox(value=value, description=description, indent=False)
+
+
+def control_kind(control):
+    """How a page shows ``control``: ``"slider"``, ``"toggle"`` (one of a few named choices) or ``"checkbox"``.
+
+    >>> control_kind(slider("depth", 3, 1, 24)), control_kind(checkbox("mask", True))
+    ('slider', 'checkbox')
+    """
+    if isinstance(control, SLIDERS):
+        return "slider"
+    if isinstance(control, widgets.ToggleButtons):
+        return "toggle"
+    if isinstance(control, widgets.Checkbox):
+        return "checkbox"
+    raise TypeError(f"control must be a slider, toggle buttons or a checkbox, got {type(control).__name__}")
+
+
+def control_options(control):
+    """Every value ``control`` offers as it stands, as ``[(label, value), ...]``, labelled as the widget shows them.
+
+    >>> control_options(slider("temperature", 1.0, 0.5, 1.5, 0.5))
+    [('0.50', 0.5), ('1.00', 1.0), ('1.50', 1.5)]
+    >>> control_options(toggle("d_k", (4, 16)))
+    [('4', 4), ('16', 16)]
+    """
+    kind = control_kind(control)
+    if kind == "checkbox":
+        return [("off", False), ("on", True)]
+    if isinstance(control, (widgets.SelectionSlider, widgets.ToggleButtons)):
+        return list(zip(control._options_labels, control._options_values))
+    count = int(round((control.max - control.min) / control.step)) + 1
+    kind = type(control.value)
+    values = [kind(round(control.min + i * control.step, 10)) for i in range(count)]
+    return [(format(value, control.readout_format), value) for value in values]
 
 
 def control_values(control, limit=20):
