@@ -12,7 +12,7 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student publish-student grade present test bench lock clean hub-install
+.PHONY: setup lab student publish-student site publish-site grade present test bench lock clean hub-install
 
 setup: $(STAMP)
 
@@ -48,6 +48,17 @@ student: setup
 # nbgitpuller links on a JupyterHub; then `git push origin student-versions` (README: For teachers).
 publish-student: setup
 	$(BIN)/python -m tools.publish_student
+
+# The course as a website anyone can read, in site/ (never committed): an index and a page per lesson,
+# whose widgets work without Python (every state drawn by the widget's own code at build time).
+# Open site/index.html, offline too (README: The course as a website).
+site: setup
+	$(BIN)/python -m tools.site
+
+# Commit site/ to the branch gh-pages (working tree untouched), for GitHub Pages; then
+# `git push origin gh-pages` (README: The course as a website).
+publish-site: site
+	$(BIN)/python -m tools.site.publish
 
 # Grade what is in submitted/<student_id>/<lesson>/<lesson>.ipynb: each answer cell runs
 # alone in a sandbox (bubblewrap), the results are judged outside it; scores go to

@@ -1,0 +1,25 @@
+"""The course as a website anyone can read: every lesson a page, its widgets working without Python.
+
+    .venv/bin/python -m tools.site              # what `make site` runs: writes site/
+    .venv/bin/python -m tools.site.publish      # what `make publish-site` runs: commits site/ to gh-pages
+
+``site/index.html`` is the start: the start lesson's opening and the README's
+table of lessons. Each lesson's page (``site/<lesson>.html``) is made from its
+notebooks: the text and code of its student version (every exercise as the
+learner gets it, the function left to write; no solution, no hidden test),
+with the teachers' version's stored outputs (figures with their alt text),
+formulas as MathML and code highlighted. Every widget is real HTML controls
+with the widget's own labels; the pictures, alt texts and readouts of its
+states were drawn by the widget's own code when the site was built (see
+``states``), so the page needs no kernel. Nothing is fetched from outside the
+site: it works from ``file://`` offline and from any static host.
+
+- ``build``: the whole build (``build.py``); ``notebook_run`` runs a
+  teachers' notebook in this process to get the widgets its cells show;
+  ``states`` chooses and draws the states; ``render`` turns markdown, code
+  and outputs into HTML; ``pages`` holds the pages' HTML and reads the
+  README's Binder badge, the one place that names the repository.
+- ``static/``: the style sheet and the script every page loads.
+"""
+
+from .build import Site, build  # noqa: F401

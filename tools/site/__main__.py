@@ -1,0 +1,42 @@
+"""`make site`: build the course's website into site/ and print what it holds."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..course import ROOT
+from . import build
+from .render import SiteError
+from .states import MB, PAGE_BUDGET, SITE_BUDGET
+
+
+def summary(site):
+    """The site's pages and widgets, as lines of text."""
+    lines = [f"site written to {site.out} in {site.seconds:.0f} s: {site.size() / MB:.1f} MB "
+             f"(budget {SITE_BUDGET / MB:.0f} MB), {len(site.pages) + 1} pages"]
+    for page in [site.index, *site.pages]:
+        over = "  OVER the page budget" if page.size() > PAGE_BUDGET else ""
+        lines.append(f"  {page.path.name:34s} {page.size() / MB:6.2f} MB{over}")
+    for widget in site.widgets:
+        grid = widget.grid
+        kept = f"{len(grid.kept)} of {len(grid.states)}" if grid.reduced else f"all {len(grid.states)}"
+        lines.append(f"  {widget.lesson:26s} {grid.name:28s} {kept} states" + (f" ({grid.why})" if grid.reduced else ""))
+    return lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].strip("`"))
+    parser.add_argument("--out", type=Path, default=ROOT / "site", help="the folder to write (default: site/)")
+    args = parser.parse_args(argv)
+    try:
+        site = build(args.out)
+    except SiteError as exc:
+        print(f"make site: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(summary(site)))
+    print(f"open {site.index.path.as_uri()} in a browser")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

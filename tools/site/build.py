@@ -1,0 +1,221 @@
+"""Build the site: every lesson a page, from its notebooks, with its widgets' states drawn at build time."""
+
+import hashlib
+import io
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import PIL.Image
+
+from .. import student
+from ..course import ROOT, lesson_names
+from . import pages
+from .notebook_run import NotebookRun
+from .render import SiteError, code_block, highlight_css, markdown_html, outputs_html
+from .states import Grid, plan
+
+STATIC = Path(__file__).resolve().parent / "static"
+TRY_IT_ANSWER = "try-it-answer"  # the tag of a markdown cell that answers a "Try it" question
+ANSWER_SUMMARY = "The answer: open it once you have tried"
+
+
+@dataclass
+class Widget:
+    """One widget on the site: where it is, its grid of states, and the data its page holds."""
+
+    lesson: str
+    cell_id: str
+    widget_id: str
+    grid: Grid
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Page:
+    """One page: its file, and the files only it uses (its figures and widgets' pictures)."""
+
+    name: str
+    title: str
+    path: Path
+    folder: Path = None
+    widgets: list = field(default_factory=list)
+
+    def files(self):
+        """The page's own files: the page and, under its folder, its figures and pictures."""
+        own = [self.path]
+        if self.folder is not None and self.folder.is_dir():
+            own += sorted(p for p in self.folder.rglob("*") if p.is_file())
+        return own
+
+    def size(self):
+        return sum(p.stat().st_size for p in self.files())
+
+
+@dataclass
+class Site:
+    """What ``build`` made: its folder, the index, the lessons' pages, each lesson's notebook run."""
+
+    out: Path
+    index: Page
+    pages: list
+    runs: dict
+    students: dict
+    seconds: float = 0.0
+
+    @property
+    def widgets(self):
+        return [w for p in self.pages for w in p.widgets]
+
+    def assets(self):
+        return sorted(p for p in (self.out / "assets").rglob("*") if p.is_file())
+
+    def size(self):
+        return sum(p.stat().st_size for p in self.out.rglob("*") if p.is_file())
+
+
+def student_versions(root, lessons, log):
+    """Each lesson's student version, as ``make student`` writes it (nbgrader, on a copy of the lessons)."""
+    with tempfile.TemporaryDirectory(prefix="site-student-") as tmp:
+        copy = Path(tmp)
+        for name in lessons:
+            shutil.copytree(Path(root) / "notebooks" / name, copy / "notebooks" / name,
+                            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        shutil.copy2(Path(root) / "nbgrader_config.py", copy)
+        start = time.perf_counter()
+        student.generate(copy)
+        log(f"student versions written by nbgrader in {time.perf_counter() - start:.1f} s")
+        return {name: nbformat.read(copy / "release" / name / f"{name}.ipynb", as_version=4) for name in lessons}
+
+
+def _tags(*cells):
+    return {tag for cell in cells if cell is not None for tag in cell.get("metadata", {}).get("tags", [])}
+
+
+def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, url):
+    """A lesson's cells as HTML: ``learner`` is its student version (what the learner sees), ``teacher``
+    the teachers' version (its stored outputs); ``widgets_html[cell id]`` the widgets a cell shows."""
+    by_id = {cell.get("id"): cell for cell in teacher.cells}
+    link_for = pages.link_rewriter(links, f"notebooks/{name}/{name}.ipynb", lessons)
+    ids, parts, figures = set(), [], {}
+
+    def save_figure(png, alt):
+        digest = hashlib.sha256(png).hexdigest()[:16]
+        width, height = PIL.Image.open(io.BytesIO(png)).size
+        if digest not in figures:
+            (folder / "figures").mkdir(parents=True, exist_ok=True)
+            (folder / "figures" / f"{digest}.png").write_bytes(png)
+            figures[digest] = True
+        return (f'<div class="figure"><img src="{url}figures/{digest}.png" alt="{pages.esc(alt)}" '
+                f'width="{width}" height="{height}"></div>')
+
+    missing = set(widgets_html) - {cell.get("id") for cell in learner.cells}
+    if missing:
+        raise SiteError(f"{name}: the student version has no cell with the id of the widget cells {sorted(missing)}")
+    for index, cell in enumerate(learner.cells):
+        cell_id = cell.get("id")
+        source = by_id.get(cell_id)
+        if cell.cell_type == "markdown":
+            text = markdown_html(cell.source, link_for, ids)
+            if TRY_IT_ANSWER in _tags(cell, source):
+                parts.append(f'<details class="cell markdown try-it-answer" data-cell="{pages.esc(cell_id)}">'
+                             f'<summary class="answer-summary">{ANSWER_SUMMARY}</summary>\n{text}</details>')
+            else:
+                parts.append(f'<div class="cell markdown" data-cell="{pages.esc(cell_id)}">\n{text}</div>')
+        elif cell.cell_type == "code":
+            part = pages.exercise_part(cell) or (pages.exercise_part(source) if source is not None else None)
+            label = f'<p class="cell-label">{pages.EXERCISE_LABELS[part]}</p>' if part else ""
+            if cell_id in widgets_html:
+                shown = widgets_html[cell_id]
+            elif part or source is None:
+                shown = ""  # an exercise's cells: the learner has not run them yet
+            else:
+                shown = outputs_html(source.get("outputs", []), save_figure, f"{name}, cell {index} (id {cell_id})")
+            kind = " exercise" if part else ""
+            parts.append(f'<div class="cell code{kind}" data-cell="{pages.esc(cell_id)}">{label}'
+                         f'{code_block(cell.source, label="code")}<div class="outputs">{shown}</div></div>')
+    return "\n".join(parts)
+
+
+def build(out=None, root=ROOT, lessons=None, log=print):
+    """Write the site into ``out`` (default ``root/site``), replacing what is there; returns the ``Site``.
+
+    ``lessons``: the lessons to build (default: all). The site is written
+    into a new folder beside ``out`` and moved into place when complete, so a
+    failed build leaves the last site as it was.
+    """
+    started = time.perf_counter()
+    root = Path(root)
+    out = Path(out) if out is not None else root / "site"
+    every = lesson_names(root)
+    lessons = list(every if lessons is None else lessons)
+    unknown = [name for name in lessons if name not in every]
+    if unknown or not lessons:
+        raise ValueError(f"lessons must be some of {every}, got {lessons}")
+    readme = (root / "README.md").read_text()
+    links = pages.course_links(readme)
+    students = student_versions(root, lessons, log)
+
+    runs, grids = {}, {}
+    for name in lessons:
+        run = runs[name] = NotebookRun(root / "notebooks" / name / f"{name}.ipynb")
+        log(f"{name}: ran in {run.seconds:.1f} s, {sum(map(len, run.widgets.values()))} widgets")
+        grids[name] = []
+        for cell_id, explorers in run.widgets.items():
+            for k, explorer in enumerate(explorers):
+                grid = Grid(explorer, f"{name}, cell {cell_id}" + (f" widget {k}" if len(explorers) > 1 else ""))
+                grids[name].append((cell_id, k, grid))
+    plan({name: [g for _, _, g in found] for name, found in grids.items()}, log)
+
+    if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
+        raise SiteError(f"{out} exists and is not a site this tool wrote (no index.html): not replacing it")
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-building-", dir=out.parent if out.parent.exists() else None))
+    try:
+        (stage / "assets").mkdir()
+        (stage / "assets" / "site.css").write_text((STATIC / "site.css").read_text() + "\n/* code */\n"
+                                                   + highlight_css() + "\n")
+        shutil.copy2(STATIC / "site.js", stage / "assets" / "site.js")
+        titles = {name: pages.notebook_title(runs[name].notebook, name) for name in lessons}
+        built = []
+        for name in lessons:
+            folder = stage / name
+            page = Page(name, titles[name], stage / f"{name}.html", folder)
+            widgets_html = {}
+            for cell_id, k, grid in grids[name]:
+                widget = Widget(name, cell_id, f"w-{cell_id}-{k}", grid)
+                start = time.perf_counter()
+                widget.data = grid.render(folder / f"{cell_id}-{k}", f"{name}/{cell_id}-{k}/", log)
+                log(f"{grid.where}: {grid.name}, {len(grid.kept)} of {len(grid.states)} states drawn in "
+                    f"{time.perf_counter() - start:.1f} s")
+                note = grid.note or (f"All {len(grid.states):,} states of this widget, drawn by its own code when "
+                                     "the site was built." if grid.states != [()] else
+                                     "This widget has no controls: it shows the picture it ended with when the "
+                                     "site was built.")
+                widgets_html[cell_id] = widgets_html.get(cell_id, "") + pages.explorer_html(
+                    widget.widget_id, cell_id, grid.explorer, widget.data, note)
+                page.widgets.append(widget)
+            body = lesson_body(name, students[name], runs[name].notebook, widgets_html, links, lessons, folder,
+                               f"{name}/")
+            body += pages.lesson_nav(lessons, name, titles)
+            page.path.write_text(pages.page(f"{titles[name]} · {pages.TITLE}", body, links,
+                                            run=(name, links.binder(name))))
+            built.append(page)
+        start_notebook = runs[lessons[0]].notebook
+        index = Page("index", pages.TITLE, stage / "index.html")
+        index.path.write_text(pages.page(pages.TITLE, pages.index_body(
+            readme, start_notebook, lessons, titles,
+            {name: pages.minutes(runs[name].notebook) for name in lessons}, links), links))
+        if out.exists():
+            shutil.rmtree(out)
+        stage.rename(out)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    for page in [*built, index]:  # the files are where they were moved to
+        page.path = out / page.path.name
+        if page.folder is not None:
+            page.folder = out / page.folder.name
+    return Site(out, index, built, runs, students, time.perf_counter() - started)

@@ -1,0 +1,283 @@
+"""The site's pages as HTML: the frame every page shares, a lesson's cells and widgets, the index.
+
+Where the course lives comes from one place, the README's Binder badge
+(``course_links``): the repository the site links back to, and each lesson's
+"Run this lesson" address (the badge's, opening that lesson's student version).
+"""
+
+import html
+import json
+import posixpath
+import re
+from dataclasses import dataclass
+
+from .render import SiteError, markdown_html
+
+TITLE = "The Transformer encoder block"
+CSP = "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'"
+BINDER_BADGE = re.compile(r"\[!\[Binder\]\([^)]*\)\]\((?P<url>https://mybinder\.org/v2/gh/(?P<owner>[^/\s]+)/"
+                          r"(?P<repo>[^/\s]+)/(?P<ref>[^?\s]+)\?urlpath=lab/tree/(?P<path>[^\s)&#]+))\)")
+
+
+@dataclass(frozen=True)
+class CourseLinks:
+    """Where the course lives, read from the README's Binder badge."""
+
+    owner: str
+    repo: str
+    ref: str
+    folder: str  # where Binder's copy keeps the lessons: "student/"
+
+    @property
+    def repository(self):
+        return f"https://github.com/{self.owner}/{self.repo}"
+
+    def binder(self, lesson):
+        """The Binder badge's address, opening ``lesson``'s notebook (the student version)."""
+        return (f"https://mybinder.org/v2/gh/{self.owner}/{self.repo}/{self.ref}"
+                f"?urlpath=lab/tree/{self.folder}{lesson}/{lesson}.ipynb")
+
+    def source(self, path):
+        """A file of the repository, on GitHub."""
+        return f"{self.repository}/blob/{self.ref}/{path}"
+
+
+def course_links(readme):
+    """The ``CourseLinks`` of the README's text ``readme`` (its one Binder badge)."""
+    found = list(BINDER_BADGE.finditer(readme))
+    if len(found) != 1:
+        raise SiteError(f"README.md should have one Binder badge ([![Binder](...)](https://mybinder.org/v2/gh/...)), "
+                        f"found {len(found)}")
+    match = found[0]
+    path = match.group("path")
+    parts = path.split("/")
+    if len(parts) < 2 or not parts[-1].endswith(".ipynb"):
+        raise SiteError(f"the Binder badge should open a lesson's notebook (<folder>/<lesson>/<lesson>.ipynb), "
+                        f"not {path}")
+    return CourseLinks(match.group("owner"), match.group("repo"), match.group("ref"),
+                       "/".join(parts[:-2]) + "/" if len(parts) > 2 else "")
+
+
+def link_rewriter(links, here, lessons):
+    """``link_for(url)`` for a page made from the file at ``here`` (a path in the repository): a link to a
+    lesson's notebook goes to its page, one to a page of the site stays, another relative link goes to the
+    file on GitHub."""
+    pages = {f"notebooks/{name}/{name}.ipynb": f"{name}.html" for name in lessons}
+    site = {"index.html", *pages.values()}
+
+    def link_for(url):
+        if re.match(r"[a-z][a-z0-9+.-]*:", url, re.I) or url.startswith("#") or not url or url.split("#")[0] in site:
+            return url
+        path, _, fragment = url.partition("#")
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(here), path))
+        if target in pages:
+            return pages[target] + (f"#{fragment}" if fragment else "")
+        return links.source(target) + (f"#{fragment}" if fragment else "")
+
+    return link_for
+
+
+def esc(text):
+    return html.escape(str(text), quote=True)
+
+
+def page(title, body, links, run=None, assets="assets/"):
+    """A whole page: ``body`` (HTML) in the site's frame, with a "Run this lesson" link when ``run`` is
+    ``(lesson, its Binder address)``."""
+    run_html = ""
+    if run:
+        run_html = (f'<a class="run-lesson" href="{esc(run[1])}">Run this lesson</a>'
+                    '<span class="run-note">in JupyterLab on Binder, with its exercises to write</span>')
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<title>{esc(title)}</title>
+<link rel="stylesheet" href="{assets}site.css">
+</head>
+<body>
+<a class="skip" href="#main">Skip to the lesson</a>
+<header class="site"><div class="inner">
+<a class="course" href="index.html">{esc(TITLE)}</a>
+{run_html}
+</div></header>
+<main id="main">
+{body}
+</main>
+<footer class="site"><div class="inner">
+<p>An open course; its notebooks, library and tests are at <a href="{esc(links.repository)}">{esc(links.repository)}</a>.
+The widgets on these pages show pictures drawn by the widgets' own code when the site was built; in JupyterLab
+they are drawn as you move them.</p>
+</div></footer>
+<script src="{assets}site.js"></script>
+</body>
+</html>
+"""
+
+
+# ------------------------------------------------------------------ widgets
+
+def _json(data):
+    """``data`` as JSON that is safe inside a ``<script>`` element."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+
+
+def explorer_html(widget_id, cell_id, explorer, data, note):
+    """A widget as HTML controls, its first picture and readout, and its states' data for ``site.js``."""
+    start = data["states"][data["start"]]
+    at = [int(i) for i in data["keys"][data["start"]].split(",")] if data["keys"][data["start"]] else []
+    limits = start[3] if len(start) > 3 else None
+    controls = []
+    for ci, spec in enumerate(data["controls"]):
+        cid = f"{widget_id}-c{ci}"
+        vi, labels = at[ci], spec["labels"]
+        if spec["kind"] == "slider":
+            low, high = (limits[ci][0], limits[ci][-1]) if limits else (0, len(labels) - 1)
+            controls.append(
+                f'<div class="control slider"><label for="{cid}">{esc(spec["label"])}</label>'
+                f'<input type="range" id="{cid}" data-control="{ci}" min="{low}" max="{high}" step="1" '
+                f'value="{vi}" aria-valuetext="{esc(labels[vi])}">'
+                f'<output for="{cid}" data-control="{ci}">{esc(labels[vi])}</output></div>')
+        elif spec["kind"] == "toggle":
+            options = "".join(
+                f'<input type="radio" id="{cid}-{k}" name="{cid}" data-control="{ci}" value="{k}"'
+                f'{" checked" if k == vi else ""}{" disabled" if limits and k not in limits[ci] else ""}>'
+                f'<label for="{cid}-{k}">{esc(label)}</label>' for k, label in enumerate(labels))
+            controls.append(f'<fieldset class="control toggle"><legend>{esc(spec["label"])}</legend>'
+                            f'<span class="options">{options}</span></fieldset>')
+        else:
+            checked = " checked" if labels[vi] == "on" else ""
+            controls.append(f'<div class="control checkbox"><input type="checkbox" id="{cid}" data-control="{ci}"'
+                            f'{checked}><label for="{cid}">{esc(spec["label"])}</label></div>')
+    extras = []
+    for extra in explorer.extras:
+        if hasattr(extra, "max") and hasattr(extra, "value") and type(extra).__name__.endswith("Progress"):
+            extras.append(f'<p class="explorer-extra"><label>{esc(extra.description)} '
+                          f'<progress max="{extra.max}" value="{extra.value}">{extra.value} of {extra.max}</progress>'
+                          f'</label></p>')
+        else:
+            raise SiteError(f"{widget_id}: the site cannot show a {type(extra).__name__} beside a widget yet")
+    width, height = data["size"]
+    page_data = {key: data[key] for key in ("controls", "keys", "states", "start", "redirect")}
+    controls_html = f'<div class="explorer-controls">{"".join(controls)}</div>' if controls else ""
+    return (f'<section class="explorer" id="{widget_id}" data-cell="{esc(cell_id)}" '
+            f'data-widget="{esc(type(explorer).__name__)}" aria-labelledby="{widget_id}-title">\n'
+            f'<p class="explorer-title" id="{widget_id}-title">{esc(explorer.title)}</p>\n'
+            f'<p class="explorer-caption">{explorer.caption}</p>\n'
+            f'{controls_html}\n{"".join(extras)}'
+            f'<img class="explorer-picture" src="{esc(start[0])}" alt="{esc(start[1])}" width="{width}" '
+            f'height="{height}">\n'
+            f'<p class="explorer-readout" role="status" aria-live="polite" aria-atomic="true">{start[2]}</p>\n'
+            f'<p class="explorer-note">{esc(note)}</p>\n'
+            f'<script type="application/json" class="explorer-data">{_json(page_data)}</script>\n'
+            '</section>')
+
+
+# ------------------------------------------------------------------ lessons
+
+EXERCISE_LABELS = {
+    "answer": "Your answer: in JupyterLab you write this function here (Run this lesson)",
+    "self_check": "Self-check: in JupyterLab it checks your answer when you run it",
+    "tests": "Visible tests: in JupyterLab they run your answer on the self-check's cases",
+}
+
+
+def exercise_part(cell):
+    """``"answer"``, ``"self_check"`` or ``"tests"`` for an exercise's cell (nbgrader's metadata); else None."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if not meta:
+        return None
+    grade_id = meta.get("grade_id", "")
+    if meta.get("solution"):
+        return "answer"
+    if meta.get("grade"):
+        return "tests"
+    if grade_id.endswith("_self_check"):
+        return "self_check"
+    return "tests" if meta.get("locked") else None
+
+
+def lesson_nav(lessons, name, titles):
+    """Links to the lessons before and after ``name``."""
+    i = lessons.index(name)
+    items = []
+    if i > 0:
+        items.append(f'<li>Before: <a href="{lessons[i - 1]}.html">{esc(titles[lessons[i - 1]])}</a></li>')
+    if i + 1 < len(lessons):
+        items.append(f'<li>Next: <a href="{lessons[i + 1]}.html">{esc(titles[lessons[i + 1]])}</a></li>')
+    return f'<nav class="lessons" aria-label="Lessons"><ul>{"".join(items)}</ul></nav>' if items else ""
+
+
+def notebook_title(notebook, fallback):
+    """A notebook's title: its first ``# `` heading, formulas left as their source."""
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            match = re.search(r"^# (.+)$", cell.source, re.M)
+            if match:
+                return match.group(1).strip()
+    return fallback
+
+
+def minutes(notebook):
+    """The minutes a lesson says it takes ("**Time:** about 35 minutes"), or None."""
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            match = re.search(r"\*\*Time:\*\*\s*about\s+(\d+)\s+minutes", cell.source)
+            if match:
+                return int(match.group(1))
+    return None
+
+
+# ------------------------------------------------------------------ the index
+
+def readme_parts(readme):
+    """``(title, intro markdown, {lesson: what it answers})`` from the README."""
+    title = re.search(r"^# (.+)$", readme, re.M)
+    if not title:
+        raise SiteError("README.md has no title (a first line '# ...')")
+    body = readme[title.end():]
+    intro = body[:body.index("\n## ")] if "\n## " in body else body
+    intro = "\n".join(line for line in re.sub(r"<!--.*?-->", "", intro, flags=re.S).splitlines()
+                      if not line.startswith("[![")).strip()
+    section = re.search(r"^## The lessons\n(.*?)(?=^## |\Z)", readme, re.M | re.S)
+    if not section:
+        raise SiteError("README.md has no '## The lessons' section with the lessons' table")
+    rows = {}
+    for line in section.group(1).splitlines():
+        match = re.match(r"\|\s*`(\w+)`\s*\|(.*)\|\s*$", line)
+        if match:
+            rows[match.group(1)] = match.group(2).strip()
+    if not rows:
+        raise SiteError("README.md's '## The lessons' section has no table of lessons (| `00_start_here` | ... |)")
+    return title.group(1).strip(), intro, rows
+
+
+def index_body(readme, start_notebook, lessons, titles, times, links):
+    """The index: the start lesson's opening, the README's table of lessons, how the site works."""
+    title, intro, rows = readme_parts(readme)
+    missing = [name for name in lessons if name not in rows]
+    if missing:
+        raise SiteError(f"README.md's table of lessons has no row for {', '.join(missing)}")
+    link_for = link_rewriter(links, "README.md", lessons)
+    opening = start_notebook.cells[0].source
+    opening = "\n".join(line for line in opening.splitlines()
+                        if not line.startswith("# ") and not line.startswith("**Time:**")).strip()
+    table = ["| lesson | what it answers, with which widget | minutes |", "| --- | --- | --- |"]
+    for name in lessons:
+        table.append(f"| [{titles[name]}]({name}.html) | {rows[name]} | {times.get(name) or ''} |")
+    how = (f"Every lesson is a page here, made from its notebook: the text, the code and what it printed, and "
+           f"its widgets, which work on the page. Each state of a widget was drawn by the widget's own code when "
+           f"the site was built, so nothing runs but the page. The exercises are shown as you get them, with the "
+           f"function left for you to write: to write them, and to run the code, open the lesson with **Run this "
+           f"lesson** (JupyterLab on Binder, nothing to install), or on your own machine with `make lab` in a copy "
+           f"of the [course's repository]({links.repository}).")
+    ids = set()
+    return (f'<h1 id="top">{esc(title)}</h1>\n'
+            + markdown_html(opening, link_for, ids)
+            + f'<p><a class="run-lesson" href="{esc(links.binder(lessons[0]))}">Run the course</a> '
+              f'<span class="run-note">in JupyterLab on Binder, starting at {esc(lessons[0])}</span></p>\n'
+            + "<h2 id=\"lessons\">The lessons</h2>\n" + markdown_html("\n".join(table), link_for, ids)
+            + "<h2 id=\"how\">Reading the course here</h2>\n" + markdown_html(how, link_for, ids)
+            + "<h2 id=\"about\">About the course</h2>\n" + markdown_html(intro, link_for, ids))
