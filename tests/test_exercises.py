@@ -198,9 +198,53 @@ def test_the_grader_runs_bert_block_on_inputs_the_lesson_does_not_show():
         return [case for rng in rngs for case in exercise.cases(rng, hidden=True)]
 
     first, second = hidden("ab" * 32), hidden("cd" * 32)
+    first = [case for case in first if "MiniLM" in case[0]]  # beside them, small random blocks without a mask
+    second = [case for case in second if "MiniLM" in case[0]]
+    assert len(first) == len(second) == 3
     for description, (x, params, n_heads), kwargs in first:
         assert x.shape[0] == 2 and x.shape[-1] == 384 and params is minilm_params(1) and n_heads == 12
         assert kwargs["padding_mask"][1].any() and not kwargs["padding_mask"][0].any()
         assert not any(x.shape == s.shape and np.allclose(x, s) for s in shown)
         assert not any(sentence in description for sentence in LESSON_SENTENCES)
     assert not any(np.array_equal(a[1][0], b[1][0]) for a in first for b in second)
+
+
+def optional_arguments(name):
+    """The optional parameters of an exercise as the learner writes it (its solution cell), with defaults."""
+    import inspect
+
+    signature = inspect.signature(define(ANSWERS[name][1])[name])
+    return {p.name: p.default for p in signature.parameters.values() if p.default is not inspect.Parameter.empty}
+
+
+def given(case, name, default, reference):
+    import inspect
+
+    bound = inspect.signature(reference).bind(*case.args, **case.kwargs).arguments
+    if name not in bound:
+        return False
+    value = bound[name]
+    return value is not default and not (isinstance(value, (str, int, float)) and value == default)
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_the_cases_cover_every_combination_of_optional_arguments(name, hidden):
+    """gamma alone, beta alone, both, neither; a non-default eps; every choice of a string option; a mask
+    given and not: a mistake in any of them fails some check (issue 20: three wrong answers passed for want
+    of one)."""
+    import itertools
+
+    exercise = grading.EXERCISES[name]
+    rngs = grading.compare.hidden_rngs(SECRET, name) if hidden else ()
+    cases = grading.compare.build_cases(exercise, rngs)[len(grading.compare.build_cases(exercise)) if hidden else 0:]
+    optional = optional_arguments(name)
+    nones = [n for n, d in optional.items() if d is None]
+    for combination in itertools.product([False, True], repeat=len(nones)):
+        wanted = dict(zip(nones, combination))
+        assert any(all(given(c, n, None, exercise.reference) == w for n, w in wanted.items()) for c in cases), \
+            f"{name}: no {'hidden' if hidden else 'visible'} case with {wanted}"
+    for n, default in optional.items():
+        if default is not None:
+            assert any(given(c, n, default, exercise.reference) for c in cases), \
+                f"{name}: no {'hidden' if hidden else 'visible'} case passes {n} other than its default {default!r}"

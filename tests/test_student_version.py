@@ -50,3 +50,25 @@ def test_run_all_runs_the_lesson_and_stops_at_the_first_exercise_with_a_short_me
     (error,) = [o for o in stopped_at.outputs if o.output_type == "error"]
     assert error.ename == "NotImplementedError"
     assert len(error.traceback) == 1 and f"`{name}` is not written yet" in error.traceback[0]
+
+
+def test_every_try_it_answer_is_folded_in_the_student_version(tmp_path):
+    """A learner predicts before reading: each tagged answer is a closed <details>, its text unchanged inside."""
+    from tools import student
+
+    for path in LESSONS:
+        copy = tmp_path / path.name
+        copy.write_bytes(path.read_bytes())
+        tagged = [c.source for c in nbformat.read(path, as_version=4).cells
+                  if student.TRY_IT_ANSWER in c.metadata.get("tags", [])]
+        assert student.fold_answers(copy) == len(tagged)
+        folded = [c.source for c in nbformat.read(copy, as_version=4).cells
+                  if student.TRY_IT_ANSWER in c.metadata.get("tags", [])]
+        for before, after in zip(tagged, folded):
+            assert after.startswith("<details>\n<summary>") and "open" not in after.split("\n", 1)[0]
+            assert before.strip() in after and after.rstrip().endswith("</details>")
+        assert student.fold_answers(copy) == len(tagged)  # folding twice changes nothing more
+        assert [c.source for c in nbformat.read(copy, as_version=4).cells
+                if student.TRY_IT_ANSWER in c.metadata.get("tags", [])] == folded
+    assert sum(student.TRY_IT_ANSWER in c.metadata.get("tags", [])
+               for p in LESSONS for c in nbformat.read(p, as_version=4).cells) >= 12

@@ -5,7 +5,9 @@
 First `nbgrader generate_assignment "*" --force` writes every lesson's student
 version (solutions replaced by ``raise NotImplementedError()``, hidden tests
 removed) into release/<lesson>/ and records the lessons' tests in
-gradebook.db. Then each file of release/<lesson>/ is copied to
+gradebook.db; each "Try it" answer (a markdown cell tagged ``try-it-answer``)
+is then folded into a disclosure, so that a learner predicts before reading
+(``fold_answers``). Then each file of release/<lesson>/ is copied to
 student/<lesson>/, where learners work:
 
 - a file that is missing, or still exactly as this tool last wrote it, is
@@ -129,6 +131,32 @@ def generate(root):
         raise SystemExit(f"nbgrader generate_assignment failed (exit code {result.returncode})")
 
 
+TRY_IT_ANSWER = "try-it-answer"  # the tag of a markdown cell that answers a "Try it" question
+ANSWER_SUMMARY = "The answer: open it once you have tried"
+
+
+def folded(source):
+    """A "Try it" answer as a disclosure the learner opens: HTML around the markdown, which still renders."""
+    if source.lstrip().startswith("<details"):
+        return source
+    return f"<details>\n<summary>{ANSWER_SUMMARY}</summary>\n\n{source.strip()}\n\n</details>\n"
+
+
+def fold_answers(path):
+    """Fold every cell of the notebook at ``path`` tagged ``try-it-answer``; returns how many were folded."""
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    count = 0
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and TRY_IT_ANSWER in cell.metadata.get("tags", []):
+            cell.source = folded(cell.source)
+            count += 1
+    if count:
+        write_atomically(Path(path), nbformat.writes(notebook).encode())
+    return count
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the course folder (default: this repository)")
@@ -136,6 +164,9 @@ def main(argv=None):
     root = args.root.resolve()
     lessons = lesson_names(root)
     generate(root)
+    for lesson in lessons:
+        for path in sorted((root / "release" / lesson).glob("*.ipynb")):
+            fold_answers(path)
     report = sync(root / "release", root / "student", lessons)
     print(f"student versions in student/: {len(report['written'])} written, "
           f"{len(report['updated'])} updated, {len(report['kept'])} kept with your changes")

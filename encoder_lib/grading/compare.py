@@ -53,6 +53,11 @@ class Case:
     kwargs: dict
     expected: object
     mistakes: list  # [(Mistake, result or Raised)] for the mistakes whose model applies to these inputs
+    probe: str = ""  # the name of a diagnosis's probe (``Exercise.probes``): run, never graded; "" for a check
+
+    @property
+    def graded(self):
+        return not self.probe
 
 
 def callable_inputs(value):
@@ -91,13 +96,19 @@ def allowed_names(exercise, cases):
     return names
 
 
-def build_cases(exercise, hidden_rngs=()):
-    """The exercise's visible cases (seed 0) and, for each of ``hidden_rngs``, its hidden ones, with results."""
-    raw = list(exercise.cases(np.random.default_rng(0), hidden=False))
+def build_cases(exercise, hidden_rngs=(), probes=False):
+    """The exercise's visible cases (seed 0) and, for each of ``hidden_rngs``, its hidden ones, with results.
+
+    With ``probes``, the inputs of the exercise's diagnosis probes follow (``Case.probe`` names them): the
+    answer runs on them too, and they tell where a failing answer goes wrong; they never count for points.
+    """
+    raw = [("", *case) for case in exercise.cases(np.random.default_rng(0), hidden=False)]
     for rng in hidden_rngs:
-        raw += exercise.cases(rng, hidden=True)
+        raw += [("", *case) for case in exercise.cases(rng, hidden=True)]
+    if probes and exercise.probes is not None:
+        raw += list(exercise.probes(np.random.default_rng(1)))
     built = []
-    for description, args, kwargs in raw:
+    for probe, description, args, kwargs in raw:
         expected = exercise.reference(*callable_inputs(args), **callable_inputs(kwargs))
         mistakes = []
         for mistake in exercise.mistakes:
@@ -109,8 +120,22 @@ def build_cases(exercise, hidden_rngs=()):
                     pass
                 except Exception as exc:  # this mistake shows as an error here: an answer that raises the same has it
                     mistakes.append((mistake, Raised.of(exc)))
-        built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes))
+        built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes, probe))
     return built
+
+
+def same_values(before, after):
+    """Are two inputs the same (arrays equal in shape and values, NaN equal to NaN), through dicts and lists?"""
+    if isinstance(before, np.ndarray):
+        return isinstance(after, np.ndarray) and before.shape == after.shape and \
+            bool(np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
+    if isinstance(before, dict):
+        return isinstance(after, dict) and before.keys() == after.keys() and \
+            all(same_values(before[k], after[k]) for k in before)
+    if isinstance(before, (list, tuple)):
+        return isinstance(after, (list, tuple)) and len(before) == len(after) and \
+            all(same_values(b, a) for b, a in zip(before, after))
+    return True  # numbers, strings, None, functions: nothing an answer can change in place
 
 
 def hidden_rngs(secret, exercise_name, count=HIDDEN_SEEDS, submission=None):

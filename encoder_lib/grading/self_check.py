@@ -7,14 +7,17 @@ blocked.
 """
 
 import contextlib
+import inspect
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..threads import single_blas_thread
-from .compare import (Raised, allowed_names, build_cases, callable_inputs, close, describe_difference, hidden_rngs,
-                      likely_mistake)
+from . import feedback, hints
+from .compare import Raised, allowed_names, build_cases, callable_inputs, hidden_rngs, same_values
 from .exercises import EXERCISES
+from .feedback import Outcome
 
 #: Library functions any exercise may call: they build inputs, not answers.
 HELPERS = ("init_block_params", "count_params", "from_torch_state_dict", "to_torch_state_dict", "BlockConfig")
@@ -73,71 +76,125 @@ def on_its_own(fn, also_allowed=()):
                 namespace.pop(name, None)
 
 
-def _verdicts(fn, cases):
-    """``(description, ok, problem, mistake)`` for each case; NotImplementedError goes through."""
-    calls = allowed_names(exercise_of(fn), cases)
-    results = []
+def _changed_inputs(exercise, case, given):
+    """The parameter names of the inputs an answer changed in place (``given``: what it was called with)."""
+    names = list(inspect.signature(exercise.reference).parameters)
+    sent = list(zip(names, case.args)) + list(case.kwargs.items())
+    got = list(zip(names, given[0])) + list(given[1].items())
+    return tuple(name for (name, before), (_, after) in zip(sent, got) if not same_values(before, after))
+
+
+def run_cases(fn, cases):
+    """``[Outcome]``: ``fn`` on each case, on its own; NotImplementedError goes through."""
+    exercise = exercise_of(fn)
+    calls = allowed_names(exercise, cases)
+    outcomes = []
     for case in cases:
+        given = (callable_inputs(case.args), callable_inputs(case.kwargs))  # fresh copies: it may change them
         try:
             with on_its_own(fn, calls):
-                got = fn(*callable_inputs(case.args), **callable_inputs(case.kwargs))
+                value = fn(*given[0], **given[1])
         except NotImplementedError:
             raise
         except UsedTheLibrary as exc:
-            results.append((case.description, False, str(exc), None))
+            outcomes.append(Outcome(raised=Raised("UsedTheLibrary", str(exc))))
             continue
-        except Exception as exc:  # the answer's own error: report it, name it if a known mistake raises it too
-            results.append((case.description, False, f"it raised {type(exc).__name__}: {exc}",
-                            likely_mistake(Raised.of(exc), case)))
+        except Exception as exc:  # the answer's own error: a known mistake may raise it too
+            outcomes.append(Outcome(raised=Raised.of(exc), changed=_changed_inputs(exercise, case, given)))
             continue
-        if close(got, case.expected):
-            results.append((case.description, True, "", None))
-        else:
-            results.append((case.description, False, describe_difference(got, case.expected),
-                            likely_mistake(got, case)))
-    return results
+        outcomes.append(Outcome(value=value, changed=_changed_inputs(exercise, case, given)))
+    return outcomes
+
+
+#: The last verdict of each exercise's self-check in this session: what ``failing_case`` and ``hint`` read.
+LAST = {}
+
+
+def verdict_for(fn, secret=None):
+    """The ``Verdict`` on ``fn`` over the exercise's visible cases (and, with ``secret``, the hidden ones that
+    seed gives); None when the answer is not written yet."""
+    exercise = exercise_of(fn)
+    cases = build_cases(exercise, () if secret is None else hidden_rngs(secret, exercise.name), probes=True)
+    try:
+        outcomes = run_cases(fn, cases)
+    except NotImplementedError:
+        return None
+    return feedback.judge(exercise, cases, outcomes)
 
 
 @single_blas_thread
 def check(fn, secret=None):
-    """``(passed, report)``: the exercise's visible cases on ``fn``; the report says what passed and the likely mistake.
+    """``(passed, report)``: the exercise's visible cases on ``fn``; the report says what passed and, when a
+    check fails, what is wrong: the likely mistake, or what the checks measured.
 
     With ``secret`` (an int), the hidden cases that seed would give the grader are checked too.
     """
     exercise = exercise_of(fn)
-    try:
-        results = _verdicts(fn, build_cases(exercise, () if secret is None else hidden_rngs(secret, exercise.name)))
-    except NotImplementedError:
+    verdict = verdict_for(fn, secret)
+    if verdict is None:
         return False, f"`{exercise.name}`: not done yet. Write it in the cell above, run that cell, then run this one."
-    lines, mistakes, passed = [], [], 0
-    for description, ok, problem, mistake in results:
-        passed += ok
-        lines.append(f"  {'✓' if ok else '✗'} {description}" + ("" if ok else f": {problem}"))
-        if mistake and mistake not in mistakes:
-            mistakes.append(mistake)
-    report = [f"`{exercise.name}`: {passed} of {len(results)} checks passed", *lines]
-    report += [f"Likely mistake: {mistake}" for mistake in mistakes]
-    if passed == len(results):
-        report.append("Well done.")
-    return passed == len(results), "\n".join(report)
+    if secret is None:
+        LAST[exercise.name] = verdict
+    return verdict.passed, verdict.report()
 
 
 def self_check(fn):
-    """Print which of the exercise's checks ``fn`` passes and, when one fails, the likely mistake."""
-    print(check(fn)[1])
+    """Print which of the exercise's checks ``fn`` passes and, when one fails, what is wrong."""
+    passed, report = check(fn)
+    print(report)
+    name = exercise_of(fn).name
+    if not passed and name in LAST:
+        hints.offer(name)
 
 
 @single_blas_thread
 def visible_tests(fn):
-    """The exercise's visible tests: ``AssertionError`` naming the first failing check, what came out, and the likely mistake."""
+    """The exercise's visible tests: ``AssertionError`` naming the first failing check, what came out, and
+    what is wrong."""
     exercise = exercise_of(fn)
-    results = _verdicts(fn, build_cases(exercise))
-    failures = [(description, problem, mistake) for description, ok, problem, mistake in results if not ok]
-    if failures:
-        description, problem, _ = failures[0]
-        mistake = next((m for _, _, m in failures if m), None)  # any failing check may show which mistake it is
-        raise AssertionError(f"{exercise.name}, {description}: {problem}" + (f". Likely mistake: {mistake}" if mistake else ""))
-    print(f"`{exercise.name}`: all {len(results)} visible tests pass. The grader also runs hidden ones.")
+    cases = build_cases(exercise, probes=True)
+    verdict = feedback.judge(exercise, cases, run_cases(fn, cases))
+    if not verdict.passed:
+        raise AssertionError(f"{exercise.name}, {verdict.note()}")
+    print(f"`{exercise.name}`: all {len(verdict.checks)} visible tests pass. The grader also runs hidden ones.")
+
+
+@dataclass(frozen=True)
+class FailingCase:
+    """The first check an answer failed: its inputs (fresh copies, to call the answer with), the right output and
+    what the answer gave, for debugging in the notebook: ``fn(*case.args, **case.kwargs)``."""
+
+    exercise: str
+    description: str
+    args: tuple
+    kwargs: dict
+    expected: object
+    got: object
+    problem: str
+
+    def __repr__(self):
+        return (f"FailingCase({self.exercise}: {self.description!r}; call {self.exercise}(*case.args, **case.kwargs) "
+                f"and compare with case.expected; {self.problem[:200]})")
+
+
+def failing_case(name):
+    """The first check ``name``'s last self-check failed, as a ``FailingCase``; None if it passed.
+
+    >>> case = failing_case("softmax")          # doctest: +SKIP
+    >>> softmax(*case.args, **case.kwargs) - case.expected   # doctest: +SKIP
+    """
+    name = getattr(name, "__name__", name)
+    if name not in EXERCISES:
+        raise ValueError(f"failing_case takes an exercise's name, one of {sorted(EXERCISES)}; got {name!r}")
+    verdict = LAST.get(name)
+    if verdict is None:
+        raise LookupError(f"`{name}` has not been self-checked in this session: run its self-check cell first")
+    if verdict.passed:
+        return None
+    first = verdict.failing[0]
+    got = first.outcome.raised if first.outcome.raised is not None else first.outcome.value
+    return FailingCase(name, first.description, callable_inputs(first.case.args), callable_inputs(first.case.kwargs),
+                       first.case.expected, got, first.problem)
 
 
 def friendly_not_implemented():

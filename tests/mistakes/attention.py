@@ -55,4 +55,10 @@ def scaled_dot_product_attention(q, k, v):
     weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]))
     return weights, weights @ v
 '''),
+    # issue 20: told that its sum lacks keepdims, when it is the maximum that does
+    Wrong('softmax_max_without_keepdims', '''
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis))
+    return e / e.sum(axis=axis, keepdims=True)
+'''),
 ]

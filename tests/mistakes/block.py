@@ -11,11 +11,20 @@ def masked_softmax(scores, padding_mask=None):
         weights = weights * ~padding_mask[..., None, :]
     return weights
 '''),
-    Wrong('mask_with_the_wrong_polarity', '''
+    Wrong('mask_with_the_wrong_polarity_at_minus_1e9', '''
 def masked_softmax(scores, padding_mask=None):
     if padding_mask is not None:
         scores = np.where(padding_mask[..., None, :], scores, -1e9)
     return el.softmax(scores)
+'''),
+    Wrong('mask_with_the_wrong_polarity', '''
+def masked_softmax(scores, padding_mask=None):
+    if padding_mask is not None:
+        scores = np.where(padding_mask[..., None, :], scores, -np.inf)
+    peak = scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(peak), peak, 0))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1, total)
 '''),
     Wrong('mask_on_the_queries', '''
 def masked_softmax(scores, padding_mask=None):

@@ -28,4 +28,11 @@ def encoder(x, layers, n_heads, norm="post", padding_mask=None):
         x = el.encoder_block(x, params, n_heads, padding_mask=padding_mask)
     return x
 '''),
+    # issue 20: told "every block reads the stack's input", which matches it on a stack of two
+    Wrong('encoder_skips_the_first_block', '''
+def encoder(x, layers, n_heads, norm="post", padding_mask=None):
+    for i in range(1, len(layers)):
+        x = el.encoder_block(x, layers[i], n_heads, norm=norm, padding_mask=padding_mask)
+    return x
+'''),
 ]

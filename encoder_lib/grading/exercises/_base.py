@@ -19,6 +19,7 @@ class Mistake:
     name: str
     explanation: str
     model: object
+    hints: tuple = ()  # (the idea, a worked step): this mistake's own rungs 2 and 3 of the hint ladder
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,7 +36,18 @@ class Exercise:
     - ``uses``: earlier exercises' functions the answer may call by name (the
       learner gets the library's versions), ``may_call``: the library
       functions ``el.<name>`` it may use. Everything else of the library is
-      blocked in the self-check and absent in the grader's sandbox.
+      blocked in the self-check and absent in the grader's sandbox;
+    - ``properties``: what every right answer satisfies, each a function of a
+      failing case's ``diagnosis.Evidence`` returning a ``diagnosis.Finding``
+      when the answer breaks it (the diagnosis of answers no mistake explains);
+    - ``outputs``: the names of the values it returns, as its sentences call them;
+    - ``probes(rng)``: ``[(name, description, args, kwargs)]``, inputs the answer
+      also runs on, never graded, and ``locate({name: right?})`` (None where the answer raised): a
+      ``diagnosis.Finding`` on where a failing answer goes wrong, read off
+      which probes it gets right (a block with its attention switched off, say);
+    - ``hints``: rungs 2 and 3 of its hint ladder, (the idea it needs, with a
+      link to the lesson's section that shows it; a worked step on a small
+      example), in markdown (``grading.hints``).
     """
 
     name: str
@@ -47,6 +59,11 @@ class Exercise:
     mistakes: tuple = ()
     uses: tuple = ()
     may_call: tuple = ()
+    properties: tuple = ()
+    outputs: tuple = ("result",)
+    probes: object = None
+    locate: object = None
+    hints: tuple = ()
 
 
 def cases(*items):

@@ -6,36 +6,114 @@ import numpy as np
 
 from ... import fixtures
 from ...norm import layer_norm, post_norm, pre_norm
+from ..diagnosis import PROPERTY, Finding, span
 from ..wire import Call
 from ._base import Exercise, Mistake, cases, normal, random_ffn_params
 
+LN_LINK = "[Layer norm on the lesson's input](#Layer-norm-on-the-lesson's-input)"
+POST_LINK = "[Inside the post-norm block](#Inside-the-post-norm-block)"
+PRE_LINK = "[Inside the pre-norm block](#Inside-the-pre-norm-block)"
+
 # --- layer norm ------------------------------------------------------------------
+
+
+AFFINE_IDEA = (
+    "gamma and beta are layer norm's learned scale and shift, one number per feature: y = gamma * xhat + beta. "
+    "Each is optional on its own: gamma=None means a scale of 1, beta=None a shift of 0, so a call may pass "
+    "either, both or neither. Test each with its own `if ... is not None:` and apply it by itself. See " +
+    "[Add & Norm with learned gamma and beta](../08_inside_a_real_encoder/08_inside_a_real_encoder.ipynb) for "
+    "what learned ones look like, and " + LN_LINK + " for the rest.")
+AFFINE_STEP = (
+    "With xhat = (1.1832, -0.1690, 0.5071, -1.5213), gamma = (2, 2, 1, 1) and beta = (0, 0, 0.5, 0.5): gamma * "
+    "xhat is (2.3664, -0.3381, 0.5071, -1.5213), and adding beta gives (2.3664, -0.3381, 1.0071, -1.0213). With "
+    "beta alone the result is xhat + beta = (1.1832, -0.1690, 1.0071, -1.0213). Check your function on the "
+    "four calls: neither, gamma only, beta only, both.")
 
 
 def layer_norm_cases(rng, hidden):
     if hidden:
         d = int(rng.integers(3, 9))
-        lead = tuple(rng.integers(1, 4, size=rng.integers(1, 3)))
+        lead = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 3)))
+        eps = float(rng.uniform(0.05, 1.0))
         return cases((f"random x {lead + (d,)} with gamma and beta",
                       [normal(rng, *lead, d) * 3 + 1, rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {}),
-                     ("rows of variance about 1e-5", [normal(rng, 4, d) * 3e-3], {}))
+                     ("rows of variance about 1e-5", [normal(rng, 4, d) * 3e-3], {}),
+                     (f"random x (3, {d}) with gamma only", [normal(rng, 3, d) + 1, rng.uniform(0.5, 2, d)], {}),
+                     (f"random x (3, {d}) with beta only", [normal(rng, 3, d) - 1], {"beta": rng.normal(0, 1, d)}),
+                     (f"random x (2, {d}) with gamma, beta and another eps",
+                      [normal(rng, 2, d), rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {"eps": eps}))
     return cases(
         ("the lesson's input (3, 4)", [fixtures.lesson_input()], {}),
         ("(2, 5, 6) with gamma and beta", [normal(rng, 2, 5, 6), rng.uniform(0.5, 2, 6), rng.normal(0, 1, 6)], {}),
         ("rows of variance about 1e-5 (eps matters)", [normal(rng, 3, 6) * 3e-3], {}),
+        ("(4, 5) with gamma only", [normal(rng, 4, 5) + 1, rng.uniform(0.5, 2, 5)], {}),
+        ("(4, 5) with beta only", [normal(rng, 4, 5) - 1], {"beta": rng.normal(0, 1, 5)}),
+        ("(3, 4) with gamma, beta and eps=0.5", [normal(rng, 3, 4), rng.uniform(0.5, 2, 4), rng.normal(0, 1, 4)],
+         {"eps": 0.5}),
     )
 
 
-def layer_norm_model(x, gamma=None, beta=None, eps=1e-5, *, axis=-1, ddof=0, eps_outside=False, affine=True):
+def layer_norm_model(x, gamma=None, beta=None, eps=1e-5, *, axis=-1, ddof=0, eps_outside=False, affine=True,
+                     beta_needs_gamma=False):
     """Layer norm with one thing changed: the axis, the variance's divisor, where eps goes, gamma and beta."""
     mean = x.mean(axis=axis, keepdims=True)
     std = x.std(axis=axis, keepdims=True, ddof=ddof)
     y = (x - mean) / (std + eps if eps_outside else np.sqrt(std ** 2 + eps))
+    if beta_needs_gamma:  # as `if gamma is not None: y = y * gamma + beta` computes it (or raises, without beta)
+        return y * gamma + beta if gamma is not None else y
     if affine and gamma is not None:
         y = y * gamma
     if affine and beta is not None:
         y = y + beta
     return y
+
+
+def normalised_rows(ev, got):
+    """``(means, variances)`` of the rows of ``got`` with the case's gamma and beta undone (None if gamma has a 0)."""
+    gamma, beta = ev.value("gamma"), ev.value("beta")
+    z = got
+    if beta is not None:
+        z = z - beta
+    if gamma is not None:
+        if np.any(np.abs(gamma) < 1e-9):
+            return None
+        z = z / gamma
+    return z.mean(axis=-1), z.var(axis=-1)
+
+
+def layer_norm_rows(ev):
+    """Layer norm's rows have mean 0 and variance var / (var + eps), once gamma and beta are undone."""
+    got, x = ev.got_array(), ev.value("x")
+    if got is None or got.shape != x.shape or not np.isfinite(got).all():
+        return None
+    eps = ev.value("eps")
+    undone = normalised_rows(ev, got)
+    if undone is None:
+        return None
+    means, variances = undone
+    wanted = x.var(axis=-1) / (x.var(axis=-1) + eps)
+    undone = " with gamma and beta undone" if ev.given("gamma") or ev.given("beta") else ""
+    if not np.allclose(means, 0, atol=1e-6):
+        columns = None
+        if x.ndim >= 2:
+            z = got - (ev.value("beta") if ev.value("beta") is not None else 0)
+            columns = np.allclose(z.mean(axis=-2), 0, atol=1e-6)
+        return Finding("ln:means", PROPERTY,
+                       f"{ev.where()} the rows of your output{undone} should have mean 0; theirs are "
+                       f"{span(means)}" + (": the columns (axis -2) have mean 0 instead. Is the mean taken over "
+                                           "positions rather than over each row's features?" if columns else
+                                           ". Is each row's own mean (over its last axis) subtracted?"))
+    if not np.allclose(variances, wanted, rtol=1e-5, atol=1e-6):
+        d = x.shape[-1]
+        ratio = float(np.median(variances / wanted))
+        said = (f"{ev.where()} the rows of your output{undone} should have variance {span(wanted)} "
+                f"(var / (var + eps) of each input row); theirs are {span(variances)}")
+        if abs(ratio - (d - 1) / d) < 1e-4:
+            said += f", {d - 1}/{d} of it: is the variance divided by d - 1 rather than d?"
+        else:
+            said += ". Is each row divided by sqrt(its variance + eps)?"
+        return Finding("ln:variances", PROPERTY, said)
+    return None
 
 
 LAYER_NORM = Exercise(
@@ -45,7 +123,16 @@ LAYER_NORM = Exercise(
     mistakes=(
         Mistake("layer_norm_over_the_sequence",
                 "layer norm over the sequence axis: take the mean and variance over the last axis "
-                "(a position's features), not over positions", partial(layer_norm_model, axis=-2)),
+                "(a position's features), not over positions", partial(layer_norm_model, axis=-2), hints=(
+                    "Layer norm normalises each position on its own: the mean and the variance are taken over "
+                    "that position's d_model features, the last axis, so that every row of the output has mean "
+                    "0 and variance 1 whatever the other positions hold. Over the sequence axis instead, each "
+                    "feature would be normalised across positions, which is what batch norm does. See "
+                    "[Layer norm against batch norm](#Layer-norm-against-batch-norm).",
+                    "The lesson's row 0 is (1, 0, 0.5, -1): its mean is 0.125 and its variance 0.5469, both over "
+                    "its own four numbers; row 1 gets its own mean and variance. `x.mean(axis=-1, "
+                    "keepdims=True)` has shape (3, 1), one mean per row. Print `y.mean(axis=-1)` of your "
+                    "result: three numbers near 0.")),
         Mistake("layer_norm_unbiased_variance",
                 "layer norm with the unbiased variance: divide by d_model (np.var's default), not d_model - 1",
                 partial(layer_norm_model, ddof=1)),
@@ -54,7 +141,22 @@ LAYER_NORM = Exercise(
                 partial(layer_norm_model, eps_outside=True)),
         Mistake("layer_norm_ignores_gamma_and_beta",
                 "gamma and beta are ignored: multiply by gamma and add beta when they are given",
-                partial(layer_norm_model, affine=False)),
+                partial(layer_norm_model, affine=False), hints=(AFFINE_IDEA, AFFINE_STEP)),
+        Mistake("layer_norm_beta_only_with_gamma",
+                "beta is added only when gamma is given: each of gamma and beta is optional on its own, so multiply "
+                "by gamma when it is given, and add beta when it is given", partial(layer_norm_model,
+                                                                                   beta_needs_gamma=True),
+                hints=(AFFINE_IDEA, AFFINE_STEP)),
+    ),
+    properties=(layer_norm_rows,),
+    hints=(
+        "Layer norm rescales each position's row of features to mean 0 and variance 1: subtract the row's mean, "
+        "divide by the square root of the row's variance plus eps (eps keeps a nearly constant row from being "
+        "divided by 0). Mean and variance run over the last axis, with keepdims=True. Then, where given, gamma "
+        "multiplies and beta shifts each feature. The section " + LN_LINK + " prints every step.",
+        "The lesson's row (1, 0, 0.5, -1): its mean is 0.125; centred, it is (0.875, -0.125, 0.375, -1.125); its "
+        "variance is 0.5469 (divide the sum of squares by 4, not 3); divided by sqrt(0.5469 + 1e-5) = 0.7395 it "
+        "becomes (1.1832, -0.1690, 0.5071, -1.5213). Compare your first row with these numbers.",
     ),
 )
 
@@ -67,14 +169,42 @@ def sublayer_cases(rng, hidden):
 
     if hidden:
         d, d_ff, seq = int(rng.integers(3, 8)), int(rng.integers(8, 14)), int(rng.integers(1, 5))
-        return cases((f"random x ({seq}, {d}), an FFN sub-layer with d_ff {d_ff}, gamma and beta",
+        eps = float(rng.uniform(0.05, 1.0))
+        return cases((f"random x ({seq}, {d}), an FFN sub-layer with d_ff {d_ff}, no gamma or beta",
+                      [normal(rng, seq, d) * 2, ffn_of(random_ffn_params(rng, d, d_ff))], {}),
+                     (f"random x ({seq}, {d}), an FFN sub-layer with d_ff {d_ff}, gamma and beta",
                       [normal(rng, seq, d) * 2, ffn_of(random_ffn_params(rng, d, d_ff)),
-                       rng.uniform(0.5, 2, d), rng.normal(0, 0.5, d)], {}))
+                       rng.uniform(0.5, 2, d), rng.normal(0, 0.5, d)], {}),
+                     (f"random x (3, {d}), an FFN sub-layer, gamma only",
+                      [normal(rng, 3, d), ffn_of(random_ffn_params(rng, d, d_ff)), rng.uniform(0.5, 2, d)], {}),
+                     (f"random x (3, {d}), an FFN sub-layer, beta only",
+                      [normal(rng, 3, d), ffn_of(random_ffn_params(rng, d, d_ff))], {"beta": rng.normal(0, 0.5, d)}),
+                     (f"random x (2, {d}), an FFN sub-layer, gamma, beta and another eps",
+                      [normal(rng, 2, d), ffn_of(random_ffn_params(rng, d, d_ff)), rng.uniform(0.5, 2, d),
+                       rng.normal(0, 0.5, d)], {"eps": eps}))
     return cases(
         ("the lesson's input and FFN", [fixtures.lesson_input(), ffn_of(fixtures.lesson_ffn_params())], {}),
         ("(2, 4, 6) with an FFN, gamma and beta", [normal(rng, 2, 4, 6) * 2, ffn_of(random_ffn_params(rng, 6, 10)),
                                                   rng.uniform(0.5, 2, 6), rng.normal(0, 0.5, 6)], {}),
+        ("(3, 6) with an FFN and gamma only", [normal(rng, 3, 6), ffn_of(random_ffn_params(rng, 6, 10)),
+                                               rng.uniform(0.5, 2, 6)], {}),
+        ("(3, 6) with an FFN and beta only", [normal(rng, 3, 6), ffn_of(random_ffn_params(rng, 6, 10))],
+         {"beta": rng.normal(0, 0.5, 6)}),
+        ("(3, 4) with an FFN, gamma, beta and eps=0.5",
+         [normal(rng, 3, 4), ffn_of(random_ffn_params(rng, 4, 8)), rng.uniform(0.5, 2, 4), rng.normal(0, 0.5, 4)],
+         {"eps": 0.5}),
     )
+
+
+PASS_ON_IDEA = (
+    "An argument a function takes is for it to use or pass on: post_norm and pre_norm get eps (and gamma and "
+    "beta) only to hand them to the layer norm inside. Calling layer_norm without them uses layer_norm's own "
+    "defaults (eps = 1e-5, no gamma, no beta), whatever the caller asked for. Every optional argument of the "
+    "exercise has a check that passes another value. See " + POST_LINK + ".")
+PASS_ON_STEP = (
+    "With eps = 0.5 a row (1, -1) has variance 1, and is divided by sqrt(1 + 0.5) = 1.2247: it becomes "
+    "(0.8165, -0.8165), where eps = 1e-5 would give (1.0000, -1.0000). So a check with eps=0.5 shows at once "
+    "whether eps reached the norm. Pass every argument on by name: layer_norm(y, gamma, beta, eps=eps).")
 
 
 #: Where the norm and the residual go, as each placement a learner might write computes them.
@@ -90,9 +220,77 @@ ARRANGEMENTS = {
 }
 
 
-def add_norm_model(x, sublayer, gamma=None, beta=None, eps=1e-5, *, arrangement):
-    """Add & Norm arranged as ``ARRANGEMENTS[arrangement]``, with the library's layer norm."""
+def add_norm_model(x, sublayer, gamma=None, beta=None, eps=1e-5, *, arrangement, ignore_eps=False):
+    """Add & Norm arranged as ``ARRANGEMENTS[arrangement]``, with the library's layer norm (at its own eps, 1e-5,
+    with ``ignore_eps``: eps not passed on)."""
+    eps = 1e-5 if ignore_eps else eps
     return ARRANGEMENTS[arrangement](x, sublayer, lambda y: layer_norm(y, gamma, beta, eps))
+
+
+#: What else an answer's Add & Norm may compute, in words, beyond the catalogued arrangements.
+SAID = {
+    "post": "LN(x + sublayer(x)), post-norm", "pre": "x + sublayer(LN(x)), pre-norm",
+    "no_residual": "LN(sublayer(x)), without the residual", "norm_input": "LN(x) + sublayer(x)",
+    "double": "LN(x + sublayer(LN(x))), with two norms", "norm_output": "x + LN(sublayer(x))",
+    "pre_no_residual": "sublayer(LN(x)), without the residual", "residual_of_norm": "LN(x) + sublayer(LN(x))",
+    "no_norm": "x + sublayer(x), without any norm", "sublayer_only": "sublayer(x) alone",
+    "norm_only": "LN(x) alone, without the sub-layer", "post_minus": "LN(x - sublayer(x)), a subtraction",
+    "pre_minus": "x - sublayer(LN(x)), a subtraction",
+}
+ARRANGEMENTS.update({"no_norm": lambda x, f, ln: x + f(x), "sublayer_only": lambda x, f, ln: f(x),
+                     "norm_only": lambda x, f, ln: ln(x), "post_minus": lambda x, f, ln: ln(x - f(x)),
+                     "pre_minus": lambda x, f, ln: x - f(ln(x))})
+
+
+def arrangement(ev):
+    """Which arrangement of norm, sub-layer and residual the answer's output is, where it is one of them."""
+    got = ev.got_array()
+    if got is None or got.shape != ev.expected.shape:
+        return None
+    x, f = ev.value("x"), ev.value("sublayer")
+    gamma, beta, eps = ev.value("gamma"), ev.value("beta"), ev.value("eps")
+    for name, compute in ARRANGEMENTS.items():
+        value = compute(x, f, lambda y: layer_norm(y, gamma, beta, eps))
+        if np.allclose(got, value, atol=1e-6) and not np.allclose(value, ev.expected, atol=1e-6):
+            right = SAID["post" if ev.exercise.name == "post_norm" else "pre"]
+            return Finding(f"arrangement:{name}", PROPERTY,
+                           f"{ev.where()} your output equals {SAID[name]}; {ev.exercise.name} is {right}.")
+    return None
+
+
+def post_norm_output_is_normalised(ev):
+    """Post-norm ends with the layer norm: its output rows have mean 0 and variance near 1 (gamma, beta undone)."""
+    got = ev.got_array()
+    if got is None or got.shape != ev.expected.shape or not np.isfinite(got).all():
+        return None
+    undone = normalised_rows(ev, got)
+    if undone is None:
+        return None
+    means, variances = undone
+    right_means, right_variances = normalised_rows(ev, ev.expected)
+    if np.allclose(means, right_means, atol=1e-6) and np.allclose(variances, right_variances, rtol=1e-4, atol=1e-6):
+        return None
+    return Finding("post:not-normalised", PROPERTY,
+                   f"{ev.where()} post-norm's output is a layer norm's output, so its rows (gamma and beta undone) "
+                   f"have mean 0 and variance {span(right_variances)}; yours have means {span(means)} and variances "
+                   f"{span(variances)}: is the norm the last step, on x + sublayer(x)?")
+
+
+def pre_norm_output_is_not_normalised(ev):
+    """Pre-norm's output is x + sublayer(LN(x)), not normalised: rows of mean 0, variance 1 mean a norm after the sum."""
+    got = ev.got_array()
+    if got is None or got.shape != ev.expected.shape or not np.isfinite(got).all():
+        return None
+    undone = normalised_rows(ev, got)
+    if undone is None:
+        return None
+    means, variances = undone
+    if np.allclose(means, 0, atol=1e-6) and np.allclose(variances, 1, atol=1e-3):
+        return Finding("pre:normalised", PROPERTY,
+                       f"{ev.where()} the rows of your output (gamma and beta undone) have mean 0 and variance 1, "
+                       f"as a layer norm's output has; pre-norm's output is the sum x + sublayer(LN(x)), which is "
+                       f"not normalised. Is there a norm after the sum?")
+    return None
 
 
 POST_NORM = Exercise(
@@ -110,8 +308,22 @@ POST_NORM = Exercise(
                 partial(add_norm_model, arrangement="norm_input")),
         Mistake("post_norm_normalised_twice", "the norm is applied twice; post-norm normalises once, after the sum",
                 partial(add_norm_model, arrangement="double")),
+        Mistake("post_norm_ignores_eps",
+                "eps is not passed on: call the layer norm with this function's eps, layer_norm(y, gamma, beta, eps)",
+                partial(add_norm_model, arrangement="post", ignore_eps=True), hints=(PASS_ON_IDEA, PASS_ON_STEP)),
     ),
     uses=("layer_norm",), may_call=("layer_norm",),
+    properties=(arrangement, post_norm_output_is_normalised),
+    hints=(
+        "Post-norm, the original Transformer's and BERT's placement: first the sub-layer reads x, then its output "
+        "is added to x (the residual), then the sum is layer-normalised, with this call's gamma, beta and eps. "
+        "In one line, LN(x + sublayer(x)). `sublayer` is a function: call it on an array. The section " +
+        POST_LINK + " shows each step's rows.",
+        "With f = the lesson's FFN and x its input: f(x) has shape (3, 4) like x; s = x + f(x) is the residual "
+        "sum; layer_norm(s, gamma, beta, eps) is the output, so every output row has mean 0 and variance 1 when "
+        "gamma and beta are None. Print `out.mean(axis=-1)` and `out.var(axis=-1)` of your result on the lesson's "
+        "input.",
+    ),
 )
 
 PRE_NORM = Exercise(
@@ -131,8 +343,21 @@ PRE_NORM = Exercise(
         Mistake("pre_norm_adds_the_normalised_input",
                 "the residual adds LN(x); it must add x itself: pre-norm is x + sublayer(LN(x)), so the "
                 "un-normalised x passes the block untouched", partial(add_norm_model, arrangement="residual_of_norm")),
+        Mistake("pre_norm_ignores_eps",
+                "eps is not passed on: call the layer norm with this function's eps, layer_norm(x, gamma, beta, eps)",
+                partial(add_norm_model, arrangement="pre", ignore_eps=True), hints=(PASS_ON_IDEA, PASS_ON_STEP)),
     ),
     uses=("layer_norm",), may_call=("layer_norm",),
+    properties=(arrangement, pre_norm_output_is_not_normalised),
+    hints=(
+        "Pre-norm, GPT-2's and Whisper's placement: the sub-layer reads the layer-normalised x, and its output is "
+        "added to x itself, un-normalised: x + sublayer(LN(x)). The residual path carries x through untouched, "
+        "which is what lets very deep pre-norm stacks train. The norm uses this call's gamma, beta and eps. The "
+        "section " + PRE_LINK + " shows each step's rows.",
+        "With f = the lesson's FFN and x its input: h = layer_norm(x, gamma, beta, eps) has rows of mean 0; "
+        "f(h) has shape (3, 4); the output is x + f(h). So output - x equals f(h): print `np.abs((out - x) - "
+        "f(h)).max()` for your result, which should be 0 up to rounding.",
+    ),
 )
 
 EXERCISES = (LAYER_NORM, POST_NORM, PRE_NORM)

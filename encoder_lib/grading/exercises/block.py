@@ -8,10 +8,30 @@ from ... import fixtures
 from ...attention import masked_softmax, softmax
 from ...block import encoder_block
 from ...positional import positional_encoding
+from ...attention import multi_head_attention
+from ...ffn import feed_forward
+from ...norm import layer_norm
 from ..compare import NotApplicable
+from ..diagnosis import PATTERN, PROPERTY, Finding, index, numbers, softmax_row_off, span
 from ._base import Exercise, Mistake, cases, normal, random_block
 
+MASK_LINK = "[The padding mask](#The-padding-mask)"
+PE_LINK = "[Word order and the positional encoding](#Word-order-and-the-positional-encoding)"
+BLOCK_LINK = "[A small block to look inside](#A-small-block-to-look-inside)"
+
 # --- the masked softmax ----------------------------------------------------------
+
+
+ALL_PADDING_IDEA = (
+    "A softmax of a row whose scores are all -inf is 0 / 0: exp(-inf) is 0 for every key, and so is their sum. "
+    "The library's softmax refuses such a row. A sequence that is all padding has no key a query may read, so "
+    "its weights must be all zeros: handle those rows yourself, before or after the division. See " + MASK_LINK +
+    " for how the lesson's library gives them zeros.")
+ALL_PADDING_STEP = (
+    "With padding_mask row (True, True, True), the masked scores of every query are (-inf, -inf, -inf). "
+    "`padding_mask.all(axis=-1)` is True for that sequence: use it to give its rows zeros, for example by "
+    "computing the softmax with a safe maximum (0 where the row's maximum is -inf) and a safe sum (1 where the "
+    "sum is 0). Print your result for that sequence: a block of zeros.")
 
 
 def masked_cases(rng, hidden):
@@ -19,7 +39,8 @@ def masked_cases(rng, hidden):
         batch, seq_q, seq_k = (int(n) for n in rng.integers(1, 5, size=3))
         mask = rng.random((batch, seq_k)) < 0.4
         return cases((f"random scores ({batch}, {seq_q}, {seq_k}) and mask",
-                      [normal(rng, batch, seq_q, seq_k) * 3, mask], {}))
+                      [normal(rng, batch, seq_q, seq_k) * 3, mask], {}),
+                     (f"random scores ({seq_q}, {seq_k}), no mask", [normal(rng, seq_q, seq_k) * 3], {}))
     return cases(
         ("scores (2, 3, 3), the last key of sequence 0 padded",
          [normal(rng, 2, 3, 3), np.array([[False, False, True], [False, False, False]])], {}),
@@ -33,8 +54,14 @@ def mask_after_the_softmax(scores, padding_mask=None):
     return weights if padding_mask is None else weights * ~padding_mask[..., None, :]
 
 
-def mask_with_the_wrong_polarity(scores, padding_mask=None):
-    return masked_softmax(scores, None if padding_mask is None else ~padding_mask)
+def mask_with_the_wrong_polarity(scores, padding_mask=None, *, fill=None):
+    """The mask flipped: the real keys left out. ``fill=None`` as the library does it (a row with every key left
+    out gets zeros), else ``fill`` (-1e9) in place of their scores, which gives such a row equal weights."""
+    if padding_mask is None:
+        return masked_softmax(scores)
+    if fill is None:
+        return masked_softmax(scores, ~padding_mask)
+    return softmax(np.where(padding_mask[..., None, :], scores, fill))
 
 
 def mask_nan_for_an_all_padding_row(scores, padding_mask=None):
@@ -61,6 +88,40 @@ def mask_through_the_library_softmax(scores, padding_mask=None):
     return softmax(np.where(padding_mask[..., None, :], -np.inf, scores))
 
 
+def masked_weights(ev):
+    """Padded keys get weight 0; each row with a real key sums to 1 over the real keys; all-padding rows are 0."""
+    got, mask = ev.got_array(), ev.value("padding_mask")
+    if got is None or got.shape != ev.expected.shape or mask is None or not np.isfinite(got).all():
+        return None
+    keys = np.broadcast_to(mask[..., None, :], got.shape)
+    leaked = np.abs(np.where(keys, got, 0)).max()
+    if leaked > 1e-9:
+        at = np.argwhere(keys & (np.abs(got) > 1e-9))[0]
+        return Finding("mask:padded-weight", PROPERTY,
+                       f"{ev.where()} padded keys (padding_mask True) must get weight 0, but your weights{index(at)} "
+                       f"is {got[tuple(at)]:.4g} at a padded key: is the mask applied along the keys, the last axis "
+                       f"(padding_mask[..., None, :]), with True meaning padding?")
+    scores = ev.value("scores")
+    row = softmax_row_off(got, scores, ~keys)
+    if row is not None:
+        keep = ~keys[row]
+        return Finding("mask:not-a-softmax", PROPERTY,
+                       f"{ev.where()} over the real keys each row of weights must be a softmax of its scores, "
+                       f"w_j proportional to exp(s_j), but row {index(row)} gets {numbers(got[row][keep], 3)} for "
+                       f"the scores {numbers(scores[row][keep], 3)}: is the same maximum subtracted from every score "
+                       f"of a row (along the last axis, keepdims=True), and the sum taken along that axis too?")
+    real_rows = ~mask.all(axis=-1)
+    sums = got.sum(axis=-1)
+    wanted = np.broadcast_to(real_rows[..., None], sums.shape).astype(float)
+    if not np.allclose(sums, wanted, atol=1e-6):
+        bad = np.argwhere(~np.isclose(sums, wanted, atol=1e-6))[0]
+        return Finding("mask:sums", PROPERTY,
+                       f"{ev.where()} each query's weights over the real keys should sum to 1 (0 for a sequence that "
+                       f"is all padding); row {index(bad)} of yours sums to {sums[tuple(bad)]:.4g}: is the softmax "
+                       f"taken after the mask, over the real keys only?")
+    return None
+
+
 MASKED_SOFTMAX = Exercise(
     name="masked_softmax", lesson="05_encoder_block", points=2,
     formula=r"w = \mathrm{softmax}(s + m),\quad m_j = -\infty \text{ where key } j \text{ is padding, else } 0",
@@ -72,6 +133,9 @@ MASKED_SOFTMAX = Exercise(
         Mistake("mask_with_the_wrong_polarity",
                 "the mask has the wrong polarity: True marks padding, so those keys get weight 0",
                 mask_with_the_wrong_polarity),
+        Mistake("mask_with_the_wrong_polarity_at_minus_1e9",
+                "the mask has the wrong polarity: True marks padding, so those keys get weight 0",
+                partial(mask_with_the_wrong_polarity, fill=-1e9)),
         Mistake("mask_nan_for_an_all_padding_row",
                 "a sequence that is all padding gives NaN: give such rows zero weights", mask_nan_for_an_all_padding_row),
         Mistake("mask_on_the_queries", MASK_ON_QUERIES, mask_on_the_queries),
@@ -81,9 +145,21 @@ MASKED_SOFTMAX = Exercise(
         Mistake("mask_all_padding_row_through_the_library_softmax",
                 "a sequence that is all padding has every score at -inf, and a softmax of that is 0 / 0: give "
                 "such rows zero weights (find them with padding_mask.all(axis=-1)), or write a softmax that does",
-                mask_through_the_library_softmax),
+                mask_through_the_library_softmax, hints=(ALL_PADDING_IDEA, ALL_PADDING_STEP)),
     ),
     uses=("softmax",), may_call=("softmax",),
+    properties=(masked_weights,),
+    hints=(
+        "Padding fills short sequences up to the batch's length; no query may read it. padding_mask is "
+        "(..., seq) with True at padding, one entry per key, so it lines up with the scores' last axis: "
+        "padding_mask[..., None, :] broadcasts over the queries. Setting a padded key's score to -inf before the "
+        "softmax gives it weight 0 and leaves the real keys' weights summing to 1. A sequence that is all padding "
+        "has no real key: its rows must be all zeros, not NaN. See " + MASK_LINK + ".",
+        "Scores (1, 2, 0.5) with the last key padded: the masked scores are (1, 2, -inf); `exp` after subtracting "
+        "the row's maximum, 2, gives (0.368, 1, 0), so the weights are (0.269, 0.731, 0). For a row whose keys are "
+        "all padding, every score is -inf and the maximum is -inf too: replace such a maximum by 0, or find those "
+        "rows with padding_mask.all(axis=-1), and give them zeros.",
+    ),
 )
 
 # --- positional encoding -----------------------------------------------------------
@@ -127,6 +203,40 @@ def positional_reference(seq_len, d_model):
     return positional_encoding(seq_len, d_model, dtype=np.float64)
 
 
+def positional_row_zero_and_pairs(ev):
+    """Row 0 reads (0, 1, 0, 1, ...); each pair of columns (2i, 2i + 1) is a sine and cosine of one angle."""
+    got = ev.got_array()
+    if got is None or got.shape != ev.expected.shape or not np.isfinite(got).all():
+        return None
+    d_model = got.shape[-1]
+    row0 = np.where(np.arange(d_model) % 2 == 0, 0.0, 1.0)
+    if not np.allclose(got[0], row0, atol=1e-6):
+        if got.shape[0] > 1 and np.allclose(got[0], ev.expected[1], atol=1e-6):
+            return None  # the shift by one says it better
+        return Finding("pe:row0", PROPERTY,
+                       f"{ev.where()} row 0 (position 0, where every angle is 0) must read (0, 1, 0, 1, ...): sin 0 "
+                       f"in the even columns, cos 0 in the odd ones; yours reads {numbers(got[0], 3)}.")
+    pairs = d_model // 2
+    if pairs and got.shape[0] > 1 and np.allclose(got[:, 0:2 * pairs:2] ** 2 + got[:, 1:2 * pairs:2] ** 2, 1,
+                                                  atol=1e-6):
+        turned = np.arctan2(got[1, 0:2 * pairs:2], got[1, 1:2 * pairs:2])  # each pair's angle at position 1
+        wanted = 1 / 10000 ** (2 * np.arange(pairs) / d_model)
+        bad = np.flatnonzero(~np.isclose(turned, wanted, rtol=1e-6, atol=1e-9))
+        if len(bad):
+            i = int(bad[0])
+            return Finding("pe:frequency", PROPERTY,
+                           f"{ev.where()} from position 0 to 1 the pair of columns ({2 * i}, {2 * i + 1}) should turn "
+                           f"by pos / 10000^(2i / d_model) = 1 / 10000^({2 * i}/{d_model}) = {wanted[i]:.6g} radians; "
+                           f"yours turns by {turned[i]:.6g} (read off its sine and cosine at position 1). Is the "
+                           f"position divided by 10000^(2i / d_model), with i the pair's number?")
+    if pairs and not np.allclose(got[:, 0:2 * pairs:2] ** 2 + got[:, 1:2 * pairs:2] ** 2, 1, atol=1e-6):
+        return Finding("pe:pairs", PROPERTY,
+                       f"{ev.where()} each pair of columns (2i, 2i + 1) holds the sine and the cosine of one angle, "
+                       f"so sin\u00b2 + cos\u00b2 = 1 in every pair; in yours it does not: do columns 2i and 2i + 1 "
+                       f"share the angle pos / 10000^(2i / d_model)?")
+    return None
+
+
 POSITIONAL_ENCODING = Exercise(
     name="positional_encoding", lesson="05_encoder_block", points=2,
     formula=r"PE_{p,\,2i} = \sin\!\left(p / 10000^{2i/d}\right),\quad PE_{p,\,2i+1} = \cos\!\left(p / 10000^{2i/d}\right)",
@@ -150,6 +260,17 @@ POSITIONAL_ENCODING = Exercise(
                 "cosines): give the odd columns the first d_model // 2 angles, angle[:, : d_model // 2]",
                 positional_encoding_odd_d_model),
     ),
+    properties=(positional_row_zero_and_pairs,),
+    hints=(
+        "Each position p gets a d_model vector of sines and cosines of angles p / 10000^(2i / d_model), one angle "
+        "per pair of columns i = 0, 1, ...: the sine goes in column 2i, the cosine in column 2i + 1. Low columns "
+        "turn fast with p, high ones slowly, so every position gets its own pattern. Positions count from 0, and "
+        "an odd d_model has one sine more than cosines. The section " + PE_LINK + " plots it.",
+        "seq_len 3, d_model 4: the pairs i = 0, 1 have divisors 10000^0 = 1 and 10000^0.5 = 100. Row 0 is (sin 0, "
+        "cos 0, sin 0, cos 0) = (0, 1, 0, 1); row 1 is (sin 1, cos 1, sin 0.01, cos 0.01) = (0.8415, 0.5403, 0.01, "
+        "1); row 2 is (0.9093, -0.4161, 0.02, 0.9998). In numpy, `np.arange(seq_len)[:, None]` holds the positions "
+        "as a column.",
+    ),
 )
 
 # --- the block -----------------------------------------------------------------------
@@ -162,9 +283,12 @@ def block_cases(rng, hidden):
         norm = ("post", "pre")[int(rng.integers(2))]
         mask = rng.random((batch, seq)) < 0.3
         mask[:, 0] = False
+        other = "pre" if norm == "post" else "post"
         return cases((f"random x ({batch}, {seq}, {d}), {n_heads} heads, {norm}-norm, with a mask",
                       [normal(rng, batch, seq, d), random_block(rng, d, 2 * d + 1), n_heads],
-                      {"norm": norm, "padding_mask": mask}))
+                      {"norm": norm, "padding_mask": mask}),
+                     (f"random x ({seq}, {d}), {n_heads} heads, {other}-norm, no mask",
+                      [normal(rng, seq, d), random_block(rng, d, 2 * d + 1), n_heads], {"norm": other}))
     return cases(
         ("the lesson's fixture, post-norm", [fixtures.lesson_input(), fixtures.lesson_block_params(), 2], {}),
         ("the lesson's fixture, pre-norm", [fixtures.lesson_input(), fixtures.lesson_block_params(), 2], {"norm": "pre"}),
@@ -173,6 +297,145 @@ def block_cases(rng, hidden):
          {"padding_mask": np.array([[False] * 5, [False] * 3 + [True] * 2])}),
         ("(2, 5, 8), 2 heads, d_ff 12, pre-norm", [normal(rng, 2, 5, 8), random_block(rng, 8, 12), 2], {"norm": "pre"}),
     )
+
+
+def _block_parts(ev, activation="relu", eps=1e-5):
+    """The block's inputs and its parts as functions of one array, for the variants below."""
+    x, params, n_heads = ev.value("x"), ev.value("params"), ev.value("n_heads")
+    mask = ev.value("padding_mask")
+
+    def attn(h):
+        return multi_head_attention(h, n_heads, params["attn"], padding_mask=mask)[0]
+
+    def ffn(h):
+        return feed_forward(h, params["ffn"], activation=activation)
+
+    def ln(h, which):
+        return layer_norm(h, params[which]["gamma"], params[which]["beta"], eps)
+
+    return x, attn, ffn, ln
+
+
+#: What else an answer's block may compute: each the right block with one part misplaced, in words.
+BLOCK_VARIANTS = {
+    "post": {
+        "the second residual adds the block's input x (LN2(x + FFN(h)), with h = LN1(x + MHA(x))): it adds h, the "
+        "first Add & Norm's output":
+            lambda x, attn, ffn, ln: ln(x + ffn(ln(x + attn(x), "norm1")), "norm2"),
+        "the FFN reads the block's input x, not h = LN1(x + MHA(x))":
+            lambda x, attn, ffn, ln: ln((h := ln(x + attn(x), "norm1")) + ffn(x), "norm2"),
+        "the first Add & Norm's output is not normalised (h = x + MHA(x), without LN1)":
+            lambda x, attn, ffn, ln: ln((h := x + attn(x)) + ffn(h), "norm2"),
+        "the second Add & Norm has no norm (h + FFN(h) is returned as it is)":
+            lambda x, attn, ffn, ln: (h := ln(x + attn(x), "norm1")) + ffn(h),
+        "the FFN comes before the attention":
+            lambda x, attn, ffn, ln: ln((h := ln(x + ffn(x), "norm1")) + attn(h), "norm2"),
+        "norm2's parameters are used in the first Add & Norm and norm1's in the second":
+            lambda x, attn, ffn, ln: ln((h := ln(x + attn(x), "norm2")) + ffn(h), "norm1"),
+    },
+    "pre": {
+        "the second residual adds the block's input x (x + FFN(LN2(h)), with h = x + MHA(LN1(x))): it adds h":
+            lambda x, attn, ffn, ln: x + ffn(ln(x + attn(ln(x, "norm1")), "norm2")),
+        "the FFN reads LN2(x), the block's input normalised, not LN2(h) with h = x + MHA(LN1(x))":
+            lambda x, attn, ffn, ln: (x + attn(ln(x, "norm1"))) + ffn(ln(x, "norm2")),
+        "the FFN's input is not normalised (h + FFN(h), without LN2)":
+            lambda x, attn, ffn, ln: (h := x + attn(ln(x, "norm1"))) + ffn(h),
+        "the attention's input is not normalised (x + MHA(x), without LN1)":
+            lambda x, attn, ffn, ln: (h := x + attn(x)) + ffn(ln(h, "norm2")),
+        "norm2's parameters are used before the attention and norm1's before the FFN":
+            lambda x, attn, ffn, ln: (h := x + attn(ln(x, "norm2"))) + ffn(ln(h, "norm1")),
+        "a final layer norm is added after the second residual":
+            lambda x, attn, ffn, ln: ln((h := x + attn(ln(x, "norm1"))) + ffn(ln(h, "norm2")), "norm2"),
+    },
+}
+
+
+def block_variant(ev, norm=None, activation="relu", eps=1e-5):
+    """Which block with one part misplaced the answer's output equals."""
+    got = ev.got_array()
+    if got is None or got.shape != ev.expected.shape:
+        return None
+    x, attn, ffn, ln = _block_parts(ev, activation, eps)
+    for words, compute in BLOCK_VARIANTS[norm or ev.value("norm")].items():
+        value = compute(x, attn, ffn, ln)
+        if np.allclose(got, value, atol=1e-6) and not np.allclose(value, ev.expected, atol=1e-6):
+            return Finding(f"block:{words[:40]}", PROPERTY, f"{ev.where()} your output equals the block in which "
+                                                            f"{words}.")
+    return None
+
+
+def post_norm_block_output(ev, norm=None):
+    """A post-norm block ends with norm2: its output rows, norm2's gamma and beta undone, have mean 0."""
+    got = ev.got_array()
+    if got is None or got.shape != ev.expected.shape or (norm or ev.value("norm")) != "post" or \
+            not np.isfinite(got).all() or np.allclose(got, ev.expected, atol=1e-6):
+        return None
+    norm2 = ev.value("params")["norm2"]
+    if np.any(np.abs(norm2["gamma"]) < 1e-9):
+        return None
+    z = (got - norm2["beta"]) / norm2["gamma"]
+    right = (ev.expected - norm2["beta"]) / norm2["gamma"]
+    means, variances, wanted = z.mean(axis=-1), z.var(axis=-1), right.var(axis=-1)
+    if not np.allclose(means, 0, atol=1e-6):
+        return Finding("block:post-output", PROPERTY,
+                       f"{ev.where()} a post-norm block's last step is LN2, so its output rows (norm2's gamma and "
+                       f"beta undone) have mean 0; yours have means {span(means)}: does the block end with the "
+                       f"second Add & Norm, LN2(h + FFN(h)), with norm2's parameters?")
+    if not np.allclose(variances, wanted, rtol=1e-5, atol=1e-6):
+        return Finding("block:post-variance", PROPERTY,
+                       f"{ev.where()} a post-norm block's output rows (norm2's gamma and beta undone) have variance "
+                       f"{span(wanted)}; yours have mean 0 but variances {span(variances)}: is the last layer norm "
+                       f"divided by sqrt(variance + eps), with the variance over the last axis?")
+    return Finding("block:before-last-norm", PATTERN,
+                   f"{ev.where()} your output's rows are normalised as LN2's are (mean 0 and variance "
+                   f"{span(variances)} with norm2's gamma and beta undone), so the last layer norm is right: what "
+                   f"differs comes before it, in the attention, the first Add & Norm or the FFN.")
+
+
+def switched_off(params, part):
+    """A block's params with one sub-layer's parameters all 0: that sub-layer then outputs 0."""
+    return {**params, part: {name: np.zeros_like(value) for name, value in params[part].items()}}
+
+
+def block_probes(rng, norms=("post", "pre")):
+    """The probes of a block: a small random block with its attention, then its FFN, switched off."""
+    x, params = normal(rng, 2, 5, 8), random_block(rng, 8, 12)
+    mask = np.array([[False] * 5, [False] * 3 + [True] * 2])
+    probes = []
+    for norm in norms:
+        for part in ("attn", "ffn"):
+            kwargs = {"padding_mask": mask} if len(norms) == 1 else {"norm": norm, "padding_mask": mask}
+            probes.append((f"{part}-off:{norm}", f"a {norm}-norm block with its {part} switched off",
+                           [x, switched_off(params, part), 2], kwargs))
+    return probes
+
+
+def locate_in_block(probed):
+    """Where in the block a failing answer goes wrong, from its results with each sub-layer switched off."""
+    if any(ok is None for ok in probed.values()):
+        return None  # it raised on a probe: where it goes wrong is what its error says
+    for norm in ("post", "pre"):
+        attn_off, ffn_off = probed.get(f"attn-off:{norm}"), probed.get(f"ffn-off:{norm}")
+        if attn_off is None or ffn_off is None:
+            continue
+        lead = f"A {norm}-norm block of yours was also run with each sub-layer switched off (its weights all 0)"
+        if attn_off and not ffn_off:
+            return Finding("locate:attention", PROPERTY,
+                           f"{lead}: with the attention off it is right, with the FFN off it is not, so what "
+                           f"differs is in the attention sub-layer (the multi-head attention, its padding mask or "
+                           f"its parameters).")
+        if ffn_off and not attn_off:
+            return Finding("locate:ffn", PROPERTY,
+                           f"{lead}: with the FFN off it is right, with the attention off it is not, so what "
+                           f"differs is in the FFN sub-layer (its activation, its weights or its biases).")
+        if not attn_off and not ffn_off:
+            return Finding("locate:shared", PROPERTY,
+                           f"{lead}: it is wrong either way, so what differs is in what both sub-layers share, the "
+                           f"residual connections or the layer norms (their placement, eps, gamma and beta).")
+        return Finding("locate:between", PROPERTY,
+                       f"{lead}: it is right either way, and wrong only with both on, so what differs is in how "
+                       f"the two connect: what the FFN reads, or what the second residual adds.")
+    return None
 
 
 def block_with_placements_swapped(x, params, n_heads, norm="post", padding_mask=None):
@@ -215,6 +478,19 @@ ENCODER_BLOCK = Exercise(
                 block_with_one_norm_for_both),
     ),
     uses=("masked_softmax", "post_norm", "pre_norm"), may_call=BLOCK_PARTS,
+    properties=(block_variant, post_norm_block_output),
+    probes=block_probes, locate=locate_in_block,
+    hints=(
+        "The block is two sub-layers, each wrapped in Add & Norm: first multi-head attention (with the padding "
+        "mask), then the FFN. Post-norm: h = LN1(x + MHA(x)), out = LN2(h + FFN(h)). Pre-norm: h = x + "
+        "MHA(LN1(x)), out = h + FFN(LN2(h)). The second sub-layer always works on h, the first one's result, and "
+        "each norm uses its own params['norm1'] or params['norm2']. The section " + BLOCK_LINK + " traces every "
+        "step.",
+        "Write the block as two lines, one per sub-layer, each a call of post_norm or pre_norm: the first with "
+        "`lambda h: el.multi_head_attention(h, n_heads, params[\"attn\"], padding_mask=padding_mask)[0]` and "
+        "norm1's gamma and beta, the second with the FFN and norm2's. On the lesson's fixture in post-norm, every "
+        "output row then has mean 0 and variance 1.",
+    ),
 )
 
 EXERCISES = (MASKED_SOFTMAX, POSITIONAL_ENCODING, ENCODER_BLOCK)

@@ -6,16 +6,40 @@ import numpy as np
 
 from ... import fixtures
 from ...ffn import feed_forward, gelu
-from ..compare import NotApplicable
+from ..diagnosis import PROPERTY, Finding, number, numbers
 from ._base import Exercise, Mistake, cases, normal, random_ffn_params
 
+FFN_IDEA_LINK = "[The lesson's FFN, one token by hand](#The-lesson's-FFN,-one-token-by-hand)"
+
 # --- the FFN ---------------------------------------------------------------------
+
+
+WHERE_IDEA = (
+    "The activation sits between the two linear layers, and only there: hidden = act(x @ w1 + b1), output = "
+    "hidden @ w2 + b2. Without it the FFN is two linear maps in a row, which is just one linear map; after the "
+    "second layer it would cut off every negative output, which the residual stream needs. See " + FFN_IDEA_LINK +
+    ", and the widget in [Try it](#Try-it) for what ReLU does to the hidden units.")
+WHERE_STEP = (
+    "On the lesson's row, x @ w1 + b1 has three negative entries (-0.775, -0.8375, -0.7125), which ReLU sets to "
+    "0; the other five pass unchanged. The right output (0.4125, -0.1172, -0.9281, -0.1781) has negative entries: "
+    "an activation after the second layer could not produce it. Write the two steps on two lines and print the "
+    "hidden layer between them.")
+BIAS_IDEA = (
+    "Each linear layer is x @ w + b: a matrix product, then a bias vector added to every position's row. The "
+    "FFN has two, so two biases: b1 (d_ff entries) inside the activation, b2 (d_model entries) at the end. A "
+    "missing bias shifts every row by the same vector (b2) or changes which hidden units the ReLU keeps (b1). "
+    "See " + FFN_IDEA_LINK + ", where the lesson's b1 is 0.1 and b2 is -0.1 everywhere.")
+BIAS_STEP = (
+    "With the lesson's weights, the first hidden unit of the row (1, 0, 0.5, -1) is -0.875 before b1 and "
+    "-0.775 after it (b1 = 0.1), and the output's first entry is 0.5125 before b2 and 0.4125 after it (b2 = -0.1). "
+    "Print `params[\"b1\"].shape` and `params[\"b2\"].shape`: (8,) and (4,); each is added once, right after its "
+    "own matrix product.")
 
 
 def ffn_cases(rng, hidden):
     if hidden:
         d_model, d_ff, seq = int(rng.integers(2, 7)), int(rng.integers(7, 13)), int(rng.integers(1, 5))
-        lead = tuple(rng.integers(1, 3, size=rng.integers(0, 2)))
+        lead = tuple(int(n) for n in rng.integers(1, 3, size=rng.integers(0, 2)))
         return cases((f"random x {lead + (seq, d_model)}, d_ff {d_ff}",
                       [normal(rng, *lead, seq, d_model), random_ffn_params(rng, d_model, d_ff)], {}),
                      (f"random x ({seq}, {d_model}), d_ff {d_ff}, GELU",
@@ -28,19 +52,51 @@ def ffn_cases(rng, hidden):
     )
 
 
-def ffn_model(x, params, activation="relu", *, relu_first=True, relu_last=False, b1=True, b2=True):
-    """The ReLU FFN with one thing changed (a ReLU moved, added or left out, a bias left out)."""
-    if activation != "relu":
-        raise NotApplicable  # the models are of ReLU mistakes
+def _relu(h):
+    return np.maximum(h, 0)
+
+
+def ffn_model(x, params, activation="relu", *, act_first=True, act_last=False, b1=True, b2=True):
+    """The FFN with one thing changed: its activation moved, added or left out, a bias left out."""
+    act = gelu if activation == "gelu" else _relu
     h = x @ params["w1"] + (params["b1"] if b1 else 0)
-    if relu_first:
-        h = np.maximum(h, 0)
+    if act_first:
+        h = act(h)
     y = h @ params["w2"] + (params["b2"] if b2 else 0)
-    return np.maximum(y, 0) if relu_last else y
+    return act(y) if act_last else y
 
 
 def ffn_ignores_activation(x, params, activation="relu"):
     return ffn_model(x, params)
+
+
+def ffn_shape(ev):
+    """The FFN maps each position's d_model features back to d_model: (..., d_model) in, the same shape out."""
+    got, x, params = ev.got_array(), ev.value("x"), ev.value("params")
+    if got is None or got.shape == x.shape:
+        return None
+    d_ff = params["w1"].shape[-1]
+    if got.shape[:-1] == x.shape[:-1] and got.shape[-1] == d_ff:
+        return Finding("ffn:hidden-returned", PROPERTY,
+                       f"{ev.where()} your result has d_ff = {d_ff} features per position, the hidden layer's size; "
+                       f"the FFN projects back to d_model = {x.shape[-1]} with w2 (and b2).")
+    return None
+
+
+def ffn_is_positionwise(ev):
+    """Each position's output depends on that position's input alone: equal input rows give equal output rows."""
+    got, x = ev.got_array(), ev.value("x")
+    if got is None or got.shape != x.shape or x.ndim < 2:
+        return None
+    rows_in, rows_out = x.reshape(-1, x.shape[-1]), got.reshape(-1, got.shape[-1])
+    # the answer's output for each row against the right output for the same row, computed alone
+    alone = np.stack([ev.reference(x=row[None, :])[0] for row in rows_in])
+    right_rows = np.abs(rows_out - alone).max(axis=-1) < 1e-6
+    if right_rows.any() and not right_rows.all():
+        return Finding("ffn:some-positions", PROPERTY,
+                       f"{ev.where()} {int(right_rows.sum())} of the {len(right_rows)} positions' outputs are right "
+                       f"and the others not: the same weights apply to every position, one row at a time.")
+    return None
 
 
 FEED_FORWARD = Exercise(
@@ -49,21 +105,34 @@ FEED_FORWARD = Exercise(
     cases=ffn_cases, reference=feed_forward,
     mistakes=(
         Mistake("relu_after_the_second_layer",
-                "ReLU after the second linear layer: the ReLU goes between the two layers only",
-                partial(ffn_model, relu_first=False, relu_last=True)),
+                "ReLU after the second linear layer: the ReLU (or GELU) goes between the two layers only",
+                partial(ffn_model, act_first=False, act_last=True), hints=(WHERE_IDEA, WHERE_STEP)),
         Mistake("relu_after_both_layers",
-                "a ReLU after the second linear layer too: the FFN's output is not passed through ReLU",
-                partial(ffn_model, relu_last=True)),
-        Mistake("ffn_without_relu", "the ReLU is missing: apply max(h, 0) to the hidden layer",
-                partial(ffn_model, relu_first=False)),
-        Mistake("ffn_missing_bias", "a missing bias: add b1 after the first layer", partial(ffn_model, b1=False)),
+                "a ReLU after the second linear layer too: the FFN's output is not passed through the activation",
+                partial(ffn_model, act_last=True), hints=(WHERE_IDEA, WHERE_STEP)),
+        Mistake("ffn_without_relu", "the ReLU is missing: apply max(h, 0) to the hidden layer (or GELU, with "
+                                    "activation=\"gelu\")", partial(ffn_model, act_first=False),
+                hints=(WHERE_IDEA, WHERE_STEP)),
+        Mistake("ffn_missing_bias", "a missing bias: add b1 after the first layer", partial(ffn_model, b1=False),
+                hints=(BIAS_IDEA, BIAS_STEP)),
         Mistake("ffn_missing_second_bias", "a missing bias: add b2 after the second layer",
-                partial(ffn_model, b2=False)),
+                partial(ffn_model, b2=False), hints=(BIAS_IDEA, BIAS_STEP)),
         Mistake("ffn_ignores_activation",
                 "`activation` is ignored: with activation=\"gelu\" the hidden layer goes through GELU (el.gelu), "
                 "not ReLU", ffn_ignores_activation),
     ),
     uses=("gelu",), may_call=("relu", "gelu"),
+    properties=(ffn_shape, ffn_is_positionwise),
+    hints=(
+        "The FFN works on each position on its own, with the same weights everywhere: expand the d_model "
+        "features to d_ff with x @ w1 + b1, pass that hidden layer through the activation (ReLU, max(h, 0), or "
+        "GELU with activation=\"gelu\"), and project back to d_model with @ w2 + b2. Nothing comes after the "
+        "second layer. The section " + FFN_IDEA_LINK + " works one token through by hand.",
+        "The lesson's row (1, 0, 0.5, -1): x @ w1 + b1 is (-0.775, 0.475, 0.6, 0.725, -0.8375, -0.7125, 0.5375, "
+        "0.6625); ReLU zeroes the three negative entries; then @ w2 + b2 gives (0.4125, -0.1172, -0.9281, "
+        "-0.1781). Print your hidden layer and your output on that row and compare them with these numbers "
+        "one step at a time.",
+    ),
 )
 
 # --- GELU ------------------------------------------------------------------------
@@ -94,6 +163,41 @@ def gelu_without_the_half(x):
     return 2 * gelu(x)
 
 
+def gelu_at_zero_and_far_out(ev):
+    """GELU(0) = 0, GELU(x) is close to x for large x and close to 0 for very negative x."""
+    got, x = ev.got_array(), ev.value("x")
+    if got is None or got.shape != x.shape or not np.isfinite(got).all():
+        return None
+    zero = np.isclose(x, 0)
+    if zero.any() and not np.allclose(got[zero], 0, atol=1e-6):
+        return Finding("gelu:zero", PROPERTY, f"{ev.where()} GELU(0) must be 0 (0 times anything); yours gives "
+                                              f"{number(got[zero][0])}.")
+    far = x >= 3
+    if far.any() and not np.allclose(got[far], ev.expected[far], atol=1e-3):
+        ratio = got[far] / x[far]
+        return Finding("gelu:far", PROPERTY,
+                       f"{ev.where()} for large x GELU(x) is almost x (GELU(4) = 3.9999); yours gives "
+                       f"{numbers(got[far], 4)} for x = {numbers(x[far], 3)}, {number(float(ratio.mean()), 3)} "
+                       f"times x: is a factor 1/2 or the 1 + erf(...) missing?")
+    return None
+
+
+def gelu_odd_part(ev):
+    """GELU(x) - GELU(-x) = x for every x: the identity of x times the normal CDF."""
+    got, x = ev.got_array(), ev.value("x")
+    if got is None or got.shape != x.shape or x.ndim != 1 or not np.isfinite(got).all():
+        return None
+    mirror = {float(v): i for i, v in enumerate(x)}
+    pairs = [(i, mirror[-float(v)]) for i, v in enumerate(x) if v > 0 and -float(v) in mirror]
+    for i, j in pairs:
+        if abs(got[i] - got[j] - x[i]) > 1e-6:
+            return Finding("gelu:odd", PROPERTY,
+                           f"{ev.where()} every GELU has GELU(x) - GELU(-x) = x, since Phi(x) + Phi(-x) = 1; yours "
+                           f"gives GELU({number(x[i])}) - GELU({number(x[j])}) = {number(got[i] - got[j])}: is the "
+                           f"function x times the normal CDF, 0.5 (1 + erf(x / sqrt(2)))?")
+    return None
+
+
 GELU = Exercise(
     name="gelu", lesson="03_feed_forward", points=1,
     formula=r"\mathrm{GELU}(x) = \tfrac{1}{2}\, x \left(1 + \mathrm{erf}(x / \sqrt{2})\right)",
@@ -107,6 +211,16 @@ GELU = Exercise(
         Mistake("gelu_without_the_half",
                 "the factor 1/2 is missing: GELU is 0.5 x (1 + erf(x / sqrt(2))), which is x times the normal CDF",
                 gelu_without_the_half),
+    ),
+    properties=(gelu_at_zero_and_far_out, gelu_odd_part),
+    hints=(
+        "GELU weighs each input by how likely a standard normal variable is to be below it: GELU(x) = x Phi(x), "
+        "with Phi the normal CDF, 0.5 (1 + erf(x / sqrt(2))). So it is 0 at 0, nearly x for large x, nearly 0 for "
+        "very negative x, and dips slightly below 0 in between (to about -0.17). SciPy's `erf` is in every answer "
+        "cell's namespace. The section [ReLU or GELU](#ReLU-or-GELU) plots it beside ReLU.",
+        "At x = 1: 1 / sqrt(2) = 0.7071, erf(0.7071) = 0.6827, so Phi(1) = 0.5 x 1.6827 = 0.8413 and GELU(1) = "
+        "0.8413. At x = -1 the same steps give Phi(-1) = 0.1587 and GELU(-1) = -0.1587, and indeed GELU(1) - "
+        "GELU(-1) = 1. Check your function at 0, 1, -1 and 2 (GELU(2) = 1.9545).",
     ),
 )
 

@@ -7,15 +7,20 @@ import numpy as np
 from ... import fixtures
 from ...attention import masked_softmax, softmax
 from ...grad import layer_norm_grad, softmax_grad
+from ...norm import layer_norm
 from ..compare import NotApplicable
+from ..diagnosis import PROPERTY, Finding, index, number, shape_text, span
 from ._base import Exercise, Mistake, cases, normal
+
+LN_GRAD_LINK = "[Layer norm](#Layer-norm)"
+FD_LINK = "[Checking a gradient: finite differences](#Checking-a-gradient:-finite-differences)"
 
 # --- the softmax's backward pass ----------------------------------------------------
 
 
 def softmax_grad_cases(rng, hidden):
     if hidden:
-        shape = tuple(rng.integers(1, 5, size=rng.integers(1, 3))) + (int(rng.integers(2, 7)),)
+        shape = tuple(int(n) for n in rng.integers(1, 5, size=rng.integers(1, 3))) + (int(rng.integers(2, 7)),)
         return cases((f"random weights and gradients {shape}",
                       [softmax(normal(rng, *shape) * 2), normal(rng, *shape)], {}))
     masked = masked_softmax(normal(rng, 2, 4), np.array([False, False, True, True]))
@@ -44,6 +49,27 @@ def softmax_grad_sum_over_the_wrong_axis(weights, grad_weights):
     return weights * (grad_weights - np.sum(grad_weights * weights, axis=0, keepdims=True))
 
 
+def softmax_grad_rows_sum_to_zero(ev):
+    """Each row of a softmax's gradient sums to 0 (the weights always sum to 1), and is 0 where a weight is 0."""
+    got, weights = ev.got_array(), ev.value("weights")
+    if got is None or got.shape != weights.shape or not np.isfinite(got).all():
+        return None
+    zero = np.isclose(weights, 0)
+    if zero.any() and np.abs(got[zero]).max() > 1e-9:
+        at = np.argwhere(zero & (np.abs(got) > 1e-9))[0]
+        return Finding("softmax_grad:masked", PROPERTY,
+                       f"{ev.where()} a key with weight 0 has no gradient (its score can move without changing "
+                       f"any weight), but yours is {number(got[tuple(at)])} at {index(at)}: is every term multiplied "
+                       f"by the weight w_i?")
+    sums = got.sum(axis=-1)
+    if not np.allclose(sums, 0, atol=1e-6):
+        return Finding("softmax_grad:sums", PROPERTY,
+                       f"{ev.where()} each row of a softmax's gradient sums to 0, since adding one number to every "
+                       f"score of a row changes no weight; your rows sum to {span(sums)}: is the weighted sum "
+                       f"sum_j g_j w_j subtracted inside, w * (g - sum(g * w))?")
+    return None
+
+
 SOFTMAX_GRAD = Exercise(
     name="softmax_grad", lesson="07_gradients_and_training", points=1,
     formula=r"\frac{\partial L}{\partial s} = w \odot \left(g - \textstyle\sum_j g_j w_j\right)",
@@ -62,6 +88,16 @@ SOFTMAX_GRAD = Exercise(
                 "axis (axis=-1, keepdims=True)", softmax_grad_sum_over_the_wrong_axis),
     ),
     may_call=("softmax",),
+    properties=(softmax_grad_rows_sum_to_zero,),
+    hints=(
+        "Each weight of a row depends on every score of that row: dw_i/ds_j = w_i (delta_ij - w_j). Multiplying "
+        "that Jacobian by the incoming gradient g gives, for score i, w_i (g_i - sum_j g_j w_j): the weight times "
+        "how much g_i exceeds the row's weighted mean of g. Every sum runs over the last axis, one softmax per "
+        "row. The section " + FD_LINK + " checks a gradient numerically.",
+        "The row w = (0.5, 0.5) with g = (1, 0): the weighted mean of g is 0.5 x 1 + 0.5 x 0 = 0.5; the gradient "
+        "is (0.5 x (1 - 0.5), 0.5 x (0 - 0.5)) = (0.25, -0.25), which sums to 0. For a batch, "
+        "`(grad_weights * weights).sum(axis=-1, keepdims=True)` is the weighted mean of each row.",
+    ),
 )
 
 # --- layer norm's backward pass ----------------------------------------------------
@@ -70,10 +106,19 @@ SOFTMAX_GRAD = Exercise(
 def layer_norm_grad_cases(rng, hidden):
     if hidden:
         d = int(rng.integers(3, 9))
-        lead = tuple(rng.integers(1, 4, size=rng.integers(1, 3)))
+        lead = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 3)))
         x = normal(rng, *lead, d) * 2 + 1
+        eps = float(rng.uniform(0.05, 1.0))
         return cases((f"random x {lead + (d,)} with gamma and beta",
-                      [x, normal(rng, *x.shape), rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {}))
+                      [x, normal(rng, *x.shape), rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {}),
+                     (f"random x (4, {d}), no gamma or beta", [normal(rng, 4, d), normal(rng, 4, d)], {}),
+                     (f"random x (3, {d}) with gamma only", [normal(rng, 3, d), normal(rng, 3, d),
+                                                             rng.uniform(0.5, 2, d)], {}),
+                     (f"random x (3, {d}) with beta only", [normal(rng, 3, d), normal(rng, 3, d)],
+                      {"beta": rng.normal(0, 1, d)}),
+                     (f"random x (2, {d}) with gamma, beta and another eps",
+                      [normal(rng, 2, d), normal(rng, 2, d), rng.uniform(0.5, 2, d), rng.normal(0, 1, d)],
+                      {"eps": eps}))
     x = fixtures.lesson_input()
     return cases(
         ("the lesson's input (3, 4), gradient 1 on the first feature",
@@ -81,6 +126,10 @@ def layer_norm_grad_cases(rng, hidden):
         ("(2, 5, 6) with gamma and beta", [normal(rng, 2, 5, 6), normal(rng, 2, 5, 6),
                                            rng.uniform(0.5, 2, 6), rng.normal(0, 1, 6)], {}),
         ("rows of variance about 1e-5 (eps matters)", [normal(rng, 3, 6) * 3e-3, normal(rng, 3, 6)], {}),
+        ("(3, 5) with gamma only", [normal(rng, 3, 5), normal(rng, 3, 5), rng.uniform(0.5, 2, 5)], {}),
+        ("(3, 5) with beta only", [normal(rng, 3, 5), normal(rng, 3, 5)], {"beta": rng.normal(0, 1, 5)}),
+        ("(3, 4) with gamma, beta and eps=0.5", [normal(rng, 3, 4), normal(rng, 3, 4), rng.uniform(0.5, 2, 4),
+                                                 rng.normal(0, 1, 4)], {"eps": 0.5}),
     )
 
 
@@ -102,6 +151,59 @@ def layer_norm_grad_model(x, grad_out, gamma=None, beta=None, eps=1e-5, *, mean_
     if sum_params:
         grad_gamma, grad_beta = grad_gamma.reshape(-1, d).sum(axis=0), grad_beta.reshape(-1, d).sum(axis=0)
     return grad_x, grad_gamma, grad_beta
+
+
+def _finite_difference_x(ev, h=1e-6):
+    """The gradient of sum(grad_out * LN(x)) for x, by central differences (the cases are small)."""
+    x, grad_out = ev.value("x"), ev.value("grad_out")
+    gamma, beta, eps = ev.value("gamma"), ev.value("beta"), ev.value("eps")
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += h
+        down[i] -= h
+        grad[i] = ((grad_out * layer_norm(up, gamma, beta, eps)).sum()
+                   - (grad_out * layer_norm(down, gamma, beta, eps)).sum()) / (2 * h)
+    return grad
+
+
+def layer_norm_grad_by_argument(ev):
+    """Each of grad_x, grad_gamma, grad_beta checked on its own: which are right, and what the wrong ones break."""
+    if not isinstance(ev.got, tuple) or len(ev.got) != 3:
+        return None
+    names = ("grad_x", "grad_gamma", "grad_beta")
+    got = [ev.got_array(i) for i in range(3)]
+    right = [ev.expected_array(i) for i in range(3)]
+    for name, g, r in zip(names, got, right):
+        if g is not None and g.shape != r.shape:
+            return Finding(f"lng:shape:{name}", PROPERTY,
+                           f"{ev.where()} your {name} has shape {shape_text(g.shape)}; it should be "
+                           f"{shape_text(r.shape)}" + (": a parameter's gradient is summed over every position, "
+                                                       "one number per feature." if name != "grad_x" else "."))
+    wrong = [n for n, g, r in zip(names, got, right) if g is None or not np.allclose(g, r, atol=1e-6)]
+    if not wrong:
+        return None
+    ok = [n for n in names if n not in wrong]
+    lead = (f"{ev.where()} your {' and '.join(ok)} {'is' if len(ok) == 1 else 'are'} right and your "
+            f"{' and '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not" if ok else
+            f"{ev.where()} none of your three gradients is right")
+    if "grad_x" in wrong and got[0] is not None and np.isfinite(got[0]).all():
+        sums = got[0].sum(axis=-1)
+        numeric = _finite_difference_x(ev)
+        gap = float(np.abs(got[0] - numeric).max())
+        if not np.allclose(sums, 0, atol=1e-6):
+            return Finding("lng:x-sums", PROPERTY,
+                           lead + f"; each row of grad_x should sum to 0 (adding one number to a row of x changes no "
+                                  f"output of layer norm), yours sum to {span(sums)}, and a finite-difference check "
+                                  f"of grad_x differs from yours by up to {number(gap, 3)}: is the mean's part, "
+                                  f"mean(g), subtracted?")
+        return Finding("lng:x", PROPERTY,
+                       lead + f"; a finite-difference check of grad_x differs from yours by up to {number(gap, 3)}, "
+                              f"though your rows sum to 0: is the variance's part, xhat * mean(g * xhat), "
+                              f"subtracted, and is everything divided by sigma?")
+    return Finding("lng:params", PROPERTY,
+                   lead + ": grad_beta is grad_out summed over every position, and grad_gamma is grad_out * xhat "
+                          "summed the same way.")
 
 
 LAYER_NORM_GRAD = Exercise(
@@ -128,6 +230,18 @@ LAYER_NORM_GRAD = Exercise(
                 partial(layer_norm_grad_model, sum_params=False)),
     ),
     may_call=("layer_norm",),
+    properties=(layer_norm_grad_by_argument,),
+    outputs=("grad_x", "grad_gamma", "grad_beta"),
+    hints=(
+        "Layer norm's backward pass has three outputs. grad_beta is grad_out summed over every position (beta is "
+        "added to each), grad_gamma is grad_out * xhat summed the same way. For grad_x, g = grad_out * gamma (or "
+        "grad_out) reaches xhat; the mean and the variance both depend on every input of the row, which "
+        "subtracts mean(g) and xhat * mean(g * xhat); divide the result by sigma = sqrt(var + eps). The section " +
+        LN_GRAD_LINK + " derives it.",
+        "The lesson's row (1, 0, 0.5, -1) with grad_out (1, 0, 0, 0): sigma = sqrt(0.5469 + 1e-5) = 0.7395, xhat = "
+        "(1.1832, -0.1690, 0.5071, -1.5213), mean(g) = 0.25, mean(g * xhat) = 0.2958. So grad_x[0] = (1 - 0.25 - "
+        "1.1832 x 0.2958) / 0.7395 = 0.5409. Check that each row of your grad_x sums to 0.",
+    ),
 )
 
 EXERCISES = (SOFTMAX_GRAD, LAYER_NORM_GRAD)

@@ -10,8 +10,13 @@ from ...block import encoder_block
 from ...ffn import gelu
 from ...norm import layer_norm
 from ...pooling import mean_pool
+from ..diagnosis import PROPERTY, Finding
 from ._base import Exercise, Mistake, cases, normal, random_block
+from .block import block_probes, block_variant, locate_in_block, post_norm_block_output
 from .feed_forward import gelu_tanh_approximation
+
+POOL_LINK = "[One vector per sentence](#One-vector-per-sentence)"
+BY_HAND_LINK = "[Block 1, by hand](#Block-1,-by-hand)"
 
 # --- mean pooling --------------------------------------------------------------------
 
@@ -32,8 +37,8 @@ def mean_pool_cases(rng, hidden):
         ("4 tokens of 2 features, no mask", [np.arange(8.0).reshape(4, 2)], {}),
         ("(2, 4, 3), the last two positions of sequence 0 and the last one of sequence 1 padded",
          [normal(rng, 2, 4, 3), np.array([[False, False, True, True], [False, False, False, True]])], {}),
-        ("(2, 3, 5), sequence 1 all padding (its mean is 0)",
-         [normal(rng, 2, 3, 5), np.array([[False, False, True], [True, True, True]])], {}),
+        ("(2, 3, 5), one real token in sequence 0, sequence 1 all padding (its mean is 0)",
+         [normal(rng, 2, 3, 5), np.array([[False, True, True], [True, True, True]])], {}),
     )
 
 
@@ -50,6 +55,24 @@ def mean_pool_model(hidden, padding_mask=None, *, use_mask=True, invert=False, d
         return zeroed.sum(axis=-2) / hidden.shape[-2]
     count = keep.sum(axis=-1)[..., None]
     return zeroed.sum(axis=-2) / (np.maximum(count, 1) if guard else count)
+
+
+def mean_pool_by_sequence(ev):
+    """Which sequences' vectors are right: those without padding, those with it, the all-padding ones."""
+    got, hidden, mask = ev.got_array(), ev.value("hidden"), ev.value("padding_mask")
+    if got is None or got.shape != ev.expected.shape or mask is None or not np.isfinite(got).all():
+        return None
+    right = np.isclose(got, ev.expected, atol=1e-6).all(axis=-1)
+    kinds = {"without padding": ~mask.any(axis=-1), "with some padding": mask.any(axis=-1) & ~mask.all(axis=-1),
+             "that are all padding": mask.all(axis=-1)}
+    wrong_kinds = [k for k, where in kinds.items() if where.any() and not right[where].all()]
+    right_kinds = [k for k, where in kinds.items() if where.any() and right[where].all()]
+    if wrong_kinds and right_kinds:
+        return Finding("pool:" + "+".join(wrong_kinds), PROPERTY,
+                       f"{ev.where()} your vectors are right for the sequences {' and '.join(right_kinds)} and wrong "
+                       f"for those {' and '.join(wrong_kinds)}: the mean runs over each sequence's real tokens "
+                       f"(padding_mask False) only, and a sequence with none gets zeros.")
+    return None
 
 
 MEAN_POOL = Exercise(
@@ -72,6 +95,18 @@ MEAN_POOL = Exercise(
         Mistake("mean_pool_nan_for_an_all_padding_sequence",
                 "a sequence that is all padding gives NaN (0 / 0): give it zeros, e.g. divide by max(count, 1)",
                 partial(mean_pool_model, guard=False)),
+    ),
+    properties=(mean_pool_by_sequence,),
+    hints=(
+        "A sentence vector is the mean of its tokens' vectors over the positions, axis -2, but only the real "
+        "tokens count: padded positions (padding_mask True) add nothing and do not count in the divisor. So "
+        "zero the padding, sum over the positions, and divide each sequence's sum by its number of real tokens; "
+        "a sequence with none gets zeros, not 0 / 0. Without a mask every position counts. The section " +
+        POOL_LINK + " builds it for the real model.",
+        "Hidden (2, 4, 3) with mask rows (F, F, T, T) and (F, F, F, T): sequence 0 averages its first two tokens, "
+        "sequence 1 its first three. `keep = ~padding_mask` is (2, 4); `keep[..., None]` is (2, 4, 1), which "
+        "broadcasts over the features; `keep.sum(axis=-1)` is (2,), the counts 2 and 3. Print your result's shape: "
+        "(2, 3).",
     ),
 )
 
@@ -134,14 +169,19 @@ def bert_cases(rng, hidden):
         layer = int(rng.choice(MINILM_LAYERS))
         args, kwargs = random_tokens_case(rng, layer)
         shape, real = args[0].shape, int((~kwargs["padding_mask"][1]).sum())
+        d_head, seq = int(rng.integers(2, 5)), int(rng.integers(2, 6))
         return cases((f"all-MiniLM-L6-v2's block {layer} on two random token sequences {shape}, the second one "
-                      f"{real} tokens and padded", args, kwargs))
+                      f"{real} tokens and padded", args, kwargs),
+                     (f"a small random block without a mask: ({seq}, {2 * d_head}), 2 heads",
+                      [normal(rng, seq, 2 * d_head), random_block(rng, 2 * d_head, 3 * d_head), 2], {}))
     small_mask = np.array([[False] * 5, [False] * 3 + [True] * 2])
     first, first_kwargs = minilm_case(LESSON_SENTENCES[:1], 1)
     both, both_kwargs = minilm_case(LESSON_SENTENCES, 1)
     return cases(
         ("a small random block: (2, 5, 8), 2 heads, d_ff 12, a padding mask",
          [normal(rng, 2, 5, 8), random_block(rng, 8, 12), 2], {"padding_mask": small_mask}),
+        ("a small random block without a mask: (4, 8), 2 heads, d_ff 12",
+         [normal(rng, 4, 8), random_block(rng, 8, 12), 2], {}),
         (f"all-MiniLM-L6-v2's block 1 on {LESSON_SENTENCES[0]!r}", first, first_kwargs),
         ("all-MiniLM-L6-v2's block 1 on the lesson's two sentences (the second one padded)", both, both_kwargs),
     )
@@ -156,16 +196,20 @@ def _relu(h):
 
 
 def bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, placement="post", use_mask=True,
-               scale_by_d_model=False):
-    """BERT's block with one thing changed: what a learner's block computes when it gets that one thing wrong."""
+               scale_by_d_model=False, scale=None):
+    """BERT's block with one thing changed: what a learner's block computes when it gets that one thing wrong.
+
+    ``scale``: what the scores are multiplied by, as a function of d_head (the right one is 1 / sqrt(d_head))."""
     mask = padding_mask if use_mask else None
     a = params["attn"]
+    if scale_by_d_model:
+        scale = lambda d_head: 1 / np.sqrt(d_head * n_heads)  # noqa: E731 - sqrt(d_model)
 
     def sublayer1(h):
-        if not scale_by_d_model:
+        if scale is None:
             return multi_head_attention(h, n_heads, a, padding_mask=mask)[0]
         q, k, v = (split_heads(h @ a[f"w_{n}"] + a[f"b_{n}"], n_heads) for n in "qkv")
-        weights = masked_softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(h.shape[-1]),
+        weights = masked_softmax(q @ np.swapaxes(k, -1, -2) * scale(h.shape[-1] // n_heads),
                                  None if mask is None else mask[..., None, :])
         return merge_heads(weights @ v) @ a["w_o"] + a["b_o"]
 
@@ -183,6 +227,28 @@ def bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, 
         return x + sublayer2(ln(x, "norm2"))
     x = ln(x + sublayer1(x), "norm1")
     return ln(x + sublayer2(x), "norm2")
+
+
+#: Blocks with one more thing changed than the catalogue's mistakes, in words.
+BERT_VARIANTS = {
+    "the scores are not scaled (each head's scale is 1/sqrt(d_head))": dict(scale=lambda d: 1.0),
+    "the scores are multiplied by sqrt(d_head), not divided by it": dict(scale=np.sqrt),
+    "the scores are divided by d_head, not by sqrt(d_head)": dict(scale=lambda d: 1.0 / d),
+}
+
+
+def bert_variant(ev):
+    """Which of BERT's block with one thing changed, beyond the catalogue, the answer's output equals."""
+    got = ev.got_array()
+    if got is None or got.shape != ev.expected.shape or not ev.cheap:
+        return None
+    inputs = {name: ev.value(name) for name in ("x", "params", "n_heads", "padding_mask")}
+    for words, change in BERT_VARIANTS.items():
+        value = bert_model(**inputs, **change)
+        if np.allclose(got, value, atol=1e-6) and not np.allclose(value, ev.expected, atol=1e-6):
+            return Finding(f"bert:{words[:30]}", PROPERTY, f"{ev.where()} your output equals the block in which "
+                                                           f"{words}.")
+    return None
 
 
 BERT_BLOCK = Exercise(
@@ -207,6 +273,20 @@ BERT_BLOCK = Exercise(
         Mistake("bert_block_scaled_by_d_model",
                 "scores scaled by sqrt(d_model): each head's scale is sqrt(d_head), d_head = d_model / n_heads",
                 partial(bert_model, scale_by_d_model=True)),
+    ),
+    properties=(bert_variant, partial(block_variant, norm="post", activation="gelu", eps=1e-12),
+                partial(post_norm_block_output, norm="post")),
+    probes=partial(block_probes, norms=("post",)), locate=locate_in_block,
+    hints=(
+        "all-MiniLM-L6-v2's blocks are BERT's: post-norm, h = LN1(x + MHA(x)), then LN2(h + FFN(h)), where "
+        "the FFN uses the exact GELU, 0.5 x (1 + erf(x / sqrt(2))), and both layer norms use eps = 1e-12 with the "
+        "block's own gamma and beta. The attention is the course's multi-head attention with all eight biases, "
+        "each head scaled by sqrt(d_head), and the padding mask keeps the real tokens from reading [PAD]. The "
+        "section " + BY_HAND_LINK + " runs block 1 by hand.",
+        "Build it from the parts you wrote in lessons 02 to 05, one line per sub-layer: h = LN(x + MHA(x)) with "
+        "params[\"norm1\"] and eps = 1e-12, then LN(h + FFN(h)) with params[\"norm2\"]. Then run "
+        "`compare_your_block(bert_block, sentences)` from the lesson: it names the first block and sub-layer where "
+        "your numbers leave the library's.",
     ),
 )
 

@@ -4,8 +4,11 @@ import numpy as np
 
 from ...block import encoder, encoder_block
 from ..compare import NotApplicable
+from ..diagnosis import PROPERTY, Finding
 from ._base import Exercise, Mistake, cases, normal, random_block
 from .block import BLOCK_PARTS
+
+STACK_LINK = "[Six blocks of the original Transformer's size](#Six-blocks-of-the-original-Transformer's-size)"
 
 
 def encoder_cases(rng, hidden):
@@ -14,8 +17,11 @@ def encoder_cases(rng, hidden):
         d = 2 * n_heads * int(rng.integers(1, 3))
         norm = ("post", "pre")[int(rng.integers(2))]
         layers = [random_block(rng, d, d + 3) for _ in range(n_layers)]
+        mask = np.array([[False] * 4, [False, False] + [True] * 2])
         return cases((f"{n_layers} random {norm}-norm layers on (2, 4, {d})",
-                      [normal(rng, 2, 4, d), layers, n_heads], {"norm": norm}))
+                      [normal(rng, 2, 4, d), layers, n_heads], {"norm": norm}),
+                     (f"{n_layers} random layers on (2, 4, {d}) with a padding mask",
+                      [normal(rng, 2, 4, d), layers, n_heads], {"padding_mask": mask}))
     layers = [random_block(rng, 8, 12) for _ in range(3)]
     return cases(
         ("3 post-norm layers on (2, 4, 8)", [normal(rng, 2, 4, 8), layers, 2], {}),
@@ -31,6 +37,36 @@ def encoder_reusing_the_first_layer(x, layers, n_heads, norm="post", padding_mas
 
 def encoder_every_block_reads_the_input(x, layers, n_heads, norm="post", padding_mask=None):
     return encoder_block(x, layers[-1], n_heads, norm=norm, padding_mask=padding_mask)
+
+
+def encoder_skips_the_first_block(x, layers, n_heads, norm="post", padding_mask=None):
+    if len(layers) < 2:
+        raise NotApplicable
+    return encoder(x, layers[1:], n_heads, norm=norm, padding_mask=padding_mask)
+
+
+def stack_variant(ev):
+    """Which stack of the given blocks, in which order, the answer's output equals."""
+    got = ev.got_array()
+    if got is None or got.shape != ev.expected.shape:
+        return None
+    x, layers, n_heads = ev.value("x"), ev.value("layers"), ev.value("n_heads")
+    norm, mask = ev.value("norm"), ev.value("padding_mask")
+    n = len(layers)
+    options = [(f"the last {n - 1} blocks (layers[1:]): the first block is skipped", layers[1:]),
+               (f"the first {n - 1} blocks (layers[:-1]): the last block is skipped", layers[:-1]),
+               ("the blocks in reverse order, last first", layers[::-1]),
+               ("the first block alone (layers[0])", layers[:1]),
+               ("each block twice in a row", [p for p in layers for _ in (0, 1)])]
+    for words, stack in options:
+        if not stack:
+            continue
+        value = encoder(x, stack, n_heads, norm=norm, padding_mask=mask)
+        if np.allclose(got, value, atol=1e-6) and not np.allclose(value, ev.expected, atol=1e-6):
+            return Finding(f"stack:{words[:20]}", PROPERTY,
+                           f"{ev.where()} your output equals the stack of {words}. The stack runs every block of "
+                           f"`layers` once, in order: for params in layers: x = block(x, params, ...).")
+    return None
 
 
 def encoder_ignores_norm(x, layers, n_heads, norm="post", padding_mask=None):
@@ -60,8 +96,21 @@ ENCODER = Exercise(
         Mistake("encoder_without_the_mask",
                 "the padding mask is not passed on to the blocks: call each block with padding_mask=padding_mask, "
                 "or the real tokens read the padding", encoder_without_the_mask),
+        Mistake("encoder_skips_the_first_block",
+                "the first block is skipped: the stack runs every block of layers, layers[0] first",
+                encoder_skips_the_first_block),
     ),
     may_call=BLOCK_PARTS + ("encoder_block",),
+    properties=(stack_variant,),
+    hints=(
+        "A stack applies its blocks one after the other: block 0 reads the input, block 1 reads block 0's output, "
+        "and so on, each block with its own parameters, layers[i]. Everything else, n_heads, the norm placement "
+        "and the padding mask, is the same for every block and must reach each call. The section " + STACK_LINK +
+        " runs six blocks and prints the shapes.",
+        "With three blocks: h0 = x; h1 = block(h0, layers[0]); h2 = block(h1, layers[1]); h3 = block(h2, "
+        "layers[2]); the output is h3. In a loop, the variable that receives each block's output is the one the "
+        "next block reads: one name for both. Print the shape and the mean of x after each block.",
+    ),
 )
 
 EXERCISES = (ENCODER,)

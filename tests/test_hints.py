@@ -1,0 +1,183 @@
+"""The hint ladder: three rungs for every exercise and named mistake, of the right length, with links that lead
+somewhere and nothing of the solutions, and a count that lives with the notebook."""
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from encoder_lib.grading import EXERCISES, hint_store, hints
+from encoder_lib.grading.self_check import LAST, check as grading_check
+from mistakes import MISTAKES
+from test_exercises import ANSWERS, define
+
+ROOT = Path(__file__).resolve().parent.parent
+LOW, HIGH = hints.WORDS
+
+
+def heading_id(line):
+    """The id JupyterLab gives a markdown heading: its text, spaces turned into hyphens."""
+    text = line.lstrip("#").strip()
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text).replace("`", "").replace("**", "")
+    return text.replace(" ", "-")
+
+
+def heading_ids(path):
+    return {heading_id(line) for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown"
+            for line in cell.source.splitlines() if line.startswith("#")}
+
+
+def lesson_path(lesson):
+    return ROOT / "notebooks" / lesson / f"{lesson}.ipynb"
+
+
+def own_rungs():
+    """(where, exercise, rung text) for every written rung: the exercises' and the mistakes' own."""
+    found = []
+    for name, exercise in EXERCISES.items():
+        found += [(f"{name}, rung {i + 2}", exercise, text) for i, text in enumerate(exercise.hints)]
+        for mistake in exercise.mistakes:
+            found += [(f"{mistake.name}, rung {i + 2}", exercise, text) for i, text in enumerate(mistake.hints)]
+    return found
+
+
+RUNGS = own_rungs()
+
+
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_every_exercise_has_a_ladder_of_three(name):
+    exercise = EXERCISES[name]
+    assert len(exercise.hints) == 2, f"{name} needs its idea (rung 2) and a worked step (rung 3)"
+    for mistake in exercise.mistakes:
+        assert len(mistake.hints) in (0, 2), f"{mistake.name}: its own rungs are both given, or neither"
+
+
+@pytest.mark.parametrize("where, exercise, text", RUNGS, ids=[r[0] for r in RUNGS])
+def test_each_written_rung_is_plain_and_of_the_right_length(where, exercise, text):
+    assert LOW <= hints.words(text) <= HIGH, f"{where}: {hints.words(text)} words"
+    assert "NotImplementedError" not in text
+
+
+@pytest.mark.parametrize("where, exercise, text", RUNGS, ids=[r[0] for r in RUNGS])
+def test_each_link_of_a_rung_leads_to_a_section_of_the_course(where, exercise, text):
+    for target in re.findall(r"\]\(([^)]*)\)", text):
+        path, _, anchor = target.partition("#")
+        notebook = (lesson_path(exercise.lesson).parent / path).resolve() if path else lesson_path(exercise.lesson)
+        assert notebook.is_file(), f"{where}: {target} leads to no notebook"
+        if anchor:
+            assert anchor in heading_ids(notebook), f"{where}: no heading #{anchor} in {notebook.name}"
+
+
+def test_the_idea_rung_of_every_exercise_links_to_its_lesson():
+    for name, exercise in EXERCISES.items():
+        assert re.search(r"\]\([^)]*#", exercise.hints[0]), f"{name}: rung 2 links to no section"
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_no_rung_holds_a_line_of_the_solution(name):
+    source = ANSWERS[name][1]
+    solution = source.split("### BEGIN SOLUTION", 1)[1].split("### END SOLUTION", 1)[0]
+    lines = [line.split("#")[0].strip() for line in solution.splitlines()]
+    texts = [t for _, e, t in RUNGS if e.name == name]
+    for line in lines:
+        if len(line) >= 25:
+            assert not any(line in t for t in texts), f"{name}: a rung quotes the solution's line {line!r}"
+
+
+def run_hint(name):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        hints.hint(name)
+    return out.getvalue()
+
+
+@pytest.fixture
+def fresh_hints():
+    saved = dict(hint_store._opened), dict(LAST)
+    hint_store._opened.clear()
+    yield
+    hint_store._opened.clear()
+    hint_store._opened.update(saved[0])
+    LAST.clear()
+    LAST.update(saved[1])
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_the_ladder_climbs_one_rung_at_a_time_from_the_named_mistake(mistake, fresh_hints):
+    assert not grading_check(define(mistake.source)[mistake.exercise])[0]
+    first = run_hint(mistake.exercise)
+    assert first.startswith("**What is wrong.**") and mistake.explanation in first
+    assert LOW <= hints.words(first) <= HIGH, hints.words(first)
+    second = run_hint(mistake.exercise)
+    assert "**The idea.**" in second and first.strip() in second
+    third = run_hint(mistake.exercise)
+    assert "**A worked step.**" in third
+    assert run_hint(mistake.exercise) == third, "three rungs in all"
+
+
+def test_a_hint_waits_for_a_self_check_and_a_right_answer_needs_none(fresh_hints):
+    LAST.pop("gelu", None)
+    assert "Run the self-check of `gelu` first" in run_hint("gelu")
+    grading_check(define(ANSWERS["gelu"][1])["gelu"])
+    assert "no hint needed" in run_hint("gelu")
+    with pytest.raises(ValueError, match="one of"):
+        hints.hint("not_an_exercise")
+
+
+def test_a_diagnosed_answer_s_first_rung_says_what_was_measured(fresh_hints):
+    wrong = '''
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum()
+'''
+    grading_check(define(wrong)["softmax"])
+    first = run_hint("softmax")
+    assert "the whole array sums to 1" in first and LOW <= hints.words(first) <= HIGH
+
+
+def notebook_with_hints(tmp_path, counts):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("grading.self_check(softmax)", outputs=[
+        nbformat.v4.new_output("display_data", data={"text/markdown": "rung"},
+                               metadata={"encoder_course": {"hints": {"exercise": name, "opened": n}}})])
+        for name, n in counts.items()]
+    path = tmp_path / "lesson.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_the_count_is_read_back_from_the_saved_notebook(tmp_path):
+    path = notebook_with_hints(tmp_path, {"softmax": 2, "gelu": 3})
+    assert hint_store.saved_count("softmax", str(path)) == 2
+    assert hint_store.saved_count("gelu", str(path)) == 3
+    assert hint_store.saved_count("layer_norm", str(path)) == 0
+
+
+@pytest.mark.parametrize("content", ["not json", json.dumps({"cells": "no"}), json.dumps([1, 2]),
+                                     "[" * 100_000, json.dumps({"cells": [{"outputs": [{"metadata": {
+                                         "encoder_course": {"hints": {"exercise": "softmax", "opened": 99}}}}]}]})])
+def test_a_broken_or_odd_notebook_gives_a_count_of_at_most_three_and_no_error(tmp_path, content):
+    path = tmp_path / "odd.ipynb"
+    path.write_text(content)
+    assert 0 <= hint_store.saved_count("softmax", str(path)) <= 3
+
+
+def test_the_grader_reads_no_hint_count_and_a_submission_with_hints_is_not_tampered(tmp_path):
+    from encoder_lib.grading.submissions import ReleasedLesson, read_submission
+
+    lesson = "01_attention"
+    released = nbformat.read(lesson_path(lesson), as_version=4)
+    text = nbformat.writes(released)
+    with_hints = nbformat.reads(text, as_version=4)
+    for cell in with_hints.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "softmax_self_check":
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": "rung"}, metadata={
+                "encoder_course": {"hints": {"exercise": "softmax", "opened": 3}}})]
+    names = [n for n, e in EXERCISES.items() if e.lesson == lesson]
+    plain = read_submission(text, ReleasedLesson.from_text(text), names)
+    hinted = read_submission(nbformat.writes(with_hints), ReleasedLesson.from_text(text), names)
+    assert hinted.answers == plain.answers and hinted.tampering == plain.tampering
