@@ -19,8 +19,11 @@ def summary(site):
         lines.append(f"  {page.path.name:34s} {page.size() / MB:6.2f} MB{over}")
     for widget in site.widgets:
         grid = widget.grid
-        kept = f"{len(grid.kept)} of {len(grid.states)}" if grid.reduced else f"all {len(grid.states)}"
-        lines.append(f"  {widget.lesson:26s} {grid.name:28s} {kept} states" + (f" ({grid.why})" if grid.reduced else ""))
+        if grid.reduced:
+            kept = f"{len(grid.kept)} of {len(grid.states)} states ({grid.why})"
+        else:
+            kept = f"all {len(grid.states)} states" if grid.space.names else "no controls: the picture it ended with"
+        lines.append(f"  {widget.lesson:26s} {grid.name:28s} {kept}")
     return lines
 
 
