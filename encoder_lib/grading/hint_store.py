@@ -23,10 +23,13 @@ _areas = {}  # exercise -> (display handle, button) of the latest self-check's h
 
 
 def _shell():
+    """The running IPython, or None. Not the builtin ``get_ipython``, which exists only while a cell runs: a
+    button's callback runs between cells."""
     try:
-        return get_ipython()  # noqa: F821 - defined inside IPython only
-    except NameError:
+        from IPython import get_ipython
+    except ImportError:
         return None
+    return get_ipython()
 
 
 def notebook_path():
@@ -80,9 +83,12 @@ def _metadata(name, count):
 
 
 def _markdown(rungs):
+    """The rungs as markdown for the notebook, each link underlined (not told apart from the text by colour alone)."""
+    import re
+
     from IPython.display import Markdown
 
-    return Markdown("\n\n".join(rungs))
+    return Markdown(re.sub(r"\[([^\]]+)\]\(", r"[<u>\1</u>](", "\n\n".join(rungs)))
 
 
 def _label(count, total=3):
@@ -127,8 +133,9 @@ def offer(name):
     rungs = hints.ladder(name, LAST[name])[:count]
     handle = display(_markdown(rungs) if rungs else _markdown([""]), metadata=_metadata(name, count),
                      display_id=f"encoder-course-hint-{name}-{uuid.uuid4().hex[:8]}")
-    button = widgets.Button(description=_label(count), disabled=count >= 3, icon="",
-                            tooltip=f"A hint for {name}: what is wrong, the idea it needs, a worked step")
+    button = widgets.Button(description=_label(count), disabled=count >= 3,
+                            tooltip=f"A hint for {name}: what is wrong, the idea it needs, a worked step",
+                            layout=widgets.Layout(width="auto"))
     button.add_class("encoder-course-hint-button")
     button.on_click(lambda _: hints.hint(name))
     _areas[name] = (handle, button)

@@ -23,6 +23,10 @@ from .feedback import Outcome
 HELPERS = ("init_block_params", "count_params", "from_torch_state_dict", "to_torch_state_dict", "BlockConfig")
 
 
+class VisibleTestFailed(AssertionError):
+    """A visible test failed: its message says which check, what came out, and what is wrong."""
+
+
 class UsedTheLibrary(Exception):
     """The answer called a library function that its exercise may not use."""
 
@@ -155,7 +159,7 @@ def visible_tests(fn):
     cases = build_cases(exercise, probes=True)
     verdict = feedback.judge(exercise, cases, run_cases(fn, cases))
     if not verdict.passed:
-        raise AssertionError(f"{exercise.name}, {verdict.note()}")
+        raise VisibleTestFailed(f"{exercise.name}, {verdict.note()}")
     print(f"`{exercise.name}`: all {len(verdict.checks)} visible tests pass. The grader also runs hidden ones.")
 
 
@@ -198,10 +202,12 @@ def failing_case(name):
 
 
 def friendly_not_implemented():
-    """In a notebook: show an unanswered exercise as one short line, not a traceback.
+    """In a notebook: show an unanswered exercise as one short line, and a failed visible test as its message,
+    not a traceback through the grading code.
 
     A stub answer raises ``NotImplementedError``; Run All then stops at the
     first unanswered exercise with a sentence that names the function to write.
+    A visible test that fails stops Run All the same way, with what it found.
     """
     try:
         shell = get_ipython()  # noqa: F821 - defined inside IPython only
@@ -218,4 +224,12 @@ def friendly_not_implemented():
         shell._showtraceback(etype, value, short)  # IPython's hook that shows an error (and stops Run All)
         return short
 
-    shell.set_custom_exc((NotImplementedError,), handler)
+    def failed(shell, etype, value, tb, tb_offset=None):
+        short = [f"AssertionError: {value}"]
+        shell._showtraceback(etype, value, short)
+        return short
+
+    shell.set_custom_exc((NotImplementedError, VisibleTestFailed),
+                         lambda shell, etype, value, tb, tb_offset=None: (
+                             failed if issubclass(etype, VisibleTestFailed) else handler)(shell, etype, value, tb,
+                                                                                         tb_offset))
