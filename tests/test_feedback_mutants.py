@@ -1,0 +1,67 @@
+"""Wrong answers nobody wrote by hand: a few mutants of every exercise's solution fail its self-check, and the
+share that gets specific feedback is printed (the whole table: ``python -m benchmarks.bench_feedback``)."""
+
+import pytest
+
+from benchmarks import mutants as m
+from benchmarks.bench_feedback import solutions
+from encoder_lib.grading import EXERCISES
+
+SOLUTIONS = solutions()
+PER_EXERCISE = 3
+
+
+def some_mutants(name, most=PER_EXERCISE):
+    """The first ``most`` mutants of the solution that are not equivalent to it, one of each kind where it can."""
+    picked, kinds = [], set()
+    judged = []
+    for mutant in m.mutants(SOLUTIONS[name], name):
+        result = m.judge_mutant(name, mutant)
+        if result is None or result.equivalent:
+            continue
+        judged.append(result)
+        if mutant.kind not in kinds:
+            picked.append(result)
+            kinds.add(mutant.kind)
+        if len(picked) == most:
+            break
+    return picked or judged[:most]
+
+
+@pytest.fixture(scope="module")
+def tally():
+    counts = {"failed": 0, "specific": 0}
+    yield counts
+    share = counts["specific"] / counts["failed"] if counts["failed"] else 1.0
+    print(f"\nmutants: {counts['failed']} failed their self-check, {counts['specific']} with specific feedback "
+          f"({share:.0%})")
+
+
+def test_the_mutator_makes_each_kind_of_mutation():
+    kinds = {mutant.kind for name in SOLUTIONS for mutant in m.mutants(SOLUTIONS[name], name)}
+    assert set(m.KINDS) <= kinds, set(m.KINDS) - kinds
+
+
+def test_a_mutant_is_one_change_of_the_solution_and_still_defines_the_function():
+    import difflib
+
+    for mutant in m.mutants(SOLUTIONS["softmax"], "softmax"):
+        fn = m.define(mutant.source, "softmax")
+        assert callable(fn)
+        solution = m._solution_body(SOLUTIONS["softmax"])
+        import ast
+
+        changed = [line for line in difflib.unified_diff(ast.unparse(ast.parse(solution)).splitlines(),
+                                                         mutant.source.splitlines(), lineterm="", n=0)
+                   if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))]
+        assert len(changed) == 2, (mutant.description, changed)
+
+
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_mutants_of_each_solution_fail_its_self_check(name, tally):
+    picked = some_mutants(name)
+    assert picked, f"{name}: no mutant that differs from the solution"
+    for judged in picked:
+        assert judged.failed, f"{name}: {judged.mutant.description} passes the self-check"
+        tally["failed"] += 1
+        tally["specific"] += judged.specific
