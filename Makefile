@@ -77,11 +77,11 @@ grade: setup
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab
 # settings, nbgitpuller (and jupyterhub-singleuser where the environment has none) and the
-# learners' nbgrader settings (EXCHANGE=... another exchange folder than /srv/nbgrader/exchange).
-# `make hub-install PREFIX=/opt/tljh/user` (README: For teachers).
+# learners' nbgrader settings: the course's id and its exchange folder, the one set in
+# nbgrader_config.py (EXCHANGE). `make hub-install PREFIX=/opt/tljh/user` (README: For teachers).
 hub-install:
 	@test -n "$(PREFIX)" || { echo "usage: make hub-install PREFIX=<the server's environment, the folder that holds bin/python>"; exit 2; }
-	$(PYTHON) -m tools.hub_install "$(PREFIX)" $(if $(EXCHANGE),--exchange "$(EXCHANGE)")
+	$(PYTHON) -m tools.hub_install "$(PREFIX)"
 
 # Present a lesson's widgets without its code, for a class: Voila serves the
 # notebook on 127.0.0.1 and prints the address. `make present` shows lesson 04;
@@ -106,11 +106,15 @@ bench: setup
 	@for script in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$script .py) || exit 1; done
 
 # Re-resolve requirements.in into requirements.txt (one set of versions for
-# Python 3.10 to 3.13), then regenerate environment.yml and binder/.
+# Python 3.10 to 3.13), and requirements-learners.in into requirements-learners.txt at the
+# same versions; then regenerate environment.yml and binder/.
 lock: setup
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile requirements.in --universal --python-version 3.10 \
 	    --fork-strategy fewest --no-header -o requirements.txt
+	@# what a learner's server needs, at the lock's versions (make hub-install)
+	$(BIN)/uv pip compile requirements-learners.in -c requirements.txt --universal --python-version 3.10 \
+	    --fork-strategy fewest --no-header -o requirements-learners.txt
 	$(BIN)/python -m tools.sync_envs
 
 clean:

@@ -22,6 +22,11 @@ os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
 c = get_config()  # noqa: F821 (provided by traitlets when it reads this file)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+#: The exchange folder, where `nbgrader release_assignment` puts a lesson and `nbgrader submit` a hand-in: the one
+#: setting the teacher's commands (this file) and the learners' (written by `make hub-install` from this line)
+#: share. Not nbgrader's own default (/usr/local/share/nbgrader/exchange): change it here, then run
+#: `make hub-install` again.
+EXCHANGE = "/srv/nbgrader/exchange"
 
 c.CourseDirectory.course_id = "encoder-course"
 c.CourseDirectory.root = ROOT
@@ -31,6 +36,7 @@ c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "gradebook.db")
+c.Exchange.root = EXCHANGE
 # Never hand out or grade checkpoints and caches.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
 

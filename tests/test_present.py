@@ -320,3 +320,60 @@ def test_on_a_projector_text_is_18_px_and_plot_labels_14_px(sync_api, voila, tmp
     assert image.std() > 20 and (image < 128).mean() > 0.01, "the screenshot is blank"
     SCREENSHOT.parent.mkdir(exist_ok=True)
     shutil.copy(shot, SCREENSHOT.with_name("present_04_projector.png"))
+
+
+def kernels_of(pid):
+    """The ipykernel processes started by the process ``pid`` (Voila's kernels), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid and "ipykernel" in line:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_closed_page_s_kernel_ends_and_an_open_page_s_stays(sync_api, tmp_path):
+    """`make present` starts a kernel per page; closing the page ends it (here after 3 idle seconds, the
+    teacher's default is CLOSE_SECONDS), while the page that stays open keeps its own."""
+    port = present.free_port()
+    log = tmp_path / "voila.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen([sys.executable, "-m", "tools.present", LESSON, "--port", str(port),
+                                    "--close-seconds", "3"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    try:
+        assert wait_for_port(port, process, START_SECONDS), log.read_text()
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                pages = [browser.new_page() for _ in range(2)]
+                for page in pages:
+                    page.goto(present.url(port), wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
+                    page.wait_for_function("() => { const img = document.querySelector('.widget-vbox img');"
+                                           " return img !== null && img.complete && img.naturalWidth > 0; }",
+                                           timeout=RENDER_SECONDS * 1000)
+                assert len(kernels_of(process.pid)) == 2, log.read_text()[-2000:]
+                pages[0].close()
+                deadline = time.monotonic() + 60 + 3  # the culler's period and the idle time, on a busy machine
+                while len(kernels_of(process.pid)) > 1 and time.monotonic() < deadline:
+                    time.sleep(0.5)
+                assert len(kernels_of(process.pid)) == 1, "the closed page's kernel is still running"
+                time.sleep(8)  # several culling periods: the open page's kernel is kept
+                assert len(kernels_of(process.pid)) == 1, "the open page's kernel was ended"
+                assert pages[1].locator(".widget-vbox img").count() > 0
+            finally:
+                browser.close()
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -24,9 +24,18 @@ from urllib.parse import quote, urlencode
 
 from .course import ROOT
 
+def course_setting(name, root=ROOT):
+    """A value the course's nbgrader_config.py sets (``course_id``, ``exchange``), read as nbgrader reads it."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    return {"course_id": config.CourseDirectory.course_id, "exchange": config.Exchange.root}[name]
+
+
 COURSE_ID = "encoder-course"
-#: nbgrader's default exchange: one folder on the hub's disk, every learner's server sees it
-EXCHANGE = "/srv/nbgrader/exchange"
+#: The course's exchange folder: one folder on the hub's disk that every learner's server sees, set once, in
+#: nbgrader_config.py (EXCHANGE), for the teacher's commands and the learners' alike.
+EXCHANGE = course_setting("exchange")
 BRANCH = "student-versions"  # tools.publish_student.BRANCH; tests check they agree
 TARGET = "encoder-course"  # the learner's folder the lessons are pulled into
 START = "00_start_here/00_start_here.ipynb"

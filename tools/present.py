@@ -14,6 +14,11 @@ address) and loads nothing from the internet: the template in
 tools/voila/templates/present/ drops the one stylesheet that Voila's "lab"
 template would fetch from a CDN. Ctrl+C stops it.
 
+Each page that opens runs the lesson in a kernel of its own; when the page
+closes, its kernel ends within about a minute (``--close-seconds``): Voila's
+kernel manager ends every kernel that has had no page connected to it and has
+been idle that long, and a page left open keeps its kernel.
+
 It is made to be read on a projector: the template sets the text at 18 px or
 more, and the kernel runs with ENCODER_COURSE_PRESENT=1, which makes the
 widgets (and encoder_lib.plots' figures) draw their pictures 1.6 times larger,
@@ -35,6 +40,8 @@ TEMPLATE = "present"  # tools/voila/templates/present/
 TEMPLATE_ROOT = ROOT / "tools"  # a Jupyter data folder: voila/templates/<name>/ is found under it
 # read by encoder_lib.plots.presenting() in Voila's kernel, which inherits Voila's environment
 PRESENT_ENV = "ENCODER_COURSE_PRESENT"
+#: How long a kernel may stay idle with no page connected before it is ended (a closed page's kernel).
+CLOSE_SECONDS = 45
 
 
 def resolve_notebook(name=None):
@@ -74,14 +81,19 @@ def free_port(host=HOST):
         return sock.getsockname()[1]
 
 
-def command(notebook, port):
-    """The Voila command line that serves ``notebook`` on HOST:``port``."""
+def command(notebook, port, close_seconds=CLOSE_SECONDS):
+    """The Voila command line that serves ``notebook`` on HOST:``port``; a closed page's kernel ends after
+    ``close_seconds`` idle (checked every quarter of that)."""
     return [
         sys.executable, "-m", "voila", str(notebook),
         f"--Voila.ip={HOST}", f"--port={port}", "--Voila.port_retries=0", "--no-browser",
         f"--template={TEMPLATE}", "--strip_sources=True", "--theme=light",
         # only this computer sees the page, so an error may show its traceback
         "--show_tracebacks=True",
+        # a kernel with no page connected (its page closed) and idle this long is ended; an open page's is kept
+        f"--MappingKernelManager.cull_idle_timeout={int(close_seconds)}",
+        f"--MappingKernelManager.cull_interval={max(1, int(close_seconds) // 4)}",
+        "--MappingKernelManager.cull_connected=False",
     ]
 
 
@@ -104,7 +116,11 @@ def main(argv=None):
                         help=f"a lesson (name or number) or a notebook's path; default {DEFAULT_LESSON}")
     parser.add_argument("--port", type=int, default=None,
                         help=f"the port to serve on (default {DEFAULT_PORT}, or a free one if that is taken)")
+    parser.add_argument("--close-seconds", type=int, default=CLOSE_SECONDS,
+                        help=f"a closed page's kernel ends after this many idle seconds (default {CLOSE_SECONDS})")
     args = parser.parse_args(argv)
+    if args.close_seconds < 1:
+        parser.error(f"--close-seconds must be at least 1, got {args.close_seconds}")
     notebook = resolve_notebook(args.notebook)
     port = args.port
     if port is None:
@@ -115,7 +131,7 @@ def main(argv=None):
     print(f"Presenting {shown} at {url(port)}\n"
           f"Open that address in a browser on this computer; the page is ready once the notebook has run. "
           f"Ctrl+C stops it.", flush=True)
-    cmd = command(notebook, port)
+    cmd = command(notebook, port, args.close_seconds)
     os.execve(cmd[0], cmd, environment())  # Voila takes this process's place: Ctrl+C reaches it
 
 
