@@ -50,6 +50,21 @@ def server_env(tmp_path_factory):
     return prefix
 
 
+def chromium_or_skip(why):
+    """Playwright's Chromium for a module's browser tests (``tests/browser.py``), or a skip (locally) or a failure
+    (in CI) that says what is missing; ``why`` says what the browser is for. A generator: use it in a fixture."""
+    require("playwright.sync_api", f"{why}; `make setup` installs it")
+    import browser as lab  # tests/browser.py
+
+    reason = lab.missing_browser()  # no Chromium at ENCODER_COURSE_CHROMIUM or /usr/bin/chromium
+    if reason:
+        if in_ci():
+            pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
+        pytest.skip(reason)
+    with lab.chromium() as chromium:
+        yield chromium
+
+
 @pytest.fixture(scope="session")
 def torch():
     torch = require("torch", "install it with `.venv/bin/pip install torch==2.13.0` to compare against PyTorch")

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 import browser as lab  # tests/browser.py
-from conftest import in_ci, require
+from conftest import chromium_or_skip, require
 
 LESSON = "01_attention"
 WRONG = '''def softmax(x, axis=-1):
@@ -29,14 +29,7 @@ BUTTON = "button.encoder-course-hint-button"
 
 @pytest.fixture(scope="module")
 def browser():
-    require("playwright.sync_api", "the browser tests drive Chromium with it; `make setup` installs it")
-    reason = lab.missing_browser()
-    if reason:
-        if in_ci():
-            pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
-        pytest.skip(reason)
-    with lab.chromium() as chromium:
-        yield chromium
+    yield from chromium_or_skip("the hint tests drive Chromium with Playwright")
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ import pytest
 
 import browser as lab  # tests/browser.py
 import encoder_lib as el
-from conftest import in_ci, require
+from conftest import chromium_or_skip, require
 from encoder_lib import fixtures
 from tools.course import lesson_names
 
@@ -48,14 +48,7 @@ def console_errors(notebook):
 
 @pytest.fixture(scope="module")  # closed before other modules start their own Playwright
 def browser():
-    require("playwright.sync_api", "the browser tests drive Chromium with it; `make setup` installs it")
-    reason = lab.missing_browser()  # no Chromium at ENCODER_COURSE_CHROMIUM or /usr/bin/chromium
-    if reason:
-        if in_ci():
-            pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
-        pytest.skip(reason)
-    with lab.chromium() as chromium:
-        yield chromium
+    yield from chromium_or_skip("the browser tests drive Chromium with Playwright")
 
 
 @pytest.fixture(scope="module")  # closed before other modules start their own Playwright

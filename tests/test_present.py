@@ -136,16 +136,20 @@ def voila(tmp_path_factory):
             pytest.fail(f"Voila did not start listening on port {port} within {START_SECONDS} s:\n{log.read_text()}")
         yield present.url(port), log
     finally:
-        # SIGTERM: Voila stops its server and shuts its kernel down
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop(process)
     printed = log.read_text()
     assert f"at {present.url(port)}" in printed, printed  # the address, as `make present` prints it
     assert "Traceback" not in printed, printed
+
+
+def stop(process):
+    """SIGTERM: Voila stops its server and shuts its kernels down; SIGKILL to the group if it lingers."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def is_loopback(url):
@@ -371,9 +375,4 @@ def test_a_closed_page_s_kernel_ends_and_an_open_page_s_stays(sync_api, tmp_path
             finally:
                 browser.close()
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop(process)

@@ -33,7 +33,6 @@ Publishing (`make publish-site`) is checked on a clone, with a small site.
 import functools
 import html
 import http.server
-import json
 import os
 import random
 import re
@@ -47,9 +46,8 @@ import nbformat
 import numpy as np
 import pytest
 
-import browser as lab  # tests/browser.py: Chromium from the Debian package
 import site_pages
-from conftest import in_ci, require
+from conftest import chromium_or_skip
 from encoder_lib.plots import plain_text
 from encoder_lib.widgets._base import StateSpace
 from tools.course import lesson_names
@@ -578,14 +576,7 @@ def test_settle_moves_linked_controls_as_the_widget_does_without_drawing():
 
 @pytest.fixture(scope="module")
 def chromium():
-    require("playwright.sync_api", "the site's browser tests drive Chromium with it; `make setup` installs it")
-    reason = lab.missing_browser()
-    if reason:
-        if in_ci():
-            pytest.fail(f"CI must run the site's browser tests: {reason}", pytrace=False)
-        pytest.skip(reason)
-    with lab.chromium() as browser:
-        yield browser
+    yield from chromium_or_skip("the site's browser tests drive Chromium with Playwright")
 
 
 def page_paths():

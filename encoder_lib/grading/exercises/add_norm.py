@@ -258,12 +258,17 @@ def arrangement(ev):
     return None
 
 
-def post_norm_output_is_normalised(ev):
-    """Post-norm ends with the layer norm: its output rows have mean 0 and variance near 1 (gamma, beta undone)."""
+def output_rows(ev):
+    """``(means, variances)`` of the answer's output rows with gamma and beta undone, or None if it has none."""
     got = ev.got_array()
     if got is None or got.shape != ev.expected.shape or not np.isfinite(got).all():
         return None
-    undone = normalised_rows(ev, got)
+    return normalised_rows(ev, got)
+
+
+def post_norm_output_is_normalised(ev):
+    """Post-norm ends with the layer norm: its output rows have mean 0 and variance near 1 (gamma, beta undone)."""
+    undone = output_rows(ev)
     if undone is None:
         return None
     means, variances = undone
@@ -278,10 +283,7 @@ def post_norm_output_is_normalised(ev):
 
 def pre_norm_output_is_not_normalised(ev):
     """Pre-norm's output is x + sublayer(LN(x)), not normalised: rows of mean 0, variance 1 mean a norm after the sum."""
-    got = ev.got_array()
-    if got is None or got.shape != ev.expected.shape or not np.isfinite(got).all():
-        return None
-    undone = normalised_rows(ev, got)
+    undone = output_rows(ev)
     if undone is None:
         return None
     means, variances = undone

@@ -323,7 +323,7 @@ BLOCK_VARIANTS = {
         "first Add & Norm's output":
             lambda x, attn, ffn, ln: ln(x + ffn(ln(x + attn(x), "norm1")), "norm2"),
         "the FFN reads the block's input x, not h = LN1(x + MHA(x))":
-            lambda x, attn, ffn, ln: ln((h := ln(x + attn(x), "norm1")) + ffn(x), "norm2"),
+            lambda x, attn, ffn, ln: ln(ln(x + attn(x), "norm1") + ffn(x), "norm2"),
         "the first Add & Norm's output is not normalised (h = x + MHA(x), without LN1)":
             lambda x, attn, ffn, ln: ln((h := x + attn(x)) + ffn(h), "norm2"),
         "the second Add & Norm has no norm (h + FFN(h) is returned as it is)":

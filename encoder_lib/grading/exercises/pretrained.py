@@ -59,7 +59,7 @@ def mean_pool_model(hidden, padding_mask=None, *, use_mask=True, invert=False, d
 
 def mean_pool_by_sequence(ev):
     """Which sequences' vectors are right: those without padding, those with it, the all-padding ones."""
-    got, hidden, mask = ev.got_array(), ev.value("hidden"), ev.value("padding_mask")
+    got, mask = ev.got_array(), ev.value("padding_mask")
     if got is None or got.shape != ev.expected.shape or mask is None or not np.isfinite(got).all():
         return None
     right = np.isclose(got, ev.expected, atol=1e-6).all(axis=-1)
