@@ -12,7 +12,7 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student publish-student site publish-site grade present test bench lock clean hub-install
+.PHONY: setup lab student publish-student site publish-site grade report present test bench lock clean hub-install
 
 setup: $(STAMP)
 
@@ -73,6 +73,14 @@ grade: setup
 	$(BIN)/python -m encoder_lib.grading.grader --release "$(BIN)/python -m tools.student" \
 	    $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) $(if $(UNSAFE),--unsafe) \
 	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable)
+
+# What the class got wrong and what to re-teach, from what make grade left (grades_by_exercise.csv, the
+# gradebook, autograded/), without grading again: report/index.html and report/mistakes.csv. make grade
+# writes them too. LESSONS=01_attention,02_multi_head_attention counts only those lessons (default: all);
+# LAB_URL=https://<hub>/user/<you>/ links each lesson to your JupyterLab (on a hub it is found by itself).
+report: setup
+	$(BIN)/python -m encoder_lib.grading.class_report $(if $(LESSONS),--lessons "$(LESSONS)") \
+	    $(if $(LAB_URL),--lab-url "$(LAB_URL)")
 
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab

