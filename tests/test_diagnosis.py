@@ -9,6 +9,8 @@ not hide it; ``test_every_property_and_probe_has_a_wrong_answer`` keeps the
 table complete.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -609,3 +611,44 @@ def test_a_right_answer_gets_no_diagnosis_and_no_hint_prompt(name):
     assert passed, report
     for words in ("What the checks measured", "Likely mistake", "behave like", "Stuck?", "changed its input"):
         assert words not in report, report
+
+
+@pytest.mark.parametrize("name, wrong", [
+    ("softmax", """
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+"""),
+    ("masked_softmax", """
+def masked_softmax(scores, padding_mask=None):
+    if padding_mask is None:
+        return el.softmax(scores)
+    scores = np.where(padding_mask[..., None, :], -np.inf, scores)
+    peak = scores.max(axis=0, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(peak), peak, 0))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1, total)
+"""),
+    ("gelu", """
+def gelu(x):
+    return 0.5 * x * (1 + erf(x / 2))
+"""),
+])
+def test_a_hidden_check_s_inputs_are_never_quoted(name, wrong):
+    """What the diagnosis says of a hidden case names no number of its inputs (the grader keeps them hidden),
+    while on the same inputs shown as a visible case it may."""
+    exercise = EXERCISES[name]
+    cases = compare.build_cases(exercise, compare.hidden_rngs(SECRET, name))
+    fn = define(wrong)[name]
+    outcomes = run_cases(fn, cases)
+    hidden = [(c, o) for c, o in zip(cases, outcomes) if c.hidden and not feedback.check_case(c, o).ok]
+    assert hidden, "the wrong answer passes every hidden case"
+    for case, outcome in hidden:
+        ev = diagnosis.Evidence(exercise, case, outcome)
+        inputs = [v for v in case.args + tuple(case.kwargs.values()) if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+        quoted = {diagnosis.number(v, 3) for a in inputs for v in a.ravel()} - {"0", "1", "-1"}
+        for probe in list(exercise.properties) + list(diagnosis.PROBES):
+            finding = probe(ev)
+            if finding is not None:
+                said = set(re.findall(r"-?\d+\.\d+", finding.sentence))
+                assert not said & quoted, (finding.sentence, said & quoted)

@@ -54,6 +54,7 @@ class Case:
     expected: object
     mistakes: list  # [(Mistake, result or Raised)] for the mistakes whose model applies to these inputs
     probe: str = ""  # the name of a diagnosis's probe (``Exercise.probes``): run, never graded; "" for a check
+    hidden: bool = False  # one of the grader's hidden cases: its inputs are never quoted to the learner
 
     @property
     def graded(self):
@@ -102,13 +103,13 @@ def build_cases(exercise, hidden_rngs=(), probes=False):
     With ``probes``, the inputs of the exercise's diagnosis probes follow (``Case.probe`` names them): the
     answer runs on them too, and they tell where a failing answer goes wrong; they never count for points.
     """
-    raw = [("", *case) for case in exercise.cases(np.random.default_rng(0), hidden=False)]
+    raw = [("", False, *case) for case in exercise.cases(np.random.default_rng(0), hidden=False)]
     for rng in hidden_rngs:
-        raw += [("", *case) for case in exercise.cases(rng, hidden=True)]
+        raw += [("", True, *case) for case in exercise.cases(rng, hidden=True)]
     if probes and exercise.probes is not None:
-        raw += list(exercise.probes(np.random.default_rng(1)))
+        raw += [(probe, False, *rest) for probe, *rest in exercise.probes(np.random.default_rng(1))]
     built = []
-    for probe, description, args, kwargs in raw:
+    for probe, hidden, description, args, kwargs in raw:
         expected = exercise.reference(*callable_inputs(args), **callable_inputs(kwargs))
         mistakes = []
         for mistake in exercise.mistakes:
@@ -120,7 +121,7 @@ def build_cases(exercise, hidden_rngs=(), probes=False):
                     pass
                 except Exception as exc:  # this mistake shows as an error here: an answer that raises the same has it
                     mistakes.append((mistake, Raised.of(exc)))
-        built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes, probe))
+        built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes, probe, hidden))
     return built
 
 
@@ -163,15 +164,17 @@ def _index_text(index):
     return "[" + ", ".join(str(int(i)) for i in index) + "]"
 
 
-def describe_difference(got, expected):
-    """One sentence on how ``got`` differs from ``expected``: what was checked, what came out, and where."""
+def describe_difference(got, expected, hidden=False):
+    """One sentence on how ``got`` differs from ``expected``: what was checked, what came out, and where.
+
+    ``hidden``: a hidden case's, which names where but no value (an answer's output could carry its inputs)."""
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
             kind = type(got).__name__ if not isinstance(got, tuple) else f"tuple of {len(got)}"
             return f"it should return a tuple of {len(expected)} arrays, it returned a {kind}"
         for i, (g, e) in enumerate(zip(got, expected)):
             if not close(g, e):
-                return f"item {i} of the returned tuple: " + describe_difference(g, e)
+                return f"item {i} of the returned tuple: " + describe_difference(g, e, hidden)
     try:
         got = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
@@ -183,7 +186,7 @@ def describe_difference(got, expected):
     if bad.any():
         first = np.argwhere(bad)[0]
         where = f"at index {_index_text(first)}" if got.ndim else ""
-        if 1 <= got.shape[-1] <= 8:
+        if 1 <= got.shape[-1] <= 8 and not hidden:
             row = first[:-1]
             right = np.round(expected[tuple(row)], 4).tolist()
             where += f" ({'row ' + _index_text(row) if len(row) else 'the result'} should be {right})"
@@ -191,6 +194,8 @@ def describe_difference(got, expected):
     diff = np.abs(got - expected)
     worst = np.unravel_index(np.argmax(diff), diff.shape)
     where = f" at index {_index_text(worst)}" if got.ndim else ""
+    if hidden:
+        return f"the values differ from the right ones, the most{where}"
     return (f"the values differ from the right ones by up to {diff[worst]:.3g}{where} "
             f"(got {got[worst]:.6g}, expected {expected[worst]:.6g})")
 

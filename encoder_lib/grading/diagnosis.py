@@ -114,6 +114,11 @@ class Evidence:
     def description(self):
         return self.case.description
 
+    def quote(self, values, digits=3):
+        """`` (0.13, -1.2, 0.5)``: some of the inputs, in a sentence; nothing for a hidden case, whose inputs the
+        grader never shows."""
+        return "" if getattr(self.case, "hidden", False) else " " + numbers(values, digits)
+
     @property
     def raised(self):
         return self.outcome.raised
@@ -746,6 +751,15 @@ def findings_for(exercise, evidence):
     return found
 
 
+_DECIMAL = re.compile(r"-?\d+\.\d+(?:e-?\d+)?|-?\d+e-?\d+")
+
+
+def safe_for_hidden(sentence, case):
+    """May a finding on a hidden case be shown? Not if it quotes a number its description does not already say:
+    a decimal number could be one of the hidden inputs, or an output an answer made of them."""
+    return set(_DECIMAL.findall(sentence)) <= set(_DECIMAL.findall(case.description))
+
+
 #: The variant probes run on at most this many failing cases, the smallest, each of at most this many input numbers.
 CHEAP_CASES, CHEAP_SIZE = 2, 200_000
 
@@ -764,6 +778,8 @@ def diagnose(exercise, failing, results, probed=None, most=2):
     for i, ev in enumerate(failing):
         ev.cheap = i in cheapest and sizes[i] <= CHEAP_SIZE
         for finding in findings_for(exercise, ev):
+            if ev.case.hidden and not safe_for_hidden(finding.sentence, ev.case):
+                continue  # it would quote numbers of a hidden case (its inputs, or an output made of them)
             if finding.key not in found:
                 found[finding.key] = (finding, set())
                 order.append(finding.key)

@@ -14,6 +14,7 @@ The notebook's self-check and the grader's note are two renderings of the
 same verdict, so a mistake gets the same sentences in both.
 """
 
+import builtins
 from dataclasses import dataclass, field
 
 from . import diagnosis
@@ -51,12 +52,26 @@ def _changed_words(names):
             f"{'them' if len(names) > 1 else 'it'} (x[...] = ..., x -= ...)")
 
 
+def _raised_words(raised, hidden):
+    """The error an answer raised, as a check shows it: on a hidden case its kind only (a message could carry the
+    hidden inputs out), and an exception class of the answer's own not by its name."""
+    if not hidden:
+        return f"it raised {raised.kind}: {raised.message}"[:600]
+    kind = raised.kind if raised.kind in _BUILTIN_ERRORS else "an exception"
+    return f"it raised {kind} (on a hidden check its message is not shown)"
+
+
+_BUILTIN_ERRORS = {name for name, value in vars(builtins).items()
+                   if isinstance(value, type) and issubclass(value, BaseException)}
+
+
 def check_case(case, outcome):
     """Judge one case: right value, right shape, inputs left alone."""
+    hidden = getattr(case, "hidden", False)
     if outcome.raised is not None:
-        return Check(case, outcome, False, f"it raised {outcome.raised.kind}: {outcome.raised.message}"[:600])
+        return Check(case, outcome, False, _raised_words(outcome.raised, hidden))
     if not close(outcome.value, case.expected):
-        return Check(case, outcome, False, describe_difference(outcome.value, case.expected))
+        return Check(case, outcome, False, describe_difference(outcome.value, case.expected, hidden))
     if outcome.changed:
         return Check(case, outcome, False, _changed_words(outcome.changed))
     return Check(case, outcome, True)

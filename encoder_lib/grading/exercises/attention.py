@@ -119,14 +119,14 @@ def weights_follow_the_scores(ev):
         weights = np.moveaxis(got, axis, -1)[tuple(row)]
         return Finding("order", PROPERTY,
                        f"{ev.where()} the larger score must get the larger weight along `axis`, but in one row the "
-                       f"scores {number_list(scores)} get the weights {number_list(weights)}: is something "
+                       f"scores{ev.quote(scores)} get the weights {number_list(weights)}: is something "
                        f"subtracted (or divided) that is not the same for the whole row?")
     rows_scores, rows_weights = np.moveaxis(x, axis, -1), np.moveaxis(got, axis, -1)
     row = softmax_row_off(rows_weights, rows_scores)
     if row is not None and np.allclose(got.sum(axis=axis), 1, atol=1e-6):
         return Finding("ratios", PROPERTY,
                        f"{ev.where()} along `axis` each row of weights must be proportional to exp(score), but one "
-                       f"row gets {numbers(rows_weights[row], 3)} for the scores {numbers(rows_scores[row], 3)}: is "
+                       f"row gets {numbers(rows_weights[row], 3)} for the scores{ev.quote(rows_scores[row])}: is "
                        f"the same maximum subtracted from every score of the row?")
     return None
 

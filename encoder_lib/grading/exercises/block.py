@@ -108,7 +108,7 @@ def masked_weights(ev):
         return Finding("mask:not-a-softmax", PROPERTY,
                        f"{ev.where()} over the real keys each row of weights must be a softmax of its scores, "
                        f"w_j proportional to exp(s_j), but row {index(row)} gets {numbers(got[row][keep], 3)} for "
-                       f"the scores {numbers(scores[row][keep], 3)}: is the same maximum subtracted from every score "
+                       f"the scores{ev.quote(scores[row][keep])}: is the same maximum subtracted from every score "
                        f"of a row (along the last axis, keepdims=True), and the sum taken along that axis too?")
     real_rows = ~mask.all(axis=-1)
     sums = got.sum(axis=-1)

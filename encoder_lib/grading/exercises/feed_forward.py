@@ -177,7 +177,8 @@ def gelu_at_zero_and_far_out(ev):
         ratio = got[far] / x[far]
         return Finding("gelu:far", PROPERTY,
                        f"{ev.where()} for large x GELU(x) is almost x (GELU(4) = 3.9999); yours gives "
-                       f"{numbers(got[far], 4)} for x = {numbers(x[far], 3)}, {number(float(ratio.mean()), 3)} "
+                       f"{'values' if ev.case.hidden else numbers(got[far], 4)} for the x{ev.quote(x[far])} of 3 or more, "
+                       f"{number(float(ratio.mean()), 3)} "
                        f"times x: is a factor 1/2 or the 1 + erf(...) missing?")
     return None
 
@@ -185,8 +186,8 @@ def gelu_at_zero_and_far_out(ev):
 def gelu_odd_part(ev):
     """GELU(x) - GELU(-x) = x for every x: the identity of x times the normal CDF."""
     got, x = ev.got_array(), ev.value("x")
-    if got is None or got.shape != x.shape or x.ndim != 1 or not np.isfinite(got).all():
-        return None
+    if got is None or got.shape != x.shape or x.ndim != 1 or not np.isfinite(got).all() or ev.case.hidden:
+        return None  # (a hidden case's inputs are never quoted)
     mirror = {float(v): i for i, v in enumerate(x)}
     pairs = [(i, mirror[-float(v)]) for i, v in enumerate(x) if v > 0 and -float(v) in mirror]
     for i, j in pairs:
