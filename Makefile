@@ -12,7 +12,8 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student publish-student site publish-site grade report present test bench lock clean hub-install
+.PHONY: setup lab student publish-student site publish-site grade report extension present test bench lock clean \
+        hub-install
 
 setup: $(STAMP)
 
@@ -81,6 +82,12 @@ grade: setup
 report: setup
 	$(BIN)/python -m encoder_lib.grading.class_report $(if $(LESSONS),--lessons "$(LESSONS)") \
 	    $(if $(LAB_URL),--lab-url "$(LAB_URL)")
+
+# One learner's later due date for one lesson, kept in extensions.csv, which make grade applies (README: For
+# teachers): make extension STUDENT=ada LESSON=01_attention DUE="2026-12-12 17:00:00 Europe/Paris";
+# DUE= (empty) takes it back.
+extension: setup
+	$(BIN)/python -m encoder_lib.grading.deadlines --student "$(STUDENT)" --lesson "$(LESSON)" --due "$(DUE)"
 
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab

@@ -24,6 +24,7 @@ import os
 import random
 import shutil
 import sys
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -189,15 +190,42 @@ def write_rows(root, rows):
     report.write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS, rows)
 
 
-def write_roster(root, students):
-    """A gradebook naming every learner (``Ada Learner0001``), as ``nbgrader db student import`` leaves it."""
-    shutil.copy(ROOT / "nbgrader_config.py", Path(root) / "nbgrader_config.py")
+def open_gradebook(root):
+    """nbgrader's Gradebook of the course at ``root`` (a new one runs alembic, from this environment), with the
+    course's nbgrader_config.py; nbgrader's SQLAlchemy warnings are not ours."""
+    if not (Path(root) / "nbgrader_config.py").exists():
+        shutil.copy(ROOT / "nbgrader_config.py", Path(root) / "nbgrader_config.py")
     path = os.environ.get("PATH", "")
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{path}"  # a new gradebook runs alembic
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{path}"
     try:
-        with report._gradebook(root) as gradebook:
-            for student in students:
-                gradebook.update_or_create_student(student, first_name="Ada", last_name=student.title(),
-                                                   email=f"{student}@school.example")
+        return report._gradebook(root)
     finally:
         os.environ["PATH"] = path
+
+
+def write_roster(root, students):
+    """A gradebook naming every learner (``Ada Learner0001``), as ``nbgrader db student import`` leaves it."""
+    with warnings.catch_warnings(), open_gradebook(root) as gradebook:
+        warnings.simplefilter("ignore")
+        for student in students:
+            gradebook.update_or_create_student(student, first_name="Ada", last_name=student.title(),
+                                               email=f"{student}@school.example")
+
+
+def add_lesson(gradebook, lesson, due=None):
+    """``lesson`` in the gradebook with its notebook and each exercise's test and answer cells, as `make
+    student` records it, and its due date (nbgrader's text) if given."""
+    gradebook.update_or_create_assignment(lesson, duedate=due)
+    gradebook.add_notebook(lesson, lesson)
+    for name, exercise in EXERCISES.items():
+        if exercise.lesson == lesson:
+            gradebook.add_grade_cell(f"{name}_tests", lesson, lesson, max_score=exercise.points, cell_type="code")
+            gradebook.add_solution_cell(f"{name}_answer", lesson, lesson)
+
+
+def hand_in(gradebook, lesson, student, when=None, penalty=0.0):
+    """A submission recorded as `make grade` records it: its time (None: copied in by hand) and late penalty."""
+    submission = gradebook.update_or_create_submission(lesson, student, timestamp=when)
+    for notebook in submission.notebooks:
+        notebook.late_submission_penalty = penalty
+    gradebook.db.commit()

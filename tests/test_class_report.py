@@ -29,7 +29,8 @@ from bs4 import BeautifulSoup
 
 from conftest import chromium_or_skip
 from encoder_lib.grading import EXERCISES, class_report, report
-from report_class import COLUMNS, STUB, UNLISTED, copy_notebooks, seeded_class, write_graded, write_rows
+from report_class import (COLUMNS, STUB, UNLISTED, add_lesson, copy_notebooks, hand_in, open_gradebook, seeded_class,
+                          write_graded, write_rows)
 
 ROOT = Path(__file__).resolve().parent.parent
 LEARNERS = 60
@@ -215,6 +216,39 @@ def test_make_report_without_a_grading_says_to_grade_first(tmp_path):
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2
     assert "grades_by_exercise.csv is missing: run `make grade` first" in done.stderr
+
+
+# ------------------------------------------------------------------ what the gradebook adds
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's models under SQLAlchemy 2
+def test_late_hand_ins_and_marks_given_by_hand_in_formgrader_reach_the_page(tmp_path):
+    import datetime
+
+    copy_notebooks(tmp_path)
+    rows = [(s, "01_attention", e, 0.0, 2.0, "failed", "it differs", "", "sums")
+            for s in ("ada", "bob", "cy") for e in ("softmax", "scaled_dot_product_attention")]
+    write_rows(tmp_path, rows)
+    with open_gradebook(tmp_path) as book:
+        add_lesson(book, "01_attention", due="2026-12-10 17:00:00 UTC")
+        for student in ("ada", "bob", "cy"):
+            book.update_or_create_student(student)
+        hand_in(book, "01_attention", "ada", datetime.datetime(2026, 12, 10, 19, 5), penalty=0.0)  # 2 h 5 min late
+        hand_in(book, "01_attention", "bob", datetime.datetime(2026, 12, 10, 16, 0))  # on time
+        hand_in(book, "01_attention", "cy", None)  # copied in by hand: never late
+        grade = book.find_grade("softmax_tests", "01_attention", "01_attention", "bob")
+        grade.manual_score, grade.extra_credit = 1.5, 0.5  # as formgrader's handlers set them
+        book.find_comment("softmax_answer", "01_attention", "01_attention", "bob").manual_comment = \
+            "<b>close</b>: mind the axis"
+        book.db.commit()
+    class_report.build(tmp_path)
+    page = soup(tmp_path / "report" / "index.html")
+    late = [[td.get_text() for td in row.select("td")] for row in page.select("section:has(> h2#late) tbody tr")]
+    assert late == [["01_attention", "ada", "2 h 5 min late", "0"]]
+    marked = [[td.get_text() for td in row.select("td")] for row in page.select("section:has(> h2#by-hand) tbody tr")]
+    assert marked == [["bob", "softmax", "0", "1.5", "0.5", "<b>close</b>: mind the axis"]]
+    histogram = page.select_one("h3#lesson-01_attention + img")["alt"]
+    assert "0 points: 2" in histogram and "2 points: 1" in histogram, "bob's 1.5 + 0.5 by hand counts"
 
 
 # ------------------------------------------------------------------ a learner's hostile text

@@ -43,15 +43,14 @@ import argparse
 import ast
 import base64
 import collections
-import contextlib
 import csv
+import dataclasses
 import html
 import hashlib
 import io
 import json
 import os
 import re
-import sqlite3
 import sys
 import time
 import urllib.parse
@@ -59,7 +58,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import report, submissions
+from . import gradebook, report, submissions
 from .exercises import EXERCISES
 
 FOLDER = "report"
@@ -184,18 +183,8 @@ def lesson_order(rows, lessons=None):
 
 
 def roster(root):
-    """``{student_id: name}`` of the learners the gradebook names (first and last name, where it has them).
-    Read with sqlite3, read-only: importing nbgrader takes seconds, and its schema's ``student`` table is all
-    this needs."""
-    path = Path(root) / "gradebook.db"
-    if not path.is_file():
-        return {}
-    try:
-        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            found = db.execute("SELECT id, first_name, last_name FROM student").fetchall()
-    except sqlite3.Error as exc:
-        raise ValueError(f"{path} could not be read as nbgrader's gradebook ({exc})") from None
-    return {str(sid): " ".join(str(p) for p in (first, last) if p) for sid, first, last in found}
+    """``{student_id: name}`` of the learners the gradebook names (first and last name, where it has them)."""
+    return {sid: student.name for sid, student in gradebook.students(root).items() if student.name}
 
 
 # ---------------------------------------------------------------- counting
@@ -889,6 +878,50 @@ def _example_html(group):
             f"<pre><code>{html.escape(text.replace(chr(13), ''))}</code></pre>{note}")
 
 
+@dataclass(frozen=True)
+class LateHandIn:
+    student_id: str
+    lesson: str
+    seconds: float
+    penalty: float
+
+
+@dataclass
+class FromGradebook:
+    """What the gradebook adds to grades_by_exercise.csv: the roster's ``names``, the scores and comments given by
+    hand in formgrader (``manual``: ``{(student, lesson, exercise): gradebook.Manual}``), and the ``late``
+    hand-ins (by their recorded time against the due date or the learner's extension, with their penalty)."""
+
+    names: dict = field(default_factory=dict)
+    manual: dict = field(default_factory=dict)
+    late: list = field(default_factory=list)
+
+    @classmethod
+    def read(cls, root, rows):
+        from .deadlines import Deadlines
+
+        rules, recorded = Deadlines.read(root), gradebook.late(root)
+        handed = dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing")
+        late = []
+        for student, lesson in handed:
+            hand_in = recorded.get((student, lesson))
+            seconds = rules.seconds_late(student, lesson, hand_in.handed_in) if hand_in else 0.0
+            if seconds > 0:
+                late.append(LateHandIn(student, lesson, seconds, hand_in.penalty))
+        return cls(roster(root), gradebook.manual_marks(root), late)
+
+    def marked(self, rows):
+        """The rows with the points given by hand: the teacher's score where there is one, plus extra credit."""
+        marked = []
+        for row in rows:
+            manual = self.manual.get((row.student_id, row.lesson, row.exercise))
+            if manual:
+                points = row.points if manual.points is None else manual.points
+                row = dataclasses.replace(row, points=points + (manual.extra_credit or 0.0))
+            marked.append(row)
+        return marked
+
+
 @dataclass
 class ClassReport:
     """Everything the page and the CSV show, computed once."""
@@ -896,8 +929,9 @@ class ClassReport:
     rows: list
     lessons: list
     has_mistakes: bool
-    names: dict
+    known: FromGradebook
     links: Links
+    graded: dict = None  # (student, lesson, exercise) -> the grader's points, before any by hand
     tallied: dict = None
     found: list = None
     learners: dict = None
@@ -906,17 +940,22 @@ class ClassReport:
     pictures: dict = None  # lesson or (lesson, exercise) -> Picture
     drawn: dict = None  # Picture -> data: address
 
+    @property
+    def names(self):
+        return self.known.names
+
     @classmethod
-    def of(cls, rows, lessons, has_mistakes, names, links, answers, jobs=None):
-        made = cls(rows, lessons, has_mistakes, names, links)
-        made.tallied = tallies(rows)
-        made.found = groups(rows, made.tallied)
-        add_examples(made.found, answers, rows)
-        made.learners = learners(rows)
-        made.identical = identical_answers(answers, rows)
+    def of(cls, rows, lessons, has_mistakes, known, links, answers, jobs=None):
+        made = cls(known.marked(rows), lessons, has_mistakes, known, links)
+        made.graded = {(r.student_id, r.lesson, r.exercise): r.points for r in rows}
+        made.tallied = tallies(made.rows)
+        made.found = groups(made.rows, made.tallied)
+        add_examples(made.found, answers, made.rows)
+        made.learners = learners(made.rows)
+        made.identical = identical_answers(answers, made.rows)
         made.cards = {id(g): card(g, links) for g in made.found}
-        made.pictures = {lesson: score_picture(lesson, *lesson_scores(rows, lesson)) for lesson in lessons
-                         if lesson_scores(rows, lesson)[1]}
+        made.pictures = {lesson: score_picture(lesson, *lesson_scores(made.rows, lesson)) for lesson in lessons
+                         if lesson_scores(made.rows, lesson)[1]}
         made.pictures.update({key: mistakes_picture(key[1], found) for key, found in made.by_exercise().items()})
         made.drawn = draw_all(list(made.pictures.values()), jobs)
         return made
@@ -1097,9 +1136,49 @@ def _identical(made):
     return "\n".join(parts)
 
 
+def _late(made):
+    parts = ["<h2 id=\"late\">Handed in late</h2>"]
+    if not made.known.late:
+        parts.append("<p>No hand-in came after its due date (or the learner's extension). A lesson without a due "
+                     "date in the gradebook, and a notebook copied in by hand, are never late.</p>")
+        return "\n".join(parts)
+    from .deadlines import late_words
+
+    body = "".join(f"<tr><td>{esc(late.lesson)}</td><td class=\"ids\">{esc(late.student_id)}</td>"
+                   f"<td>{esc(late_words(late.seconds))}</td><td class=\"n\">{late.penalty:g}</td></tr>"
+                   for late in sorted(made.known.late, key=lambda l: (l.lesson, -l.seconds, l.student_id)))
+    parts.append(f"<p>{len(made.known.late)} hand-ins came after their due date (or the learner's extension), by "
+                 f"the exchange's time; the penalty is nbgrader's late-penalty setting's, in points.</p>"
+                 "<table><thead><tr><th scope=\"col\">lesson</th><th scope=\"col\">learner</th>"
+                 "<th scope=\"col\">how late</th><th scope=\"col\" class=\"n\">penalty</th></tr></thead>"
+                 f"<tbody>{body}</tbody></table>")
+    return "\n".join(parts)
+
+
+def _by_hand(made):
+    marked = sorted(made.known.manual.items())
+    counted = {(r.student_id, r.lesson, r.exercise) for r in made.rows}
+    marked = [(key, manual) for key, manual in marked if key in counted]
+    parts = ["<h2 id=\"by-hand\">Marked by hand</h2>"]
+    if not marked:
+        parts.append("<p>No score, extra credit or comment was given by hand in formgrader.</p>")
+        return "\n".join(parts)
+    body = "".join(f"<tr><td class=\"ids\">{esc(student)}</td><td><code>{esc(exercise)}</code></td>"
+                   f"<td class=\"n\">{made.graded[student, lesson, exercise]:g}</td>"
+                   f"<td class=\"n\">{'' if manual.points is None else format(manual.points, 'g')}</td>"
+                   f"<td class=\"n\">{format(manual.extra_credit, 'g') if manual.extra_credit else ''}</td>"
+                   f"<td>{esc(manual.comment)}</td></tr>" for (student, lesson, exercise), manual in marked)
+    parts.append(f"<p>{len(marked)} exercises you marked in formgrader. The scores on this page (the histograms) "
+                 "take your points; the counts keep the grader's verdict on the answer.</p><table><thead><tr><th scope=\"col\">learner</th><th scope=\"col\">exercise</th>"
+                 "<th scope=\"col\" class=\"n\">grader</th><th scope=\"col\" class=\"n\">yours</th>"
+                 "<th scope=\"col\" class=\"n\">extra credit</th><th scope=\"col\">your comment</th></tr>"
+                 f"</thead><tbody>{body}</tbody></table>")
+    return "\n".join(parts)
+
+
 def page(made):
     """The report's HTML."""
-    sections = [_reteach, _hardest, _help, _lessons, _mistakes, _unnamed, _identical]
+    sections = [_reteach, _hardest, _help, _lessons, _mistakes, _unnamed, _identical, _late, _by_hand]
     parts = [_head("What the class got wrong"), _intro(made)]
     parts += [f"<section>\n{section(made)}\n</section>" for section in sections]
     parts.append("</main></body></html>\n")
@@ -1133,7 +1212,8 @@ def build(root, lessons=None, lab_url=None, rows=None):
     all_rows, has_mistakes = rows
     counted = lesson_order(all_rows, lessons)
     rows = [row for row in all_rows if row.lesson in counted]
-    made = ClassReport.of(rows, counted, has_mistakes, roster(root), lab_links(root, lab_url), Answers.read(root, rows))
+    made = ClassReport.of(rows, counted, has_mistakes, FromGradebook.read(root, rows), lab_links(root, lab_url),
+                          Answers.read(root, rows))
     folder = report.make_folder(root / FOLDER)
     report.write_file(folder / "index.html", page(made))
     report.write_csv(folder / "mistakes.csv", MISTAKE_COLUMNS, mistake_rows(made))

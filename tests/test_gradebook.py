@@ -1,0 +1,194 @@
+"""What the course reads from nbgrader's gradebook (``gradebook.py``), and due dates, extensions and late penalties
+(``deadlines.py``): nbgrader's, read and applied.
+
+The graded class of tests/test_grading_workflow.py checks the whole way from
+``timestamp.txt`` and formgrader to the CSVs, the pages and the report; these
+tests pin the parts: the roster, a hand-set score and comment read back as
+formgrader leaves them, what a time is, what is late, what an extension
+changes, and that nbgrader's penalty setting (and a plugin of the course's
+own) decides the penalty.
+"""
+
+import datetime
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from encoder_lib.grading import deadlines, gradebook
+from report_class import open_gradebook
+
+# nbgrader 0.9's own models warn under SQLAlchemy 2 (RuntimeWarnings, which the suite makes errors): not ours
+pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ["01_attention", "02_multi_head_attention"]
+UTC = datetime.datetime
+
+
+def new_gradebook(root):
+    """nbgrader's Gradebook of a new course at ``root``, with the course's nbgrader_config.py."""
+    (root / "nbgrader_config.py").write_text((ROOT / "nbgrader_config.py").read_text())
+    return open_gradebook(root)
+
+
+def gradebook_with_due_dates(root, due):
+    """A gradebook whose lessons have the due dates ``due`` ({lesson: text}), as `nbgrader db assignment add
+    --duedate` leaves them."""
+    with new_gradebook(root) as book:
+        for lesson, when in due.items():
+            book.update_or_create_assignment(lesson, duedate=when)
+
+
+# ------------------------------------------------------------------ the gradebook, read back
+
+
+def test_the_roster_is_read_with_names_and_e_mails(tmp_path):
+    with new_gradebook(tmp_path) as book:
+        book.update_or_create_student("ada", first_name="Ada", last_name="Lovelace", email="ada@school.example")
+        book.update_or_create_student("bob")
+    assert gradebook.students(tmp_path) == {"ada": gradebook.Student("Ada", "Lovelace", "ada@school.example"),
+                                            "bob": gradebook.Student()}
+    assert gradebook.students(tmp_path)["ada"].name == "Ada Lovelace"
+    assert gradebook.students(tmp_path / "no-course") == {}
+
+
+def test_a_file_that_is_not_a_gradebook_is_named(tmp_path):
+    (tmp_path / "gradebook.db").write_text("not sqlite at all " * 100)
+    with pytest.raises(ValueError, match="gradebook.db could not be read as nbgrader's gradebook"):
+        gradebook.students(tmp_path)
+
+
+def test_a_score_extra_credit_and_comment_given_in_formgrader_are_read_back(tmp_path):
+    with new_gradebook(tmp_path) as book:
+        book.update_or_create_assignment("01_attention")
+        book.add_notebook("01_attention", "01_attention")
+        for exercise in ("softmax", "scaled_dot_product_attention"):
+            book.add_grade_cell(f"{exercise}_tests", "01_attention", "01_attention", max_score=2, cell_type="code")
+            book.add_solution_cell(f"{exercise}_answer", "01_attention", "01_attention")
+        book.add_student("ada")
+        book.add_submission("01_attention", "ada")
+        # what formgrader's handlers do when the teacher types a score, extra credit and a comment
+        grade = book.find_grade("softmax_tests", "01_attention", "01_attention", "ada")
+        grade.auto_score, grade.manual_score, grade.extra_credit = 0.0, 1.5, 0.5
+        book.find_comment("softmax_answer", "01_attention", "01_attention", "ada").manual_comment = "=right idea"
+        book.find_grade("scaled_dot_product_attention_tests", "01_attention", "01_attention", "ada").auto_score = 2
+        book.db.commit()
+    assert gradebook.manual_marks(tmp_path) == {
+        ("ada", "01_attention", "softmax"): gradebook.Manual(1.5, 0.5, "=right idea")}
+    assert gradebook.late(tmp_path) == {("ada", "01_attention"): gradebook.Late(None, 0.0)}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2026-12-10 17:00:00 Europe/Paris", UTC(2026, 12, 10, 16, 0)),
+    ("2026-12-10T17:00:00+01:00", UTC(2026, 12, 10, 16, 0)),
+    ("2026-12-10 17:00:00 UTC", UTC(2026, 12, 10, 17, 0)),
+    ("2026-12-10 17:00", UTC(2026, 12, 10, 17, 0)),
+])
+def test_a_time_is_read_as_nbgrader_reads_it_in_utc(text, expected):
+    assert deadlines.parse_time(text) == expected
+
+
+@pytest.mark.parametrize("text, words", [
+    ("2026-12-10 17:00:00 Nowhere/Atlantis", "due's time zone 'Nowhere/Atlantis' is not one nbgrader knows"),
+    ("next friday-ish", "due must be a time such as '2026-12-10 17:00:00 Europe/Paris'"),
+    ("", "due must be a time"),
+])
+def test_a_time_that_is_not_one_is_refused_and_named(text, words):
+    with pytest.raises(ValueError, match=words):
+        deadlines.parse_time(text)
+
+
+def test_the_due_dates_are_the_gradebook_s(tmp_path):
+    gradebook_with_due_dates(tmp_path, {"01_attention": "2026-12-10 17:00:00 Europe/Paris"})
+    with open_gradebook(tmp_path) as book:
+        book.update_or_create_assignment("02_multi_head_attention")  # no due date
+    assert deadlines.due_dates(tmp_path) == {"01_attention": UTC(2026, 12, 10, 16, 0)}
+    assert deadlines.due_dates(tmp_path / "no-course") == {}
+
+
+def test_an_extension_is_written_changed_and_taken_back_keeping_the_other_lines(tmp_path):
+    deadlines.set_extension(tmp_path, "ada", "01_attention", "2026-12-12 17:00:00 UTC", LESSONS)
+    deadlines.set_extension(tmp_path, "bob", "02_multi_head_attention", "2026-12-13 09:00:00 UTC", LESSONS)
+    deadlines.set_extension(tmp_path, "ada", "01_attention", "2026-12-14 17:00:00 UTC", LESSONS)
+    assert deadlines.read_extensions(tmp_path) == {("ada", "01_attention"): UTC(2026, 12, 14, 17),
+                                                   ("bob", "02_multi_head_attention"): UTC(2026, 12, 13, 9)}
+    deadlines.set_extension(tmp_path, "ada", "01_attention", "", LESSONS)
+    assert deadlines.read_extensions(tmp_path) == {("bob", "02_multi_head_attention"): UTC(2026, 12, 13, 9)}
+
+
+@pytest.mark.parametrize("student, lesson, due, words", [
+    ("../alice", "01_attention", "2026-12-12 17:00:00 UTC", "student must be a learner's id"),
+    ("=cmd", "01_attention", "2026-12-12 17:00:00 UTC", "student must be a learner's id"),
+    ("ada", "09_nope", "2026-12-12 17:00:00 UTC", "lesson must be one of the course's lessons"),
+    ("ada", "01_attention", "soon", "due must be a time"),
+])
+def test_a_bad_extension_is_refused_and_named_and_nothing_is_written(tmp_path, student, lesson, due, words):
+    with pytest.raises(ValueError, match=words):
+        deadlines.set_extension(tmp_path, student, lesson, due, LESSONS)
+    assert not (tmp_path / deadlines.EXTENSIONS).exists()
+
+
+def test_a_hand_in_is_late_after_its_due_date_or_the_learner_s_extension():
+    due = {"01_attention": UTC(2026, 12, 10, 17)}
+    rules = deadlines.Deadlines(due, {("ada", "01_attention"): UTC(2026, 12, 12, 17)})
+    two_days_later = UTC(2026, 12, 12, 16)
+    assert rules.seconds_late("bob", "01_attention", two_days_later) == 47 * 3600
+    assert rules.seconds_late("ada", "01_attention", two_days_later) == 0, "within her extension"
+    assert rules.extension("ada", "01_attention") == datetime.timedelta(days=2)
+    assert rules.seconds_late("bob", "01_attention", None) == 0, "a notebook copied in by hand is never late"
+    assert rules.seconds_late("bob", "02_multi_head_attention", two_days_later) == 0, "no due date"
+
+
+def test_how_late_is_said_in_words():
+    assert deadlines.late_words(20) == "1 min late"
+    assert deadlines.late_words(2 * 3600 + 5 * 60) == "2 h 5 min late"
+    assert deadlines.late_words(3 * 86400 + 4 * 3600 + 59) == "3 days 4 h late"
+
+
+def course_with(tmp_path, settings):
+    (tmp_path / "nbgrader_config.py").write_text((ROOT / "nbgrader_config.py").read_text() + settings)
+    return tmp_path
+
+
+def test_no_penalty_unless_nbgrader_s_setting_says_so(tmp_path):
+    assert deadlines.Penalties(course_with(tmp_path, "")).penalty("ada", 4.0, 3600) == 0.0
+
+
+def test_penalty_method_zero_takes_the_whole_score_of_a_late_lesson_only(tmp_path):
+    penalties = deadlines.Penalties(course_with(tmp_path, "\nc.LateSubmissionPlugin.penalty_method = 'zero'\n"))
+    assert penalties.penalty("ada", 4.0, 3600) == 4.0
+    assert penalties.penalty("ada", 4.0, 0) == 0.0
+
+
+def test_a_late_plugin_of_the_course_s_own_is_honoured_and_bounded(tmp_path, monkeypatch):
+    (tmp_path / "tenth_a_day.py").write_text(textwrap.dedent("""
+        from nbgrader.plugins import BasePlugin
+
+        class TenthADay(BasePlugin):
+            def late_submission_penalty(self, student_id, score, total_seconds_late):
+                return score * 0.1 * (total_seconds_late // 86400 + 1)
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    course = course_with(tmp_path, "\nc.AssignLatePenalties.plugin_class = 'tenth_a_day.TenthADay'\n")
+    penalties = deadlines.Penalties(course)
+    assert penalties.penalty("ada", 4.0, 3600) == pytest.approx(0.4)
+    assert penalties.penalty("ada", 4.0, 2.5 * 86400) == pytest.approx(1.2)
+    assert penalties.penalty("ada", 4.0, 30 * 86400) == 4.0, "never more than the score"
+
+
+def test_make_extension_says_what_it_set_and_refuses_a_bad_one(tmp_path):
+    gradebook_with_due_dates(tmp_path, {"01_attention": "2026-12-10 17:00:00 UTC"})
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "encoder_lib.grading.deadlines", "--root", str(tmp_path),
+                               *args], capture_output=True, text=True, cwd=ROOT)
+
+    done = run("--student", "ada", "--lesson", "01_attention", "--due", "2026-12-12 17:00:00 UTC")
+    assert done.returncode == 0, done.stderr
+    assert "ada has until 2026-12-12 17:00 UTC for 01_attention (the lesson is due 2026-12-10 17:00 UTC)" \
+        in done.stdout
+    refused = run("--student", "ada", "--lesson", "01_attention", "--due", "tomorrow-ish")
+    assert refused.returncode == 2 and "make extension: due must be a time" in refused.stderr
+    assert deadlines.read_extensions(tmp_path) == {("ada", "01_attention"): UTC(2026, 12, 12, 17)}
