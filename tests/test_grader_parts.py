@@ -212,6 +212,7 @@ def test_a_learner_s_folder_is_read_without_following_links(tmp_path):
     (submitted / "=1+1" / "01_attention").mkdir(parents=True)
     (submitted / "=1+1" / "01_attention" / "01_attention.ipynb").write_text(submission())
     (submitted / "notes.txt").write_text("not a learner")
+    (submitted / "alice" / "01_attention\n").mkdir()
     found = submissions.scan(submitted, ["01_attention"])
     handed = {student: h for (student, _), h in found.handed.items()}
     assert handed["alice"].path == good / "01_attention.ipynb" and not handed["alice"].problem
@@ -221,6 +222,7 @@ def test_a_learner_s_folder_is_read_without_following_links(tmp_path):
     assert handed[safe].path is not None and submissions.SAFE_NAME.fullmatch(safe)
     assert any("'=1+1' is not a safe student id" in n for n in found.notices)
     assert any("notes.txt" in n and "ignored" in n for n in found.notices)
+    assert any("'alice' holds what is no lesson" in n and "'01_attention\\n'" in n for n in found.notices)
 
 
 def test_a_notebook_over_the_bound_is_not_read(tmp_path, monkeypatch):
@@ -310,8 +312,8 @@ def test_a_library_call_far_larger_than_the_exercise_s_cases_is_refused_and_cost
     huge = grader.serve({"name": "multi_head_attention", "args": [np.zeros((20000, 1)), 1], "kwargs": {}},
                         allowed, budget)
     assert huge["kind"] == "error" and "refused" in huge["message"] and budget.refused
-    status, points, note = grader.judge(grader.EXERCISES["encoder_block"], cases, [{"kind": "refused", "why":
-                                        budget.refused[0]}], {"status": "done"}, sandbox.Limits())
+    status, points, note, *_ = grader.judge(grader.EXERCISES["encoder_block"], cases, [{"kind": "refused", "why":
+                                            budget.refused[0]}], {"status": "done"}, sandbox.Limits())
     assert (status, points) == ("error", 0) and "refused" in note
 
 
@@ -320,9 +322,11 @@ def test_a_case_whose_input_was_changed_fails_and_names_the_parameter():
     cases = grader.visible_cases("masked_softmax")
     events = [{"kind": "result", "case": i, "value": c.expected, "changed": [0] if i == 1 else []}
               for i, c in enumerate(cases)]
-    status, _, note = grader.judge(exercise, cases, events, {"status": "done"}, sandbox.Limits())
-    assert status == "failed" and f"{cases[1].description}: it changed its input scores in place" in note
-    assert "padding_mask" in grader.changed_note(exercise, ["padding_mask"])
+    marked = grader.judge(exercise, cases, events, {"status": "done"}, sandbox.Limits())
+    assert marked.status == "failed" and f"{cases[1].description}: it changed its input `scores` in place" \
+        in marked.note
+    assert marked.diagnosis == "changed:scores" and marked.mistake == ""
+    assert grader.parameter_names(exercise, [1, "padding_mask"]) == ("padding_mask", "padding_mask")
 
 
 def test_an_error_on_a_hidden_case_is_named_by_its_kind_only():
@@ -331,7 +335,7 @@ def test_an_error_on_a_hidden_case_is_named_by_its_kind_only():
     events = [{"kind": "result", "case": i, "value": c.expected} for i, c in enumerate(cases[:visible])]
     events.append({"kind": "raised", "case": visible, "error": "LEAKClass: LEAK[1.5, 2.5]"})
     events += [{"kind": "result", "case": i, "value": c.expected} for i, c in enumerate(cases) if i > visible]
-    _, _, note = grader.judge(grader.EXERCISES["softmax"], cases, events, {"status": "done"}, sandbox.Limits())
+    note = grader.judge(grader.EXERCISES["softmax"], cases, events, {"status": "done"}, sandbox.Limits()).note
     assert "LEAK" not in note and "an exception (on a hidden check its message is not shown)" in note
 
 
@@ -344,10 +348,12 @@ def test_hidden_cases_are_drawn_for_each_submission():
                    for a in first for b in other)
 
 
-def test_a_worker_that_dies_costs_only_its_task():
-    with workers.Workers(_dies_on_three, jobs=2) as pool:
-        results = dict(pool.results([1, 2, 3, 4]))
-    assert results[1] == 10 and results[4] == 40 and isinstance(results[3], workers.WorkerDied)
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_worker_that_dies_costs_only_its_task(jobs):
+    with workers.Workers(_dies_on_three, jobs=jobs) as pool:  # one worker: 4 was sent ahead to the one that died
+        results = dict(pool.results([1, 2, 3, 4, 5]))
+    assert results == {1: 10, 2: 20, 3: workers.WorkerDied(results[3].why), 4: 40, 5: 50}
+    assert "died" in results[3].why
 
 
 def _dies_on_three(task):
@@ -516,7 +522,7 @@ def test_erf_refuses_what_is_not_numbers():
 
 
 def test_a_frame_crosses_a_pipe_and_a_stalled_reader_or_writer_times_out():
-    read, write = os.pipe()
+    read, write = map(wire.channel, os.pipe())
     try:
         wire.send_message(write, wire.encode({"n": 1}), time.monotonic() + 5)
         assert wire.decode(wire.receive_message(read, time.monotonic() + 5)) == {"n": 1}
@@ -530,7 +536,7 @@ def test_a_frame_crosses_a_pipe_and_a_stalled_reader_or_writer_times_out():
 
 
 def test_a_frame_longer_than_the_bound_is_refused_before_it_is_read():
-    read, write = os.pipe()
+    read, write = map(wire.channel, os.pipe())
     try:
         os.write(write, struct.pack("<Q", wire.MAX_BYTES + 1))
         with pytest.raises(wire.WireError):

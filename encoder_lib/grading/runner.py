@@ -3,8 +3,7 @@
     python -I runner.py        # started by encoder_lib.grading.sandbox, as the sandbox's pid 1
 
 This file, ``wire.py`` and ``numeric.py`` are copied into the sandbox and
-need only the standard library, numpy and ``pyseccomp``; ``encoder_lib`` is
-not there. The runner reads requests from its standard input and answers on
+need only the standard library and numpy; ``encoder_lib`` is not there. The runner reads requests from its standard input and answers on
 its standard output, both connected to a grader process outside.
 
 The runner is the sandbox's pid 1 and not dumpable: no other process in the
@@ -13,10 +12,10 @@ it, or signal it. For each exercise it forks a child, which
 
 1. limits itself: address space, CPU seconds, file size, open files and
    tasks; closes every descriptor but its own channel to the runner; and
-   loads a seccomp allow-list (``allowed_system_calls``): no process, no
-   exec, no ptrace, no new namespaces, no io_uring, no reading other
-   processes' memory, no signals but to itself, threads only where the
-   sandbox bounds them;
+   loads the seccomp allow-list the grader sent (``syscalls`` wrote it with
+   libseccomp; ``load_program``): no process, no exec, no ptrace, no new
+   namespaces, no io_uring, no reading other processes' memory, no signals
+   but to itself, threads only where the sandbox bounds them;
 2. runs the answer cell alone in a fresh namespace holding ``np``, ``math``,
    ``erf`` (``numeric.erf``, computed here at the notebook's speed), ``el``
    and the earlier exercises' functions the exercise may call. ``el`` is
@@ -46,6 +45,7 @@ import resource
 import shutil
 import signal
 import socket
+import struct
 import sys
 import time
 import types
@@ -68,8 +68,8 @@ MAX_CALLS = 200_000
 MAX_TASKS = 256
 #: The answer's open files.
 MAX_FILES = 256
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
-CLONE_THREAD = 0x00010000
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 4, 38, 22, 2
+PID = 0x5EC00FF1  # where the allow-list says "the answer's pid" (encoder_lib.grading.syscalls.PID)
 
 
 def cut(text, limit=ERROR_CHARS):
@@ -81,49 +81,25 @@ def cut(text, limit=ERROR_CHARS):
 # ---------------------------------------------------------------- the answer's process: limits
 
 
-#: System calls a Python answer with numpy needs; everything else fails with EPERM (see allowed_system_calls).
-SYSTEM_CALLS = """
-read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 close close_range lseek fstat stat lstat
-newfstatat statx fstatfs statfs access faccessat faccessat2 open openat openat2 getdents getdents64 readlink
-readlinkat getcwd chdir fchdir mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 symlink symlinkat
-link linkat chmod fchmod fchmodat umask utimensat fsync fdatasync ftruncate truncate fallocate fadvise64 flock
-fcntl dup dup2 dup3 pipe pipe2 ioctl getxattr lgetxattr fgetxattr listxattr flistxattr llistxattr
-mmap munmap mprotect mremap madvise brk msync mincore membarrier rseq
-rt_sigaction rt_sigprocmask rt_sigreturn rt_sigpending rt_sigsuspend rt_sigtimedwait sigaltstack restart_syscall
-alarm setitimer getitimer pause
-select pselect6 poll ppoll epoll_create epoll_create1 epoll_ctl epoll_wait epoll_pwait eventfd2
-sendto recvfrom sendmsg recvmsg shutdown getsockname getpeername getsockopt setsockopt
-sched_yield sched_getaffinity sched_getparam sched_getscheduler sched_get_priority_max sched_get_priority_min
-nanosleep clock_nanosleep clock_gettime clock_getres gettimeofday time times getrusage sysinfo uname getrandom
-getpid getppid gettid getuid geteuid getgid getegid getresuid getresgid getgroups getpgrp getpgid getsid
-getpriority getrlimit setrlimit futex set_robust_list get_robust_list set_tid_address arch_prctl prctl
-exit exit_group
-""".split()
+def load_program(code, pid):
+    """Load the seccomp allow-list ``code`` (``struct sock_filter``s, as ``syscalls.program`` wrote them) with the
+    answer's ``pid`` where the program says ``PID``; after this the process cannot undo it."""
+    filled, placeholder = bytearray(code), struct.pack("I", PID)
+    at = filled.find(placeholder)
+    while at >= 0:
+        if at % 8 == 4:  # the k field of an instruction (code u16, jt u8, jf u8, k u32)
+            filled[at:at + 4] = struct.pack("I", pid)
+        at = filled.find(placeholder, at + 1)
+    buffer = ctypes.create_string_buffer(bytes(filled))
 
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-def allowed_system_calls(pid, threads):
-    """A seccomp filter (``pyseccomp``, the libseccomp binding) that allows ``SYSTEM_CALLS`` and, with their
-    arguments checked: signals to ``pid`` only, resource limits of ``pid`` only, and clone for threads (when
-    ``threads``) but never for a process; clone3 says ENOSYS, so that glibc falls back to clone."""
-    import pyseccomp as seccomp
-
-    rules = seccomp.SyscallFilter(defaction=seccomp.ERRNO(errno.EPERM))
-
-    def allow(name, *args, action=seccomp.ALLOW):
-        number = seccomp.resolve_syscall(seccomp.Arch.NATIVE, name)
-        if number >= 0:  # not every name exists on every architecture
-            rules.add_rule(action, number, *args)
-
-    for name in SYSTEM_CALLS:
-        allow(name)
-    for name in ("kill", "tgkill"):
-        allow(name, seccomp.Arg(0, seccomp.EQ, pid))
-    for target in (0, pid):
-        allow("prlimit64", seccomp.Arg(0, seccomp.EQ, target))
-    if threads:
-        allow("clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, CLONE_THREAD))
-    allow("clone3", action=seccomp.ERRNO(errno.ENOSYS))
-    return rules
+    program = Program(len(filled) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+            libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "the system-call allow-list could not be loaded")
 
 
 def limit_myself(memory_bytes, cpu_seconds, file_bytes=16 * 2**20):
@@ -161,7 +137,7 @@ def isolate(sock, request):
     scratch = scratch_folder(os.getpid())
     os.makedirs(scratch, exist_ok=True)
     os.chdir(scratch)
-    allowed_system_calls(os.getpid(), bool(request.get("threads"))).load()
+    load_program(bytes(request["seccomp"]), os.getpid())
 
 
 # ---------------------------------------------------------------- the answer's process: stand-ins
@@ -171,13 +147,13 @@ class Channel:
     """The answer's own channel to the runner: framed messages over a socket, each with a deadline."""
 
     def __init__(self, sock, seconds):
-        self.sock, self.seconds = sock, seconds
+        self.sock, self.fd, self.seconds = sock, wire.channel(sock.fileno()), seconds
 
     def send(self, value, lenient=False):
-        wire.send_message(self.sock.fileno(), wire.encode(value, lenient), time.monotonic() + self.seconds)
+        wire.send_message(self.fd, wire.encode(value, lenient), time.monotonic() + self.seconds)
 
     def receive(self):
-        return wire.decode(wire.receive_message(self.sock.fileno(), time.monotonic() + self.seconds))
+        return wire.decode(wire.receive_message(self.fd, time.monotonic() + self.seconds))
 
 
 ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError, "KeyError": KeyError}
@@ -235,21 +211,24 @@ def library_stand_in(names, channel):
     return module
 
 
-def rebuild(value, channel):
-    """Fresh inputs for one call: arrays copied (an answer may change its inputs in place), and
-    ``wire.Call`` made a function that asks the grader."""
+def rebuild(value, channel, copy=True):
+    """Inputs for one call: arrays copied (``copy``) or made read-only (without ``copy``: the decoded arrays are
+    the case's own), containers new, and ``wire.Call`` made a function that asks the grader."""
     if isinstance(value, np.ndarray):
-        return value.copy()
+        if copy:
+            return value.copy()
+        value.flags.writeable = False
+        return value
     if isinstance(value, wire.Call):
         function = stand_in(value.name, channel)
-        args = [rebuild(a, channel) for a in value.args]
+        args = [rebuild(a, channel, copy) for a in value.args]
         return lambda h: function(h, *args)
     if isinstance(value, list):
-        return [rebuild(v, channel) for v in value]
+        return [rebuild(v, channel, copy) for v in value]
     if isinstance(value, tuple):
-        return tuple(rebuild(v, channel) for v in value)
+        return tuple(rebuild(v, channel, copy) for v in value)
     if isinstance(value, dict):
-        return {k: rebuild(v, channel) for k, v in value.items()}
+        return {k: rebuild(v, channel, copy) for k, v in value.items()}
     return value
 
 
@@ -280,10 +259,8 @@ def changed_inputs(sent, given):
         [k for k in kwargs if not wire.same_values(kwargs[k], given_kwargs[k])]
 
 
-def run_case(function, i, case, channel):
-    """The event of one case: what the answer returned or raised on a fresh copy of its inputs."""
-    sent = (case["args"], case["kwargs"])
-    given = (rebuild(sent[0], channel), rebuild(sent[1], channel))
+def _outcome(function, i, given):
+    """What the answer returned or raised on ``given`` (args, kwargs), as an event."""
     try:
         value = function(*given[0], **given[1])
     except NotImplementedError:
@@ -291,8 +268,22 @@ def run_case(function, i, case, channel):
     except MemoryError:
         return {"kind": "raised", "case": i, "error": "MemoryError", "memory": True}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the answer's own doing
-        return {"kind": "raised", "case": i, "error": describe_exception(exc), "changed": changed_inputs(sent, given)}
-    return {"kind": "result", "case": i, "value": plain(value), "changed": changed_inputs(sent, given)}
+        return {"kind": "raised", "case": i, "error": describe_exception(exc)}
+    return {"kind": "result", "case": i, "value": plain(value)}
+
+
+def run_case(function, i, case, channel):
+    """The event of one case. The answer runs first on its inputs made read-only (no copies: all-MiniLM-L6-v2's
+    weights are 14 MB in each case); if it raises (writing into an input, for one), again on writable copies,
+    and the event says which inputs that run changed in place."""
+    sent = (case["args"], case["kwargs"])
+    given = (rebuild(sent[0], channel, copy=False), rebuild(sent[1], channel, copy=False))
+    event = _outcome(function, i, given)
+    if event["kind"] == "raised" and not (event.get("not_done") or event.get("memory")):
+        given = (rebuild(sent[0], channel), rebuild(sent[1], channel))
+        event = _outcome(function, i, given)
+    event["changed"] = changed_inputs(sent, given)
+    return event
 
 
 def answer_namespace(el, uses):
@@ -378,13 +369,6 @@ def checked_cell_failure(message):
             **{flag: True for flag in ("memory", "missing") if message.get(flag) is True}}
 
 
-def checked_call(message, allowed):
-    name, args, kwargs = message.get("name"), message.get("args"), message.get("kwargs")
-    if name not in allowed or not isinstance(args, list) or not isinstance(kwargs, dict):
-        return None
-    return {"kind": "call", "name": name, "args": args, "kwargs": kwargs}
-
-
 # ---------------------------------------------------------------- the supervisor
 
 
@@ -392,7 +376,7 @@ class Grader:
     """The runner's channel to the grader: its own descriptors, read and written with deadlines."""
 
     def __init__(self, read_fd, write_fd):
-        self.read_fd, self.write_fd = read_fd, write_fd
+        self.read_fd, self.write_fd = wire.channel(read_fd), wire.channel(write_fd)
 
     def send(self, value, lenient=False):
         wire.send_message(self.write_fd, wire.encode(value, lenient), time.monotonic() + GRADER_SECONDS)
@@ -448,43 +432,44 @@ class Exercise:
             self.parent.close()
             answer_process(child, self.request)
         child.close()
+        self.fd = wire.channel(self.parent.fileno())
         return True
 
-    def relay_call(self, message):
-        call = checked_call(message, self.allowed)
-        if call is None or self.calls >= MAX_CALLS:
+    def relay_call(self, raw):
+        """Pass a call on to the grader as it came (its kind and name checked here, its size bounded by the
+        frame, the rest by the grader's decoding); the reply back. False when it is not one to pass on."""
+        if wire.peek(raw, "name") not in self.allowed or self.calls >= MAX_CALLS:
             return False
         self.calls += 1
         started = time.monotonic()
-        self.grader.send(call)
+        self.grader.send_raw(raw)
         reply = self.grader.receive_raw()
         spent = time.monotonic() - started
         self.call_seconds += spent
         self.deadline += spent  # the grader's time is not the answer's
-        wire.send_message(self.parent.fileno(), reply, self.deadline)
+        wire.send_message(self.fd, reply, self.deadline)
         return True
 
-    def handle(self, message, cases):
-        """Pass on one message of the child; False when the exercise is over (its ending said)."""
-        kind = message.get("kind") if isinstance(message, dict) else None
-        if kind == "call":
-            if self.relay_call(message):
-                return True
-        elif kind == "cell_ok" and not self.cases_sent:
-            wire.send_message(self.parent.fileno(), cases, self.deadline)
+    def handle(self, raw, cases):
+        """Pass on one message of the child (its bytes); False when the exercise is over (its ending said)."""
+        kind = wire.peek(raw, "kind")
+        if kind == "call" and self.relay_call(raw):
+            return True
+        if kind == "cell_ok" and not self.cases_sent:
+            wire.send_message(self.fd, cases, self.deadline)
             self.cases_sent = True
             return True
-        elif kind in ("result", "raised"):
-            event = checked_event(message, self.next_case, self.signatures)
+        if kind in ("result", "raised"):
+            event = checked_event(wire.decode(raw), self.next_case, self.signatures)
             if event is not None:
                 self.grader.send(event, lenient=True)
                 self.next_case += 1
                 return True
-        elif kind == "cell_failed" and not self.cases_sent:  # once the cases are in, their events alone
-            self.grader.send(checked_cell_failure(message))
+        if kind == "cell_failed" and not self.cases_sent:  # once the cases are in, their events alone
+            self.grader.send(checked_cell_failure(wire.decode(raw)))
             self.ending["status"] = "done"
             return False
-        elif kind == "done" and self.next_case == len(self.signatures):
+        if kind == "done" and self.next_case == len(self.signatures):
             self.ending["status"] = "done"
             return False
         self.ending["detail"] = "the answer's process sent something the grader does not expect"
@@ -492,7 +477,7 @@ class Exercise:
 
     def supervise(self, cases):
         try:
-            while self.handle(wire.decode(wire.receive_message(self.parent.fileno(), self.deadline)), cases):
+            while self.handle(wire.receive_message(self.fd, self.deadline), cases):
                 pass
         except TimeoutError:
             self.ending["status"] = "timeout"
@@ -547,18 +532,16 @@ def main():
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # nothing else writes to the grader's channel by accident
         os.dup2(null, fd)
-    import pyseccomp  # noqa: F401  (loaded once here, before any answer's process forks)
-
     grader.send({"kind": "ready", "pid": os.getpid()})
     while True:
         try:
             request = wire.decode(grader.receive_raw(IDLE_SECONDS))
         except (EOFError, TimeoutError):
-            return
+            os._exit(0)
         if request.get("kind") == "exercise":
             run_exercise(request, grader)
         elif request.get("kind") == "bye":
-            return
+            os._exit(0)  # nothing to save or flush: not Python's 30 ms of shutting down, for every learner
 
 
 if __name__ == "__main__":

@@ -50,9 +50,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import wire
+from . import syscalls, wire
 
 SCRATCH_BYTES = 64 * 2**20
+#: How long an ending sandbox is given to go by itself (its runner exits at once; bwrap reaps it and follows).
+CLOSE_SECONDS = 2.0
 #: How long a sandbox may take to start on a loaded machine before the grader gives up (and tries again later).
 START_SECONDS = 60.0
 #: How long a sandbox may stay silent beyond an exercise's own time limit before it is killed.
@@ -108,6 +110,19 @@ def _alive(pid):
     return True
 
 
+def _children(pid):
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int(_read(entry / "stat").rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (IndexError, ValueError):
+                pass
+    return found
+
+
 def _own_pid_of(name):
     """The grader's pid in a name this module made (``encoder-grader-<pid>-...``), or None."""
     rest = name[len(PREFIX):] if name.startswith(PREFIX) else ""
@@ -142,9 +157,10 @@ def _own_cgroups():
     return own
 
 
-def _kill_and_remove(folder, attempts=50):
-    """Kill every process of a cgroup, then remove it (a cgroup goes once its last task has exited)."""
-    for _ in range(attempts):
+def _kill_and_remove(folder, attempts=12):
+    """Kill every process of a cgroup, then remove it (a cgroup goes once its last task has exited: tried again
+    after 1, 2, 4 ... ms, two seconds in all)."""
+    for attempt in range(attempts):
         try:
             pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
         except (OSError, ValueError):
@@ -162,7 +178,7 @@ def _kill_and_remove(folder, attempts=50):
         except FileNotFoundError:
             return True
         except OSError:
-            time.sleep(0.02)
+            time.sleep(0.001 * 2**attempt)
     return False
 
 
@@ -367,16 +383,17 @@ def sandbox_problem():
     """None when a sandbox works here, else a sentence saying why not and how to fix it."""
     if shutil.which("bwrap") is None:
         return f"bubblewrap (bwrap) is not installed; {INSTALL_HINT}"
-    command = bwrap_command()[:-2] + ["-I", "-c", "import numpy, pyseccomp; print('sandbox ok')"]
+    seccomp = syscalls.problem()
+    if seccomp:
+        return ("the sandbox's system-call allow-list needs libseccomp (`sudo apt-get install libseccomp2`, "
+                f"`sudo dnf install libseccomp`) and the pyseccomp package of requirements.txt ({seccomp})")
+    command = bwrap_command()[:-2] + ["-I", "-c", "import numpy; print('sandbox ok')"]
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=START_SECONDS, env={})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start a sandbox: {exc}"
     if "sandbox ok" in result.stdout:
         return None
-    if "seccomp" in result.stderr:
-        return ("the sandbox needs libseccomp (`sudo apt-get install libseccomp2`, `sudo dnf install libseccomp`) and "
-                f"the pyseccomp package from requirements.txt ({result.stderr.strip()[-300:]})")
     return (f"bubblewrap could not start a sandbox here ({result.stderr.strip()[:300]}); on some systems "
             f"unprivileged user namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1)")
 
@@ -415,6 +432,8 @@ class Sandbox:
         except OSError as exc:  # no more processes on this machine, for one
             Cgroups.remove_box(self.procs)
             raise SandboxFailed(f"the sandbox could not start ({exc})") from None
+        self.to_runner, self.from_runner = wire.channel(self.process.stdin.fileno()), \
+            wire.channel(self.process.stdout.fileno())
         try:
             ready = self._receive(time.monotonic() + START_SECONDS)
         except SandboxDied as exc:
@@ -425,15 +444,23 @@ class Sandbox:
             raise SandboxFailed("the sandbox did not start")
 
     # --- the channel --------------------------------------------------
-    def _send(self, value, seconds=GRACE_SECONDS):
+    def _send(self, value, seconds=GRACE_SECONDS, data=None):
         try:
-            wire.send_message(self.process.stdin.fileno(), wire.encode(value), time.monotonic() + seconds)
+            wire.send_message(self.to_runner, data or wire.encode(value), time.monotonic() + seconds)
         except (OSError, TimeoutError) as exc:
             raise SandboxDied(f"the sandbox stopped reading ({type(exc).__name__})") from None
 
+    def _reply(self, reply):
+        """Answer a library call with ``reply``, or with an error where its value cannot cross."""
+        try:
+            data = wire.encode(reply)
+        except wire.WireError as exc:
+            data = wire.encode({"kind": "error", "type": "TypeError", "message": f"its result cannot cross ({exc})"})
+        self._send(None, data=data)
+
     def _receive(self, deadline):
         try:
-            return wire.decode(wire.receive_message(self.process.stdout.fileno(), deadline))
+            return wire.decode(wire.receive_message(self.from_runner, deadline))
         except TimeoutError:
             raise SandboxDied("the sandbox stopped answering") from None
         except (EOFError, OSError):
@@ -458,7 +485,8 @@ class Sandbox:
         try:
             self._send({"kind": "exercise", "name": name, "source": np.frombuffer(source.encode(), np.uint8),
                         "uses": list(uses), "may_call": sorted(may_call), "calls": sorted(calls),
-                        "time_limit": seconds, "memory_bytes": int(limits.memory_bytes), "threads": self.threads,
+                        "time_limit": seconds, "memory_bytes": int(limits.memory_bytes),
+                        "seccomp": np.frombuffer(syscalls.program(self.threads), np.uint8),
                         "signatures": [[len(args), sorted(kwargs)] for args, kwargs in cases]})
             self._send({"kind": "cases", "cases": [{"args": list(a), "kwargs": dict(k)} for a, k in cases]})
             events, ending = self._events(time.monotonic() + seconds + GRACE_SECONDS, serve)
@@ -477,7 +505,7 @@ class Sandbox:
             kind = message.get("kind") if isinstance(message, dict) else None
             if kind == "call":
                 started = time.monotonic()
-                self._send(serve(message))
+                self._reply(serve(message))
                 deadline += time.monotonic() - started  # the grader's time is not the answer's
             elif kind in ("result", "raised", "cell_failed"):
                 events.append(message)
@@ -488,16 +516,29 @@ class Sandbox:
 
     # --- the end ------------------------------------------------------
     def close(self):
+        """End the sandbox: told to go (the runner exits at once, and bwrap after it), else killed."""
         if self.process.poll() is None:
             try:
-                self._send({"kind": "bye"}, seconds=5)
-                self.process.wait(timeout=10)
+                self._send({"kind": "bye"}, seconds=0.5)
+                self.process.wait(timeout=CLOSE_SECONDS)
             except (SandboxDied, OSError, subprocess.TimeoutExpired):
-                pass
+                pass  # busy with an answer, or gone: killed
         self.kill()
 
     def kill(self):
-        """End the sandbox and everything in it (its process group and cgroup; bwrap's namespace takes the rest)."""
+        """End the sandbox and everything in it, from the inside out: the runner (the sandbox's pid 1, whose end
+        ends every process in it) first, so that bwrap is there to reap it and no process is left to the
+        machine's init; then bwrap, its process group and its cgroup."""
+        if self.process.poll() is None:
+            for pid in _children(self.process.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                self.process.wait(timeout=CLOSE_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)

@@ -149,6 +149,17 @@ def _learner_name(raw, taken, notices):
     return name
 
 
+def _note_strangers(folder, lessons, notices):
+    """Note what a learner's folder holds besides lesson folders (a folder name with a newline, say): ignored."""
+    try:
+        strangers = sorted(e.name for e in os.scandir(folder) if e.name not in lessons and not e.name.startswith("."))
+    except OSError:
+        return
+    if strangers:
+        notices.append(f"submitted/{shown(folder.name)} holds what is no lesson of this course, ignored: "
+                       + ", ".join(shown(name) for name in strangers[:5]) + (" ..." if len(strangers) > 5 else ""))
+
+
 def scan(submitted, lessons):
     """Read ``submitted/`` (a Path) for ``lessons`` without following links; a ``Class``."""
     found = Class()
@@ -166,6 +177,8 @@ def scan(submitted, lessons):
             continue
         student = _learner_name(entry.name, taken, found.notices)
         found.students.append(student)
+        if kind == "folder":
+            _note_strangers(Path(entry.path), lessons, found.notices)
         for lesson in lessons:
             where = f"submitted/{shown(entry.name)}/{lesson}"
             handed = Handed(student, lesson, status="tampered",

@@ -246,11 +246,17 @@ def peek(data, key):
 
 
 def same_values(before, after):
-    """Are two inputs the same (arrays equal in shape, dtype and values, NaN equal to NaN), through dicts, lists
+    """Are two inputs the same (arrays equal in shape, dtype and every bit of their values), through dicts, lists
     and tuples? What the runner checks to tell whether an answer changed its inputs in place."""
+    if before is after:  # an array the answer got read-only, for one
+        return True
     if isinstance(before, np.ndarray):
-        return isinstance(after, np.ndarray) and before.shape == after.shape and before.dtype == after.dtype and \
-            bool(np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
+        if not (isinstance(after, np.ndarray) and before.shape == after.shape and before.dtype == after.dtype):
+            return False
+        if before.flags.c_contiguous and after.flags.c_contiguous and before.dtype.itemsize in (1, 2, 4, 8, 16):
+            word = np.dtype(f"u{min(before.dtype.itemsize, 8)}")  # bit for bit, in one pass (a model's weights)
+            return bool(np.array_equal(before.reshape(-1).view(word), after.reshape(-1).view(word)))
+        return bool(np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
     if isinstance(before, dict):
         return isinstance(after, dict) and before.keys() == after.keys() and \
             all(same_values(before[k], after[k]) for k in before)
@@ -263,20 +269,25 @@ def same_values(before, after):
 # ---------------------------------------------------------------- framing, with deadlines
 
 
+def channel(fd):
+    """Make the file descriptor ``fd`` (a pipe's end, a socket) a channel for ``send_message`` and
+    ``receive_message``: non-blocking, so that no read or write on it waits past its deadline. Returns ``fd``."""
+    os.set_blocking(fd, False)
+    return fd
+
+
 def send_message(fd, data, deadline):
-    """Write one framed message (``data``, bytes from ``encode``) to the file descriptor ``fd`` by ``deadline``
-    (a ``time.monotonic()`` value). ``TimeoutError`` when it passes, ``BrokenPipeError`` if the reader is gone."""
+    """Write one framed message (``data``, bytes from ``encode``) to the channel ``fd`` by ``deadline`` (a
+    ``time.monotonic()`` value). ``TimeoutError`` when it passes, ``BrokenPipeError`` if the reader is gone."""
     if len(data) > MAX_BYTES:
         raise WireError(f"a message of {len(data)} bytes is larger than {MAX_BYTES}")
-    os.set_blocking(fd, False)  # so that no write can wait past the deadline
     _write_all(fd, _LENGTH.pack(len(data)), deadline)
     _write_all(fd, data, deadline)
 
 
 def receive_message(fd, deadline):
-    """Read one framed message's bytes (undecoded, to decode or pass on) from ``fd`` by ``deadline``.
+    """Read one framed message's bytes (undecoded, to decode or pass on) from the channel ``fd`` by ``deadline``.
     ``TimeoutError`` when it passes, ``EOFError`` at the channel's end, ``WireError`` for a frame too large."""
-    os.set_blocking(fd, False)  # so that no read can wait past the deadline
     (size,) = _LENGTH.unpack(_read_exactly(fd, 8, deadline))
     if size > MAX_BYTES:
         raise WireError(f"a message of {size} bytes is larger than {MAX_BYTES}")

@@ -57,7 +57,7 @@ class _Worker:
         self.process = multiprocessing.get_context("fork").Process(target=_serve, args=(theirs, function), daemon=True)
         self.process.start()
         theirs.close()
-        self.task = None
+        self.tasks = deque()  # sent, not yet answered: the one it works on first
 
     def stop(self, seconds):
         try:
@@ -75,7 +75,13 @@ class _Worker:
 
 
 class Workers:
-    """``jobs`` forked workers that run ``function``; ``results(tasks)`` yields ``(task, result)`` as they finish."""
+    """``jobs`` forked workers that run ``function``; ``results(tasks)`` yields ``(task, result)`` as they finish.
+
+    Each worker is sent ``DEPTH`` tasks ahead, so that it never waits for the next one while the main process
+    is busy with a result (recording a learner in nbgrader's gradebook takes half a second).
+    """
+
+    DEPTH = 2
 
     def __init__(self, function, jobs, retries=1):
         self.function, self.retries = function, retries
@@ -83,28 +89,33 @@ class Workers:
 
     def results(self, tasks):
         pending, tries = deque(tasks), {}
-        while pending or any(w.task is not None for w in self.workers):
+        while pending or any(w.tasks for w in self.workers):
             for worker in self.workers:
-                if worker.task is None and pending:
-                    worker.task = pending.popleft()
-                    worker.connection.send(worker.task)
-            busy = [w for w in self.workers if w.task is not None]
+                while len(worker.tasks) < self.DEPTH and pending:
+                    worker.tasks.append(pending.popleft())
+                    worker.connection.send(worker.tasks[-1])
+            busy = [w for w in self.workers if w.tasks]
             ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy])
             for worker in busy:
                 if worker.connection in ready or worker.process.sentinel in ready:
                     yield from self._collect(worker, pending, tries)
 
     def _collect(self, worker, pending, tries):
-        task, worker.task = worker.task, None
         try:
-            yield task, worker.connection.recv()
-            return
+            result = worker.connection.recv()
         except (EOFError, OSError):
-            pass
+            yield from self._died(worker, pending, tries)
+            return
+        yield worker.tasks.popleft(), result
+
+    def _died(self, worker, pending, tries):
+        """A worker died: the task it was on is tried again (once), those it had not started go back in line."""
         worker.process.join(5)
         code = worker.process.exitcode
         self.workers[self.workers.index(worker)] = _Worker(self.function)
         worker.stop(1)
+        task, *waiting = worker.tasks
+        pending.extendleft(reversed(waiting))
         tries[id(task)] = tries.get(id(task), 0) + 1
         if tries[id(task)] <= self.retries:
             pending.append(task)

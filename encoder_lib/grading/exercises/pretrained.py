@@ -154,7 +154,7 @@ def random_tokens_case(rng, layer):
 
     model = pretrained.load_minilm()
     special = {name: model.tokenizer.token_to_id(name) for name in ("[CLS]", "[SEP]", "[PAD]")}
-    seq = int(rng.integers(6, 15))
+    seq = int(rng.integers(5, 11))  # as the lesson's sentences: a few words each
     lengths = np.array([seq, int(rng.integers(3, seq))])
     ids = rng.integers(FIRST_WORD_ID, model.word_embeddings.shape[0], size=(2, seq))  # (2, seq)
     padding_mask = np.arange(seq) >= lengths[:, None]  # (2, seq), True at padding
