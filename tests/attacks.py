@@ -340,7 +340,7 @@ def masked_softmax(scores, padding_mask=None):
     e = np.nan_to_num(e)
     total = e.sum(axis=-1, keepdims=True)
     return np.where(total > 0, e / np.where(total > 0, total, 1), 0.0)
-''', says="changed its input scores in place"),
+''', says="changed its input `scores` in place"),
     # ---- issue 23: hidden cases cannot be learned
     Attack("exfiltrates_the_hidden_inputs", "scaled_dot_product_attention", "01_attention", "error", answer='''
 import gc, sys
@@ -411,3 +411,32 @@ def gelu(x):
     return 0.5 * x * (1 + exact(x / np.sqrt(2)))
 '''),
 ]
+
+#: Issue 23's attacks that got through, each with the learners above that try it (the closing note's table).
+ISSUE_23 = {
+    "JSON nested 50,000 deep": ["json_nested_50000_deep"],
+    "a grade_id that is a list": ["grade_id_is_a_list"],
+    "an answer cell whose source is [1, 2, 3]": ["answer_source_is_numbers"],
+    "a timestamp.txt that is not a time": ["timestamp_is_not_a_date"],
+    "a notebook the grader cannot read": ["notebook_is_a_fifo", "notebook_is_a_folder"],
+    "forged messages through /proc/1/fd/0 and /proc/1/fd/1 (a 32 MB erf reply, a 2**40 memory request)":
+        ["forges_messages_through_proc_1_fd"],
+    "the teacher's environment through /proc/1/environ, /proc/1/mem read-write": ["reads_the_teacher_s_environment",
+                                                                                   "signals_and_limits_the_runner"],
+    "el.multi_head_attention(np.zeros((20000, 1)), 1) computed outside without a limit": ["blows_up_a_stand_in"],
+    "a 64 MB wire message of nested empty lists": ["sends_nested_lists_on_its_channel"],
+    "a 100 MB notebook": ["notebook_of_100_mb", "notebook_of_millions_of_lists"],
+    "a thread bomb past the machine's task limit": ["thread_bomb"],
+    "hidden inputs read from the caller and sent as cell_failed": ["exfiltrates_the_hidden_inputs",
+                                                                   "raises_the_hidden_inputs"],
+    "a lookup table of the hidden inputs, the same for every learner and run":
+        ["lookup_table_of_earlier_hidden_inputs"],
+    "bert_block's table of 132 sentence pairs": ["bert_table_without_a_block"],
+    "a correct bert_block with np.vectorize over erf timing out": ["slow_but_right_bert_block", "slow_but_right_gelu"],
+    "ANSI escapes rewriting the summary": ["ansi_escapes_in_its_error", "a_folder_name_with_escapes"],
+    "grades.csv joined with commas: newlines, commas, formulas": ["a_folder_name_with_a_newline",
+                                                                  "a_folder_name_with_a_comma",
+                                                                  "a_folder_name_that_is_a_formula"],
+    "symlinks in submitted/ followed": ["a_learner_folder_linked_to_another", "a_lesson_folder_linked_to_another",
+                                        "a_notebook_linked_to_the_secret", "a_notebook_linked_to_etc_shadow"],
+}

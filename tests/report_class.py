@@ -229,3 +229,71 @@ def hand_in(gradebook, lesson, student, when=None, penalty=0.0):
     for notebook in submission.notebooks:
         notebook.late_submission_penalty = penalty
     gradebook.db.commit()
+
+
+# ---------------------------------------------------------------- a seeded class to grade for real
+
+
+def answer_in(notebook, exercise, source):
+    """``notebook`` (a dict) with ``exercise``'s answer cell holding ``source``."""
+    for cell in notebook["cells"]:
+        if _answer_cell(cell) == exercise:
+            cell["source"] = source
+    return notebook
+
+
+def hand_in_folder(root, student, lesson, notebook, when=None):
+    """``submitted/<student>/<lesson>/<lesson>.ipynb``, and ``timestamp.txt`` (nbgrader collect's) if ``when``."""
+    folder = Path(root) / "submitted" / student / lesson
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{lesson}.ipynb").write_text(json.dumps(notebook))
+    if when is not None:
+        (folder / "timestamp.txt").write_text(when)
+    return folder
+
+
+def seeded_submissions(root, learners, lessons, seed=0):
+    """Hand in a seeded class of ``learners`` for ``lessons`` in ``root/submitted`` (after `make student`), to be
+    graded by `make grade`; a ``Seeded`` of what each exercise must come out as. ``unnamed`` is keyed by
+    ``(exercise, None)``: grading decides the signature."""
+    root, rng, seeded = Path(root), random.Random(seed), Seeded()
+    solved = {lesson: json.loads((root / "notebooks" / lesson / f"{lesson}.ipynb").read_text()) for lesson in lessons}
+    blank = {lesson: json.loads((root / "release" / lesson / f"{lesson}.ipynb").read_text()) for lesson in lessons}
+    catalogue = [m for m in MISTAKES if m.lesson in lessons]
+    unlisted = [u for u in UNLISTED if EXERCISES[u.exercise].lesson in lessons]
+    for i in range(learners):
+        student = f"seeded{i:02d}"
+        kind = ("mistakes", "mistakes", "unlisted", "correct", "blank", "partly done")[i % 6]
+        seeded.kinds[student] = kind
+        handed = rng.randrange(1, len(lessons)) if kind == "partly done" else len(lessons)
+        wrong = {}
+        if kind == "mistakes":
+            for mistake in rng.sample(catalogue, 2):
+                wrong.setdefault(mistake.exercise, mistake)
+        elif kind == "unlisted":
+            choice = unlisted[i % len(unlisted)]
+            wrong[choice.exercise] = choice
+        for n, lesson in enumerate(lessons):
+            names = [name for name, e in EXERCISES.items() if e.lesson == lesson]
+            if n >= handed:
+                for name in names:
+                    _row(seeded, student, lesson, name, "missing")
+                continue
+            notebook = copy.deepcopy(blank[lesson] if kind == "blank" else solved[lesson])
+            for name in names:
+                answer = wrong.get(name)
+                if kind == "blank":
+                    _row(seeded, student, lesson, name, "not answered")
+                elif answer is None:
+                    _row(seeded, student, lesson, name, "passed")
+                else:
+                    source = answer.source.strip() + "\n"
+                    answer_in(notebook, name, source)
+                    seeded.wrong[student, lesson, name] = source
+                    if isinstance(answer, Unlisted):
+                        seeded.unnamed.setdefault((name, None), set()).add(student)
+                    else:
+                        seeded.named.setdefault((name, answer.model), set()).add(student)
+                    _row(seeded, student, lesson, name, "failed")
+            hand_in_folder(root, student, lesson, notebook)
+    return seeded

@@ -266,6 +266,7 @@ def test_import_encoder_lib_registers_the_figure_html_in_ipython():
     figure = Figure(figsize=(2, 1), dpi=40)
     figure.add_subplot().set_title("t")
     data, _metadata = shell.display_formatter.format(figure)
+    InteractiveShell.clear_instance()  # no later test finds itself inside an IPython it did not start
     assert 'alt="Plot: t:' in data["text/html"]
 
 

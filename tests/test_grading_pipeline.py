@@ -45,7 +45,7 @@ import pytest
 
 import encoder_lib
 import encoder_lib.grading
-from attacks import ATTACKS
+from attacks import ATTACKS, ISSUE_23
 from grading_helpers import TreeSampler, leftovers_of
 from encoder_lib.grading import grader as grading_grader
 from encoder_lib.grading.submissions import SAFE_NAME, safe_name
@@ -532,6 +532,12 @@ def _graded_as(attack):
     return safe_name(attack.folder)
 
 
+def test_every_attack_of_issue_23_is_a_learner_of_the_attack_class():
+    ids = [attack.id for attack in ATTACKS]
+    assert len(ids) == len(set(ids))
+    assert all(learners and set(learners) <= set(ids) for learners in ISSUE_23.values())
+
+
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
 def test_make_student_and_make_grade_run_and_summarise(course):
@@ -551,7 +557,7 @@ def test_make_student_and_make_grade_run_and_summarise(course):
 def test_the_solutions_score_full_marks_and_the_untouched_versions_nothing(course):
     for lesson in course.lessons:
         course.expect("solutions", lesson, set())
-        course.expect("untouched", lesson, set(course.lessons[lesson]), status="failed")
+        course.expect("untouched", lesson, set(course.lessons[lesson]), status="not answered")
         assert "not answered" in course.results["untouched", lesson, course.lessons[lesson][0]]["note"]
 
 
@@ -585,8 +591,10 @@ def test_a_lesson_not_handed_in_is_missing_not_zero(course):
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_a_mistake_loses_its_exercise_s_points_and_no_others(course, mistake):
     course.expect(f"mistake-{mistake.id}", mistake.lesson, {mistake.exercise}, status="failed")
-    note = course.results[f"mistake-{mistake.id}", mistake.lesson, mistake.exercise]["note"]
-    assert mistake.explanation in note, note
+    row = course.results[f"mistake-{mistake.id}", mistake.lesson, mistake.exercise]
+    assert mistake.explanation in row["note"], row["note"]
+    named = {m.name: m.explanation for m in encoder_lib.grading.EXERCISES[mistake.exercise].mistakes}
+    assert mistake.explanation in [named[n] for n in row["mistake"].split(" + ")], row  # for make report
 
 
 @pytest.mark.grading
@@ -625,7 +633,8 @@ def test_empty_nbgrader_metadata_is_reported_as_tampering_with_the_notebook(cour
 @pytest.mark.timeout(1800)
 def test_an_answer_that_changes_its_input_is_told_which_one(course):
     note = course.results["attack-changes_its_input_in_place", "05_encoder_block", "masked_softmax"]["note"]
-    assert "it changed its input scores in place" in note and "scores = np.where(...)" in note, note
+    assert "it changed its input `scores` in place" in note and "np.where(...)" in note, note
+    assert note.count("changed its input") == 1, note
 
 
 @pytest.mark.grading
@@ -639,9 +648,25 @@ def test_no_file_of_the_course_or_the_library_changed(course):
 
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
+def test_make_grade_writes_the_class_report_with_every_mistake_it_named(course):
+    assert "what the class got wrong and what to re-teach:" in course.graded.stdout
+    assert (course.root / "report" / "index.html").is_file()
+    groups = {}
+    for row in csv.DictReader((course.root / "report" / "mistakes.csv").read_text().splitlines()):
+        groups[row["exercise"], row["mistake"]] = int(row["learners"])
+    for mistake in MISTAKES:
+        named = course.results[f"mistake-{mistake.id}", mistake.lesson, mistake.exercise]["mistake"]
+        for name in named.split(" + "):
+            assert groups.get((mistake.exercise, name), 0) >= 1, (mistake.id, name)
+
+
+@pytest.mark.grading
+@pytest.mark.timeout(1800)
 def test_every_output_file_is_written_with_a_row_for_every_learner(course):
     rows = list(csv.reader((course.root / "grades_by_exercise.csv").read_text().splitlines()))
-    assert all(len(row) == 7 for row in rows)
+    assert rows[0] == ["student_id", "lesson", "exercise", "points", "max_points", "status", "note", "mistake",
+                       "diagnosis"]
+    assert all(len(row) == 9 for row in rows)
     expected = {safe_name(student) for student in course.submitted}
     assert {row[0] for row in rows[1:]} == expected
     assert {p.name for p in (course.root / "feedback").iterdir()} == expected

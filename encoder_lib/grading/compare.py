@@ -125,20 +125,6 @@ def build_cases(exercise, hidden_rngs=(), probes=False):
     return built
 
 
-def same_values(before, after):
-    """Are two inputs the same (arrays equal in shape and values, NaN equal to NaN), through dicts and lists?"""
-    if isinstance(before, np.ndarray):
-        return isinstance(after, np.ndarray) and before.shape == after.shape and \
-            bool(np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
-    if isinstance(before, dict):
-        return isinstance(after, dict) and before.keys() == after.keys() and \
-            all(same_values(before[k], after[k]) for k in before)
-    if isinstance(before, (list, tuple)):
-        return isinstance(after, (list, tuple)) and len(before) == len(after) and \
-            all(same_values(b, a) for b, a in zip(before, after))
-    return True  # numbers, strings, None, functions: nothing an answer can change in place
-
-
 def hidden_rngs(secret, exercise_name, count=HIDDEN_SEEDS, submission=None):
     """Generators for an exercise's hidden cases, seeded by the course's secret (``secret`` an int) and, in the
     grader, by the graded submission's content (``submission``, its SHA-256 in hex): every submission gets
@@ -177,8 +163,8 @@ def describe_difference(got, expected, hidden=False):
                 return f"item {i} of the returned tuple: " + describe_difference(g, e, hidden)
     try:
         got = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):
-        return f"it returned {type(got).__name__}, not an array of numbers"
+    except (TypeError, ValueError):  # (the grader's sandbox sends what is not plain data by its type's name)
+        return f"it returned {getattr(got, 'type_name', type(got).__name__)}, not an array of numbers"
     expected = np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape:
         return f"the result has shape {got.shape}, expected {expected.shape}"

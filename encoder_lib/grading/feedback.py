@@ -153,6 +153,9 @@ class Verdict:
             return ""
         first = self.failing[0]
         explanation = self.explanation()
+        said = _changed_words(self.changed)
+        if self.changed and first.problem == said:  # said once, by the check
+            explanation = explanation.replace(said[0].upper() + said[1:] + ".", "", 1).strip()
         return f"{first.description}: {first.problem}" + (f". {explanation}" if explanation else "")
 
 

@@ -32,7 +32,7 @@ run: 2 when it could not start, 130 when interrupted.
 """
 
 import argparse
-import builtins
+import contextlib
 import dataclasses
 import fcntl
 import hashlib
@@ -49,18 +49,20 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from . import report, sandbox, submissions, wire
-from .compare import Raised, allowed_names, build_cases, close, describe_difference, hidden_rngs, likely_mistake
+from . import feedback, report, sandbox, submissions, wire
+from .compare import Raised, allowed_names, build_cases, close, hidden_rngs
+from .feedback import Outcome
 from .exercises import EXERCISES
 from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_notebook, read_submission
 from .workers import WorkerDied, Workers
 
 SECRET_FILE = ".grading-secret"
 LOCK_FILE = ".grading.lock"
-STATUSES = ("passed", "failed", "missing", "error", "timeout", "memory", "tampered")
+STATUSES = ("passed", "failed", "not answered", "missing", "error", "timeout", "memory", "tampered")
 #: The longest answer cell run (the course's are a few kilobytes).
 MAX_ANSWER_CHARS = 500_000
 #: An exercise's time limit is for its visible cases, as the self-check runs them; its hidden cases get time in
@@ -81,6 +83,8 @@ class Result:
     max_points: float
     status: str
     note: str = ""
+    mistake: str = ""  # the catalogued mistakes the feedback named, joined by " + "
+    diagnosis: str = ""  # else the keys of what its diagnosis measured, joined by " | "
 
 
 # ---------------------------------------------------------------- the course
@@ -131,9 +135,10 @@ def _quietly(build, *args):
 
 
 def visible_cases(name):
-    """The exercise's visible cases, with their right results and catalogued mistakes (built once)."""
+    """The exercise's visible cases and its diagnosis's probes (``Case.probe``, never graded), with their right
+    results and catalogued mistakes (built once)."""
     if name not in _VISIBLE:
-        _VISIBLE[name] = _quietly(build_cases, EXERCISES[name])
+        _VISIBLE[name] = _quietly(build_cases, EXERCISES[name], (), True)
     return _VISIBLE[name]
 
 
@@ -161,12 +166,18 @@ def time_allowed(name, n_cases, limits):
 
 def _sizes(value):
     """``(largest dimension, number of elements)`` of the arrays in a value (lists, dicts and ``Call``s too)."""
-    if isinstance(value, np.ndarray):
-        return max(value.shape, default=1), value.size
-    items = value.values() if isinstance(value, dict) else value.args if isinstance(value, wire.Call) else \
-        value if isinstance(value, (list, tuple)) else ()
-    found = [_sizes(v) for v in items]
-    return max((d for d, _ in found), default=0), sum(n for _, n in found)
+    dimension, elements, pending = 0, 0, [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, np.ndarray):
+            dimension, elements = max(dimension, max(item.shape, default=1)), elements + item.size
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, wire.Call):
+            pending.extend(item.args)
+    return dimension, elements
 
 
 @dataclass
@@ -201,14 +212,13 @@ def _library_value(name, args, kwargs):
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        value = getattr(encoder_lib, name)(*args, **kwargs)
-    wire.encode(value)
-    return value
+        return getattr(encoder_lib, name)(*args, **kwargs)
 
 
 def serve(message, allowed, budget=None):
     """Compute a library function the answer called through its stand-in, if its exercise may call it and the
-    call is within ``budget`` (a ``CallBudget``, which records what it refused)."""
+    call is within ``budget`` (a ``CallBudget``, which records what it refused). The reply is a message for the
+    sandbox (``Sandbox.run`` answers a value that cannot cross with an error)."""
     name, args, kwargs = message.get("name"), message.get("args"), message.get("kwargs")
     if name not in allowed or not isinstance(args, list) or not isinstance(kwargs, dict):
         return {"kind": "error", "type": "TypeError", "message": f"el.{name} is not available to this exercise"}
@@ -250,72 +260,66 @@ def _ending(exercise, cases, events, ending, limits):
     return None
 
 
-def changed_note(exercise, changed):
-    """What to say of an answer that changed the inputs ``changed`` (positions and keyword names) in place."""
+def parameter_names(exercise, changed):
+    """The names of the inputs ``changed`` (the runner's positions and keyword names) in the exercise's signature."""
     parameters = list(inspect.signature(exercise.reference).parameters)
-    names = [parameters[c] if isinstance(c, int) and c < len(parameters) else str(c) for c in changed]
-    many = len(names) > 1
-    return (f"it changed its input{'s' * many} {' and '.join(names)} in place (the caller's "
-            f"{'arrays' if many else 'array'} must be left as {'they were' if many else 'it was'}: work on a copy, "
-            f"e.g. {names[0]} = np.where(...) rather than {names[0]}[...] = ...)")
+    return tuple(parameters[c] if isinstance(c, int) and 0 <= c < len(parameters) else str(c) for c in changed)
 
 
-def _raised_text(event, hidden):
-    """The error an answer raised, as a note shows it: on a hidden check its kind only (a learner's message or
-    exception class could carry the hidden inputs out), and only a built-in kind by its name."""
-    if not hidden:
-        return event.get("error")
-    kind = Raised.from_text(event.get("error", "")).kind
-    known = isinstance(getattr(builtins, kind, None), type) and issubclass(getattr(builtins, kind), BaseException)
-    return f"{kind if known else 'an exception'} (on a hidden check its message is not shown)"
-
-
-def _case_problem(exercise, case, event, hidden):
-    """``(problem, mistake)`` of one case's event: what went wrong in words (None if nothing), the likely mistake."""
-    problem, mistake = None, None
+def outcome_of(exercise, event):
+    """A sandbox's event of one case as the ``feedback.Outcome`` the self-check would have seen."""
+    changed = parameter_names(exercise, event.get("changed") or ())
     if event["kind"] == "raised":
-        problem = f"{case.description}: it raised {_raised_text(event, hidden)}"
-        mistake = likely_mistake(Raised.from_text(event.get("error", "")), case)
-    else:
-        got = event.get("value")
-        if isinstance(got, wire.Unsupported):
-            problem = f"{case.description}: it returned {got!r}, not an array of numbers"
-        elif not close(got, case.expected):
-            problem = f"{case.description}: {describe_difference(got, case.expected)}"
-            mistake = likely_mistake(got, case)
-    if event.get("changed"):
-        problem = f"{case.description}: {changed_note(exercise, event['changed'])}"
-    return problem, mistake
+        return Outcome(raised=Raised.from_text(event.get("error", "")), changed=changed)
+    return Outcome(value=event.get("value"), changed=changed)
+
+
+class Marked(NamedTuple):
+    """How one answer was marked: its status, points and note, and what the feedback named (for the class
+    report): the catalogued mistakes (their names joined by `` + ``) or the diagnosis's keys (by `` | ``)."""
+
+    status: str
+    points: float
+    note: str
+    mistake: str = ""
+    diagnosis: str = ""
+
+
+def marked(verdict):
+    """The ``Marked`` of a ``feedback.Verdict``: the note is the self-check's paragraph, word for word."""
+    if verdict.passed:
+        return Marked("passed", verdict.exercise.points, "")
+    named = [verdict.mistake] if verdict.mistake else [m for m, _ in verdict.partly or ()]
+    keys = ([f"changed:{','.join(verdict.changed)}"] if verdict.changed else []) + \
+        [f.key for f in verdict.findings if verdict.mistake is None]
+    return Marked("failed", 0, verdict.note(), " + ".join(m.name for m in named), " | ".join(keys))
 
 
 def judge(exercise, cases, events, ending, limits):
-    """``(status, points, note)`` from what the sandbox reported."""
+    """The ``Marked`` of an answer from what the sandbox reported on ``cases``: how the run ended, else the
+    feedback's verdict (``feedback.judge``), the same as the notebook's self-check gives on those cases."""
     ended = _ending(exercise, cases, events, ending, limits)
     if ended:
-        return ended
+        return Marked(*ended)
     by_case = {e.get("case"): e for e in events if e.get("kind") in ("result", "raised")}
-    visible = len(visible_cases(exercise.name))
-    first_problem, mistake = None, None
     for i, case in enumerate(cases):
         event = by_case.get(i)
         if event is None:
             detail = ending.get("detail") or "it stopped"
-            return "error", 0, f"the answer's process ended early ({detail}), while checking: {case.description}"
+            return Marked("error", 0, f"the answer's process ended early ({detail}), while checking: "
+                                      f"{case.description}")
         if event["kind"] == "raised" and event.get("not_done"):
-            return "failed", 0, NOT_ANSWERED
+            return Marked("not answered", 0, NOT_ANSWERED)
         if event["kind"] == "raised" and event.get("memory"):
-            return "memory", 0, (f"{case.description}: it ran out of memory "
-                                 f"(the limit is {limits.memory_bytes // 2**20} MiB)")
-        problem, found = _case_problem(exercise, case, event, hidden=i >= visible)
-        first_problem, mistake = first_problem or problem, mistake or found
-    if first_problem is None:
-        return "passed", exercise.points, ""
-    return "failed", 0, first_problem + (f". Likely mistake: {mistake}" if mistake else "")
+            return Marked("memory", 0, f"{case.description}: it ran out of memory "
+                                       f"(the limit is {limits.memory_bytes // 2**20} MiB)")
+    verdict = feedback.judge(exercise, cases, [outcome_of(exercise, by_case[i]) for i in range(len(cases))])
+    return marked(verdict)
 
 
 def grade_answer(box, name, source, secret, limits, submission=None):
-    """Run one answer in ``box`` (a started Sandbox) on the visible cases and the hidden ones of ``submission``
-    (its SHA-256), and judge it: ``(status, points, note)``."""
+    """Run one answer in ``box`` (a started Sandbox) on the visible cases, the diagnosis's probes and the hidden
+    cases of ``submission`` (its SHA-256), and judge it: a ``Marked``."""
     exercise = EXERCISES[name]
     cases = visible_cases(name) + hidden_cases(name, secret, submission)
     allowed = allowed_names(exercise, cases)
@@ -325,10 +329,18 @@ def grade_answer(box, name, source, secret, limits, submission=None):
                              seconds=time_allowed(name, len(cases), limits))
     events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
     verdict = judge(exercise, cases, events, ending, limits)
-    if verdict[0] != "failed" or verdict[2] == NOT_ANSWERED:
+    if verdict.status != "failed" or not _fails_a_hidden_case(cases, events):
         return verdict
+    # a wrong answer that fails a hidden case: judged again with the mistakes' results on the hidden cases too,
+    # so that a mistake is named only when it explains every failing check
     return judge(exercise, visible_cases(name) + hidden_cases(name, secret, submission, mistakes=True), events,
-                 ending, limits)  # a wrong answer: now with the mistakes' results, to name its mistake
+                 ending, limits)
+
+
+def _fails_a_hidden_case(cases, events):
+    by_case = {e.get("case"): e for e in events if e.get("kind") in ("result", "raised")}
+    return any(case.hidden and (by_case[i]["kind"] == "raised" or not close(by_case[i].get("value"), case.expected))
+               for i, case in enumerate(cases) if i in by_case)
 
 
 # ---------------------------------------------------------------- one learner
@@ -378,7 +390,7 @@ class Learner:
             self.box = None
 
     def run(self, name, source, digest):
-        """``(status, points, note)`` of one answer; a sandbox that dies while it runs gets a second chance."""
+        """The ``Marked`` of one answer; a sandbox that dies while it runs gets a second chance."""
         why = None
         for _ in range(2):
             if self.box is None:
@@ -390,27 +402,29 @@ class Learner:
                 raise
             except sandbox.SandboxDied as exc:
                 self.box, why = None, exc
-        return "error", 0, f"the sandbox ended while running this answer, twice ({why})"
+        return Marked("error", 0, f"the sandbox ended while running this answer, twice ({why})")
 
     def exercise(self, lesson, name, reading, released, digest):
         """The ``Result`` of one exercise of a submission read as ``reading``."""
         source = reading.answers.get(name)
         if reading.unreadable:
-            status, score, note = "error", 0, reading.unreadable
+            mark = Marked("error", 0, reading.unreadable)
         elif source is None:
-            status, score, note = "failed", 0, "no answer cell"
+            mark = Marked("failed", 0, "no answer cell")
         elif as_released(source, released, name):
             # the stub as released raises NotImplementedError: known without a sandbox, or the cases
             # (lesson 08's hold 14 MB of a model's weights) crossing into it for nothing
-            status, score, note = "failed", 0, NOT_ANSWERED
+            mark = Marked("not answered", 0, NOT_ANSWERED)
         elif len(source) > MAX_ANSWER_CHARS:
-            status, score, note = "error", 0, (f"the answer cell has {len(source)} characters: at most "
-                                               f"{MAX_ANSWER_CHARS} are run")
+            mark = Marked("error", 0, f"the answer cell has {len(source)} characters: at most {MAX_ANSWER_CHARS} "
+                                      f"are run")
         else:
-            status, score, note = self.run(name, source, digest)
+            mark = self.run(name, source, digest)
+        status, note = mark.status, mark.note
         if reading.tampering.get(name):
             status, note = _tampered(status, note, reading.tampering[name])
-        return Result(self.task.student_id, lesson, name, float(score), float(EXERCISES[name].points), status, note)
+        return Result(self.task.student_id, lesson, name, float(mark.points), float(EXERCISES[name].points), status,
+                      report.plain_text(note), mark.mistake, mark.diagnosis)
 
     def lesson(self, lesson, path):
         """One lesson's ``Graded``; the notebook as graded is kept in autograded/."""
@@ -547,9 +561,9 @@ class ClassRun:
             self.notices.append(f"{student} {lesson}: {problem}")
 
     def grade(self, jobs):
-        """Grade the tasks in ``jobs`` workers, recording each learner as they come in."""
-        with Workers(grade_learner, jobs) as pool:
-            results = pool.results(self.tasks)  # the workers are forked here, before the gradebook opens
+        """Grade the tasks in ``jobs`` workers, recording each learner as they come in; then grades.csv."""
+        with Workers(grade_learner, jobs) if self.tasks else contextlib.nullcontext() as pool:
+            results = pool.results(self.tasks) if self.tasks else ()  # forked before the gradebook opens
             gradebook = report.GradebookWriter(self.root, self.students)
             try:
                 for (student, lesson), rows in sorted(self.results.items()):
@@ -604,7 +618,7 @@ def grade_class(root, jobs=None, force=False, unsafe=False, limits=sandbox.Limit
         if run.tasks:
             out(f"grading {sum(len(t.lessons) for t in run.tasks)} submissions of {len(run.tasks)} learners "
                 f"with {jobs} worker{'s' * (jobs > 1)}" + (" WITHOUT a sandbox (--unsafe)" if unsafe else ""))
-            run.grade(jobs)
+        run.grade(jobs)
     finally:
         sandbox.close_session()
     return run.write(jobs, described)
@@ -687,7 +701,24 @@ def _grade_locked(root, args):
     limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
     results, summary = grade_class(root, args.jobs, args.force, args.unsafe, limits)
     print(report.summary_text(results, summary))
+    write_class_report(root)
     return 0
+
+
+def write_class_report(root):
+    """``report/index.html``, what the class got wrong (``class_report``), from what was just written; a report
+    that fails costs no grade (``make report`` writes it again)."""
+    from . import class_report
+
+    started = time.perf_counter()
+    try:
+        written = class_report.build(root)
+    except Exception as exc:  # the grades are written: say so, and how to try again
+        print(f"the class report could not be written ({type(exc).__name__}: {exc}); the grades are; "
+              f"`make report` writes it from them", file=sys.stderr)
+        return None
+    print(f"what the class got wrong and what to re-teach: {written} ({time.perf_counter() - started:.1f} s)")
+    return written
 
 
 def _interrupted(*_):

@@ -100,8 +100,10 @@ def _label(count, total=3):
 
 
 def show(name, rungs, count):
-    """Show the first ``count`` rungs: in the self-check's hint area if there is one, else here."""
-    if _shell() is None:
+    """Show the first ``count`` rungs: in the self-check's hint area if there is one, else here (as plain text
+    outside a notebook's kernel, where a terminal would print a Markdown object's name)."""
+    shell = _shell()
+    if shell is None or getattr(shell, "kernel", None) is None:
         print("\n\n".join(rungs))
         return
     from IPython.display import display

@@ -6,8 +6,11 @@
 - ``grades.csv``: written by nbgrader's own CSV exporter from the gradebook,
   so it is exactly what ``nbgrader export`` writes.
 - ``grades_by_exercise.csv``: ``student_id,lesson,exercise,points,max_points,
-  status,note``; ``status`` is one of passed, failed, missing (not handed
-  in), error, timeout, memory, tampered.
+  status,note,mistake,diagnosis``; ``status`` is one of passed, failed, not
+  answered (the answer cell as released), missing (not handed in), error,
+  timeout, memory, tampered; ``mistake`` names the catalogued mistakes the
+  note names (joined by `` + ``), ``diagnosis`` the keys of what the note
+  measured where no mistake explains the failure (joined by `` | ``).
 - ``feedback/<student_id>/index.html``: one self-contained page per learner
   (no scripts, nothing fetched; formulas as MathML), with each exercise's
   points and, where points were lost, why and the likely mistake.
@@ -37,6 +40,8 @@ from .exercises import EXERCISES
 from .submissions import NOTEBOOK, handed_in_at
 
 COLUMNS = ("student_id", "lesson", "exercise", "points", "max_points", "status", "note")
+#: Written after ``COLUMNS`` (an older grader did not): what the feedback named, for ``make report``.
+FEEDBACK_COLUMNS = ("mistake", "diagnosis")
 #: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -244,8 +249,9 @@ def write_grades_csv(gradebook, path):
 
 
 def write_csvs(root, results):
-    write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS,
-              [(r.student_id, r.lesson, r.exercise, r.points, r.max_points, r.status, r.note) for r in results])
+    write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS + FEEDBACK_COLUMNS,
+              [(r.student_id, r.lesson, r.exercise, r.points, r.max_points, r.status, r.note, r.mistake, r.diagnosis)
+               for r in results])
 
 
 # ---------------------------------------------------------------- feedback pages
@@ -255,7 +261,7 @@ body { font: 17px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; vertical-align: top; padding: .4rem .6rem; }
 th { border-bottom: 2px solid #444; } td { border-bottom: 1px solid #ccc; }
-.passed { color: #1b5e20; } .failed, .error, .timeout, .memory, .tampered { color: #b71c1c; } .missing { color: #555; }
+.passed { color: #1b5e20; } .failed, .error, .timeout, .memory, .tampered { color: #b71c1c; } .missing, .not-answered { color: #555; }
 .formula { margin-top: .3rem; } math { font-size: 1.25rem; } .why { margin: .2rem 0 0; }
 """
 
@@ -296,7 +302,7 @@ def feedback_page(student, rows):
             why = f"<p class=\"why\">{html.escape(plain_text(r.note))}</p>" if r.note else ""
             parts.append(f"<tr><td><code>{html.escape(r.exercise)}</code><div class=\"formula\">"
                          f"{_formula(exercise.formula)}</div></td><td>{r.points:g} of {r.max_points:g}</td>"
-                         f"<td class=\"{r.status}\"><strong>{html.escape(r.status)}</strong>{why}</td></tr>")
+                         f"<td class=\"{r.status.replace(' ', '-')}\"><strong>{html.escape(r.status)}</strong>{why}</td></tr>")
         parts.append("</tbody></table>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
@@ -328,8 +334,9 @@ def summary_text(results, summary):
         lines.append("WARNING: graded WITHOUT a sandbox (UNSAFE=1): the learners' code ran under your account")
     if summary.get("limits"):
         lines.append(f"limits: {summary['limits']}")
-    lines.append("exercises: " + ", ".join(f"{counts[s]} {s}" for s in ("passed", "failed", "missing", "error",
-                                                                          "timeout", "memory", "tampered")))
+    lines.append("exercises: " + ", ".join(f"{counts[s]} {s}" for s in ("passed", "failed", "not answered",
+                                                                          "missing", "error", "timeout", "memory",
+                                                                          "tampered")))
     for status in ("error", "timeout", "memory", "tampered"):
         named = [r for r in results if r.status == status]
         if named:

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..threads import single_blas_thread
 from . import feedback, hints
-from .compare import Raised, allowed_names, build_cases, callable_inputs, hidden_rngs, same_values
+from .compare import Raised, allowed_names, build_cases, callable_inputs, hidden_rngs
+from .wire import same_values
 from .exercises import EXERCISES
 from .feedback import Outcome
 
