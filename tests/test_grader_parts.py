@@ -28,6 +28,19 @@ from encoder_lib.grading.submissions import NOTEBOOK, ReleasedLesson, as_release
 # ---------------------------------------------------------------- the wire
 
 
+def test_shared_decoding_gives_one_read_only_array_per_array_sent_that_no_one_can_make_writeable():
+    weights = np.arange(12.0).reshape(3, 4)
+    data = wire.encode({"cases": [{"w": weights}, {"w": weights}]})
+    first, second = (case["w"] for case in wire.decode(data, shared=True)["cases"])
+    assert first is second and np.array_equal(first, weights) and not first.flags.writeable
+    with pytest.raises(ValueError):
+        first.flags.writeable = True
+    copies = [case["w"] for case in wire.decode(data)["cases"]]
+    assert copies[0] is not copies[1] and copies[0].flags.writeable
+    with pytest.raises(TypeError, match="needs bytes"):
+        wire.decode(bytearray(data), shared=True)
+
+
 def test_plain_values_cross_and_come_back_equal():
     value = {"x": np.arange(6.0).reshape(2, 3).T, "mask": np.array([True, False]), "n": 3, "eps": 1e-12,
              "nan": float("nan"), "none": None, "name": "post", "pair": (np.int64(2), [1.5, "a"]),

@@ -554,6 +554,7 @@ class ClassRun:
             store(self.root / "autograded" / student / lesson, lesson_graded.digest, self.version, lesson_graded.results)
             self.record(gradebook, student, lesson, lesson_graded.results)
             self.counts["regraded"] += 1
+        gradebook.commit()  # one learner at a time: an interrupted run loses none it recorded
 
     def record(self, gradebook, student, lesson, rows):
         problem = gradebook.record(student, lesson, self.handed_in[student, lesson], rows)

@@ -152,8 +152,8 @@ class Channel:
     def send(self, value, lenient=False):
         wire.send_message(self.fd, wire.encode(value, lenient), time.monotonic() + self.seconds)
 
-    def receive(self):
-        return wire.decode(wire.receive_message(self.fd, time.monotonic() + self.seconds))
+    def receive(self, shared=False):
+        return wire.decode(wire.receive_message(self.fd, time.monotonic() + self.seconds), shared)
 
 
 ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError, "KeyError": KeyError}
@@ -324,7 +324,7 @@ def answer_process(sock, request):
         function = run_cell(request, channel, answer_namespace(el, request["uses"]))
         if function is not None:
             channel.send({"kind": "cell_ok"})
-            for i, case in enumerate(channel.receive()["cases"]):
+            for i, case in enumerate(channel.receive(shared=True)["cases"]):  # read-only, never copied
                 channel.send(run_case(function, i, case, channel), lenient=True)
             channel.send({"kind": "done"})
     except BaseException:  # the channel broke, or the answer broke the runner's own code: nothing more to say

@@ -152,10 +152,16 @@ def _too_many_items(header):
     return f"a header of {items} lists and dicts, more than {MAX_ITEMS}" if items > MAX_ITEMS else None
 
 
-def decode(data):
-    """The value ``encode`` wrote; ``WireError`` for anything that is not exactly such a message."""
+def decode(data, shared=False):
+    """The value ``encode`` wrote; ``WireError`` for anything that is not exactly such a message.
+
+    Each array is a copy of its own, unless ``shared`` (``data`` must then be ``bytes``): every occurrence of an
+    array sent once is then one read-only array over ``data`` itself, which no one can make writeable (the
+    runner's cases: all-MiniLM-L6-v2's 14 MB of weights in each of them, decoded once)."""
+    if shared and not isinstance(data, bytes):
+        raise TypeError(f"decode(shared=True) needs bytes, which no one can change, got {type(data).__name__}")
     try:
-        return _decode(memoryview(data))
+        return _decode(memoryview(data), shared)
     except WireError:
         raise
     except Exception as exc:  # a malformed message of any kind (RecursionError and MemoryError included)
@@ -187,9 +193,10 @@ def _split(view):
     return header, buffers
 
 
-def _decode(view):
+def _decode(view, shared=False):
     header, buffers = _split(view)
-    decoded = 0  # bytes of the array copies made so far
+    decoded = 0  # bytes of the array copies made so far (of each buffer once, where ``shared``)
+    made = {}  # buffer index -> its read-only array, where ``shared``
 
     def array(v):
         nonlocal decoded
@@ -199,14 +206,19 @@ def _decode(view):
         shape = tuple(int(n) for n in v["shape"])
         if any(n < 0 for n in shape) or len(shape) > 32:
             raise WireError(f"a shape {shape[:8]}")
-        buffer = buffers[int(v["__array__"])]
+        index = int(v["__array__"])
+        buffer = buffers[index]
         expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
         if expected != len(buffer):
             raise WireError(f"an array of shape {shape} and dtype {dtype} with {len(buffer)} bytes")
-        decoded += len(buffer)
-        if decoded > MAX_DECODED_BYTES:
-            raise WireError(f"the message's arrays decode to more than {MAX_DECODED_BYTES} bytes")
-        out = np.frombuffer(buffer, dtype=dtype).reshape(shape).copy()
+        if shared and index in made and made[index].dtype == dtype and made[index].shape == shape:
+            out = made[index]
+        else:
+            decoded += len(buffer)
+            if decoded > MAX_DECODED_BYTES:
+                raise WireError(f"the message's arrays decode to more than {MAX_DECODED_BYTES} bytes")
+            out = np.frombuffer(buffer, dtype=dtype).reshape(shape)
+            out = made.setdefault(index, out) if shared else out.copy()
         return out[()] if v.get("scalar") else out
 
     def walk(v, depth):
