@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STUDENT_STAMP := student/.generated.json
-NBVAL_CELL_TIMEOUT ?= 120
+NBVAL_CELL_TIMEOUT ?= 300
 # An outer limit for the whole test run, in case a kernel hangs.
 TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.

@@ -54,6 +54,9 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+#: Run All of a lesson, sized for a 2-core machine busy with three other CPU-bound processes (alone: well
+#: under a minute for the longest lesson).
+RUN_ALL_SECONDS = 360
 AXE_MAX_HEIGHT = 60_000  # px: the window axe-core checks a whole notebook in (see LabNotebook.axe_violations)
 OVERRIDES = ROOT / "jupyter" / "overrides.json"
 PAGE_CONFIG = ROOT / "jupyter" / "page_config.json"
@@ -159,7 +162,7 @@ def free_port():
 class LabServer:
     """JupyterLab serving ``root_dir``, isolated in ``work_dir``; a context manager that always stops it."""
 
-    def __init__(self, root_dir, work_dir, cwd=None, startup_timeout=90):
+    def __init__(self, root_dir, work_dir, cwd=None, startup_timeout=180):
         self.root_dir = Path(root_dir)
         # `make lab` runs `jupyter lab student` in the course folder, where nbgrader's
         # extensions find nbgrader_config.py; ``cwd`` is that folder
@@ -407,20 +410,20 @@ class LabNotebook:
 
     # ---------------------------------------------------------- running it
 
-    def open(self, timeout=60):
+    def open(self, timeout=180):
         """Open the notebook and wait until its kernel is idle."""
         workspace = re.sub(r"[^A-Za-z0-9_-]", "-", Path(self.path).stem) + "-" + secrets.token_hex(3)
         self.page.goto(self.server.url(self.path, workspace), wait_until="domcontentloaded")
         self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=timeout * 1000)
         self.page.wait_for_function(f"() => ({_JS_RUN_STATE})().kernel === 'idle'", timeout=timeout * 1000)
 
-    def run_all(self, timeout=120):
+    def run_all(self, timeout=RUN_ALL_SECONDS):
         """Run > Run All Cells, as a learner does; returns when no cell is queued and the kernel is idle."""
         self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
         self.page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
         self.wait_until_run(timeout)
 
-    def wait_until_run(self, timeout=120):
+    def wait_until_run(self, timeout=RUN_ALL_SECONDS):
         try:
             self.page.wait_for_function(
                 f"() => {{ const s = ({_JS_RUN_STATE})(); return s.ran > 0 && s.queued === 0 && s.kernel === 'idle'; }}",
@@ -449,7 +452,7 @@ class LabNotebook:
         """For each cell index: its outputs, each with whether it is a widget view and its images."""
         return self.page.evaluate(_JS_WIDGETS, indices)
 
-    def wait_for_widgets(self, indices, timeout=30):
+    def wait_for_widgets(self, indices, timeout=90):
         """Wait until every output of those cells is a widget whose pictures have loaded."""
         try:
             self.page.wait_for_function(
@@ -616,7 +619,7 @@ class LabNotebook:
                  "targets": [node["target"] for node in v["nodes"]]}
                 for v in results.response["violations"] if v["impact"] in impacts]
 
-    def wait_for_new_picture(self, index, old_src, timeout=20):
+    def wait_for_new_picture(self, index, old_src, timeout=60):
         """Wait until the cell's widget picture has a src other than ``old_src`` and has loaded."""
         # the view, not its <img>: each redraw puts in a new <img>, and an old one may be gone already
         self.widget_view(index).element_handle().wait_for_element_state("visible")
@@ -625,7 +628,7 @@ class LabNotebook:
             " return img !== null && img.src !== old && img.complete && img.naturalWidth > 0; }",
             arg=[self.widget_view(index).element_handle(), old_src], timeout=timeout * 1000, polling="raf")
 
-    def timed_key(self, index, key, timeout=10):
+    def timed_key(self, index, key, timeout=30):
         """Press ``key`` on the focused control; milliseconds from the key press to the new src and
         to the new picture loaded."""
         self.page.evaluate(_JS_WATCH, self.widget_view(index).element_handle())

@@ -279,9 +279,10 @@ async def _round_trip(hub, course, teacher_env, link, timings):
             seconds, _ = hubs.run_teacher(course, command, teacher_env)
             timings[f"teacher: {command} (update)"] = seconds
 
-        # alice clicks again: her answers stay, the change arrives
-        page, seconds = await hubs.click_link(contexts["alice"], link, "alice", logged_in=True)
-        timings["alice: second click to widget shown"] = seconds["widget"]
+        # alice clicks again: her answers stay, the change arrives (the widget was shown to work on the first
+        # click: this one opens the notebook, without running it all again)
+        page, seconds = await hubs.click_link(contexts["alice"], link, "alice", logged_in=True, run=False)
+        timings["alice: second click to notebook"] = seconds["notebook"]
         await page.close()
         text = notebook.read_text()
         assert "np.sqrt(q.shape[-1])" in text and "x.max(axis" in text, "the update lost alice's answers"
