@@ -69,11 +69,16 @@ publish-site: site
 # submissions whose content changed are graded again. FORCE=1 grades all; JOBS=n sets
 # the workers (one per core); TIME_LIMIT=s the seconds each exercise may run (10);
 # GROUP_READABLE=1 lets your group read what it writes; UNSAFE=1 grades without a
-# sandbox where bubblewrap is missing (README: For teachers).
+# sandbox where bubblewrap is missing (README: For teachers). LESSONS=01_attention,02_multi_head_attention:
+# the lessons the class is set, the only ones graded and counted (default: all); STUDENT=ada and/or
+# LESSON=01_attention grade just those (the others keep their stored results; every file is still written
+# for the whole class).
 grade: setup
 	$(BIN)/python -m encoder_lib.grading.grader --release "$(BIN)/python -m tools.student" \
 	    $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) $(if $(UNSAFE),--unsafe) \
-	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable)
+	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable) \
+	    $(if $(LESSONS),--lessons "$(LESSONS)") $(if $(STUDENT),--student "$(STUDENT)") \
+	    $(if $(LESSON),--lesson "$(LESSON)")
 
 # What the class got wrong and what to re-teach, from what make grade left (grades_by_exercise.csv, the
 # gradebook, autograded/), without grading again: report/index.html and report/mistakes.csv. make grade

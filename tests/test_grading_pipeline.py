@@ -183,8 +183,8 @@ def test_without_a_manifest_an_existing_different_file_counts_as_the_learner_s(t
 TIME_LIMIT = 5  # seconds per exercise in the copy, so that the endless loops cost little
 MARKER = "ZZ-attack-marker-4242"
 LIBRARY = Path(encoder_lib.__file__).resolve().parent
-OUTPUTS = {"autograded", "feedback", "grades.csv", "grades_by_exercise.csv", "gradebook.db", ".grading-secret",
-           ".grading.lock", "student", "release"}
+OUTPUTS = {"autograded", "feedback", "grades.csv", "grades_by_exercise.csv", "grades_lms.csv", "report", "gradebook.db",
+           ".grading-secret", ".grading.lock", "student", "release"}
 #: The course's secret in the copy: the test knows it, to draw hidden cases as the grader does.
 SECRET = 0x5EC2E7 * 2**200 + 23
 #: A secret in the teacher's environment while `make grade` runs: it must reach no file a learner can be sent.
@@ -672,12 +672,16 @@ def test_every_output_file_is_written_with_a_row_for_every_learner(course):
     assert {p.name for p in (course.root / "feedback").iterdir()} == expected
     exported = list(csv.reader((course.root / "grades.csv").read_text().splitlines()))
     assert all(len(row) == 11 for row in exported) and {row[3] for row in exported[1:]} >= expected
+    lms = list(csv.DictReader((course.root / "grades_lms.csv").read_text().splitlines()))
+    assert sorted(row["SIS User ID"] for row in lms) == sorted(expected), "one row per learner"
+    solutions = next(row for row in lms if row["SIS User ID"] == "solutions")
+    assert float(solutions["Final Points"]) == sum(e.points for e in encoder_lib.grading.EXERCISES.values())
 
 
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
 def test_nothing_written_holds_a_formula_a_control_character_or_an_unsafe_name(course):
-    for name in ("grades.csv", "grades_by_exercise.csv"):
+    for name in ("grades.csv", "grades_by_exercise.csv", "grades_lms.csv"):
         for row in csv.reader((course.root / name).read_text().splitlines()):
             for value in row:
                 assert not value.startswith(("=", "+", "-", "@", "\t", "\r")), (name, value)
@@ -696,7 +700,7 @@ def test_nothing_written_holds_a_formula_a_control_character_or_an_unsafe_name(c
 def test_the_teacher_s_environment_secret_and_files_reach_nothing_a_learner_is_sent(course):
     secret = (course.root / ".grading-secret").read_text().strip()
     shadow = Path("/etc/shadow").read_bytes().split(b"\n")[0] if Path("/etc/shadow").is_file() else None
-    for path in [course.root / "grades_by_exercise.csv", course.root / "grades.csv",
+    for path in [course.root / "grades_by_exercise.csv", course.root / "grades.csv", course.root / "grades_lms.csv",
                  *(course.root / "feedback").rglob("*"), *(course.root / "autograded").rglob("*")]:
         if path.is_file():
             data = path.read_bytes()
@@ -718,7 +722,7 @@ def test_hidden_inputs_are_never_echoed(course):
 @pytest.mark.grading
 @pytest.mark.timeout(1800)
 def test_what_the_grader_writes_is_readable_by_the_teacher_only(course):
-    written = [course.root / "grades.csv", course.root / "grades_by_exercise.csv",
+    written = [course.root / "grades.csv", course.root / "grades_by_exercise.csv", course.root / "grades_lms.csv",
                *(course.root / "feedback").rglob("*"), *(course.root / "autograded").rglob("*")]
     loose = [str(p) for p in written if p.stat().st_mode & 0o077]
     assert not loose, loose[:5]
@@ -791,6 +795,10 @@ def test_a_changed_resubmission_is_graded_again_and_an_unchanged_one_is_not(cour
     again = make("grade", course.root, timeout=600, TIME_LIMIT=TIME_LIMIT)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "1 graded now" in again.stdout
+    assert "1 earlier result of changed submissions kept" in again.stdout
+    kept = list((course.root / "autograded" / student / mistake.lesson / "history").iterdir())
+    assert len(kept) == 1 and (kept[0] / "grading.json").is_file() and (kept[0] / f"{mistake.lesson}.ipynb").is_file()
+    assert any(r["status"] == "failed" for r in json.loads((kept[0] / "grading.json").read_text())["results"])
     results = read_results(course.root)
     course.expect(student, mistake.lesson, set(), results=results)
     unchanged = {key: row for key, row in results.items() if key[0] != student}

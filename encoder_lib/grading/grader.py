@@ -1,6 +1,7 @@
 """`make grade`: every learner's lessons, graded in parallel sandboxes, judged outside them.
 
     python -m encoder_lib.grading.grader [--root .] [--jobs N] [--force] [--unsafe] [--release COMMAND]
+        [--lessons a,b] [--student id,...] [--lesson name,...]
 
 Takes the course's lock (``.grading.lock``) first, then runs ``--release``
 (``make grade`` passes `make student`'s command, which writes ``release/``),
@@ -13,8 +14,18 @@ created on first use, never released) and the submission's SHA-256. The
 results come back as plain arrays and are compared here, where no learner
 code runs.
 
+``--lessons`` names the lessons the class is set: the only ones graded and
+counted (in the totals, the CSV files, the feedback pages and the report);
+a lesson not set is not shown as missing. ``--student`` and ``--lesson``
+grade just those learners and lessons: every other one keeps the results
+stored in ``autograded/<student_id>/<lesson>/grading.json`` (whichever grader
+stored them), and every output file is still written for the whole class.
+
 A submission is graded again only when its content changed (a SHA-256 of the
-notebook) or the grader did; ``--force`` grades everything again. Learners
+notebook) or the grader did; ``--force`` grades everything again. Before a
+changed submission is graded, the earlier ``grading.json`` and notebook are
+moved into ``autograded/<student_id>/<lesson>/history/<time graded, UTC>/``,
+never overwriting one kept before. Learners
 are graded in parallel, one worker per core unless ``--jobs`` says
 (``workers``); a worker that dies costs only its learner, whose lessons are
 then reported as not graded and graded again on the next run, as is any
@@ -22,7 +33,8 @@ lesson on which the grader's own machinery failed: such a failure is never
 stored as the learner's result.
 
 Writes: the scores into ``gradebook.db`` and ``grades.csv`` (as ``nbgrader
-export`` writes it), ``grades_by_exercise.csv``, one feedback page per learner
+export`` writes it), ``grades_by_exercise.csv``, ``grades_lms.csv`` (one row
+per learner, for an LMS's gradebook import), one feedback page per learner
 (``feedback/<student_id>/index.html``), and, per graded submission,
 ``autograded/<student_id>/<lesson>/`` (the notebook and ``grading.json``),
 all readable by the teacher only (``--group-readable``: by the group too).
@@ -487,6 +499,47 @@ def store(folder, digest, version, results):
     report.write_file(report.make_folder(folder) / "grading.json", json.dumps(payload, indent=1, sort_keys=True) + "\n")
 
 
+def stored(folder):
+    """The results stored in ``folder``'s grading.json by any grader, for any submission, or None."""
+    try:
+        return [Result(**row) for row in json.loads((folder / "grading.json").read_text())["results"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+HISTORY = "history"
+
+
+def keep_history(folder, digest, lesson):
+    """Before a changed submission is graded: the earlier ``grading.json`` and notebook moved into
+    ``history/<the time they were graded, UTC>/``, never overwriting one kept before; returns that folder, or
+    None when there was nothing earlier or it was this very submission."""
+    earlier = folder / "grading.json"
+    try:
+        if json.loads(earlier.read_text()).get("submission_sha256") == digest:
+            return None
+    except (OSError, ValueError, AttributeError):
+        if not earlier.is_file():
+            return None
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%SZ", time.gmtime(earlier.stat().st_mtime))
+    kept, n = folder / HISTORY / stamp, 1
+    while kept.exists():
+        n += 1
+        kept = folder / HISTORY / f"{stamp}-{n}"
+    report.make_folder(folder / HISTORY)
+    report.make_folder(kept)
+    for name in (f"{lesson}.ipynb", "grading.json"):
+        if (folder / name).is_file():
+            os.replace(folder / name, kept / name)
+    return kept
+
+
+def names_list(text):
+    """``"a, b"`` as ``["a", "b"]``; None for None or nothing."""
+    names = [name.strip() for name in (text or "").split(",") if name.strip()]
+    return names or None
+
+
 @dataclass
 class ClassRun:
     """One `make grade` of a class: what it found, what it graded, and what it says at the end."""
@@ -501,13 +554,27 @@ class ClassRun:
     tasks: list = field(default_factory=list)
     notices: list = field(default_factory=list)
     machine: list = field(default_factory=list)  # (student, lesson, why)
-    counts: dict = field(default_factory=lambda: {"regraded": 0, "reused": 0})
+    counts: dict = field(default_factory=lambda: {"regraded": 0, "reused": 0, "kept": 0, "not_graded": 0,
+                                                  "history": 0})
+    set_lessons: list = None  # the lessons the class is set (LESSONS=): the only ones counted; None: all
+    only_students: list = None  # grade just these learners (STUDENT=); the others' results are as stored
+    only_lessons: list = None  # grade just these lessons (LESSON=)
 
     def __post_init__(self):
         self.started = time.perf_counter()
         self.secret = course_secret(self.root)
         self.version = grader_version(self.secret, self.limits)
-        self.lessons = lessons_with_exercises()
+        every = lessons_with_exercises()
+        for what, names in (("LESSONS", self.set_lessons), ("LESSON", self.only_lessons)):
+            unknown = [name for name in names or () if name not in every]
+            if unknown:
+                raise SystemExit(f"{what} must name lessons of the course ({', '.join(every)}); got "
+                                 f"{', '.join(map(repr, unknown))}")
+        self.lessons = {lesson: names for lesson, names in every.items()
+                        if self.set_lessons is None or lesson in self.set_lessons}
+        unset = [name for name in self.only_lessons or () if name not in self.lessons]
+        if unset:
+            raise SystemExit(f"LESSON={','.join(unset)} is not among the lessons set (LESSONS={','.join(self.lessons)})")
         for lesson in self.lessons:
             if not (self.root / "release" / lesson / f"{lesson}.ipynb").is_file():
                 raise SystemExit(f"release/{lesson}/{lesson}.ipynb is missing: run `make student` first")
@@ -518,14 +585,28 @@ class ClassRun:
         self.notices += found.notices
         known = {submissions.safe_name(s) for s in report.gradebook_students(self.root)}
         self.students = sorted(set(found.students) | known)
+        # a learner is named by their id or by the safe name the summary gave it
+        self.wanted = None if self.only_students is None else \
+            set(self.only_students) | {submissions.safe_name(s) for s in self.only_students}
+        strangers = [s for s in self.only_students or () if s not in self.students
+                     and submissions.safe_name(s) not in self.students]
+        if strangers:
+            raise SystemExit(f"STUDENT={','.join(strangers)}: no such learner in submitted/ or the gradebook")
         for student in self.students:
-            lessons = [self.plan_lesson(found.handed.get((student, lesson)), student, lesson) for lesson in self.lessons]
+            lessons = [self.plan_lesson(found.handed.get((student, lesson)), student, lesson,
+                                        self.selected(student, lesson)) for lesson in self.lessons]
             to_grade = tuple(todo for todo in lessons if todo)
             if to_grade:
                 self.tasks.append(Task(student, to_grade, str(self.root), self.secret, self.limits, self.unsafe))
 
-    def plan_lesson(self, handed, student, lesson):
-        """``(lesson, path)`` if it is to be graded now; otherwise its results are set here."""
+    def selected(self, student, lesson):
+        """Whether this run grades ``student``'s ``lesson`` (STUDENT= and LESSON= choose; by default, all)."""
+        return (self.wanted is None or student in self.wanted) and \
+            (self.only_lessons is None or lesson in self.only_lessons)
+
+    def plan_lesson(self, handed, student, lesson, selected=True):
+        """``(lesson, path)`` if it is to be graded now; otherwise its results are set here. One not ``selected``
+        keeps the results stored in autograded/ (by whichever grader, for whichever submission)."""
         if handed is None:
             self.results[student, lesson] = lesson_rows(student, lesson, "missing", "not handed in")
         elif handed.problem:
@@ -536,9 +617,19 @@ class ClassRun:
             except NotebookProblem as problem:
                 self.results[student, lesson] = lesson_rows(student, lesson, problem.status, problem.note)
                 return None
+            folder = self.root / "autograded" / student / lesson
+            if not selected:
+                earlier = stored(folder)
+                self.counts["kept" if earlier else "not_graded"] += 1
+                self.results[student, lesson] = earlier or lesson_rows(
+                    student, lesson, "error", "not graded yet: this run graded other learners or lessons only; "
+                                              "`make grade` grades it")
+                return None
             self.handed_in[student, lesson] = handed.path
-            previous = None if self.force else cached(self.root / "autograded" / student / lesson, digest, self.version)
+            previous = None if self.force else cached(folder, digest, self.version)
             if previous is None:
+                if keep_history(folder, digest, lesson):
+                    self.counts["history"] += 1
                 return lesson, str(handed.path)
             self.results[student, lesson] = previous
             self.counts["reused"] += 1
@@ -588,8 +679,11 @@ class ClassRun:
         ordered = [r for student in self.students for lesson in self.lessons for r in self.results[student, lesson]]
         report.write_csvs(self.root, ordered)
         report.write_feedback(self.root, ordered)
+        report.write_lms_csv(self.root, ordered, list(self.lessons))
         missing = sum(rows[0].status == "missing" for rows in self.results.values())
         summary = {"learners": len(self.students), "lessons": len(self.lessons),
+                   "set_lessons": self.set_lessons and list(self.lessons), "only_students": self.only_students,
+                   "only_lessons": self.only_lessons,
                    "handed_in": len(self.students) * len(self.lessons) - missing, "missing": missing,
                    **self.counts, "seconds": time.perf_counter() - self.started, "jobs": jobs, "unsafe": self.unsafe,
                    "notices": self.notices, "machine": self.machine, "limits": limits_text}
@@ -606,9 +700,13 @@ def limits_text(session, limits):
     return f"{per_exercise}; no cgroups here: limits per process only ({threads})"
 
 
-def grade_class(root, jobs=None, force=False, unsafe=False, limits=sandbox.Limits(), out=print):
-    """Grade every submission in ``root``/submitted; returns ``(results, summary dict)``."""
-    run = ClassRun(Path(root).resolve(), limits, force, unsafe, out)
+def grade_class(root, jobs=None, force=False, unsafe=False, limits=sandbox.Limits(), out=print, lessons=None,
+                students=None, only_lessons=None):
+    """Grade every submission in ``root``/submitted (of ``lessons``, the lessons set, default all; only
+    ``students``' and ``only_lessons``' if given, the others' results as stored); returns ``(results, summary
+    dict)``."""
+    run = ClassRun(Path(root).resolve(), limits, force, unsafe, out, set_lessons=lessons, only_students=students,
+                   only_lessons=only_lessons)
     run.plan()
     for name in EXERCISES:  # built once here; the workers inherit them
         visible_cases(name)
@@ -666,6 +764,14 @@ def _arguments(argv):
                         help="a command that writes release/ (make student's), run once the lock is held")
     parser.add_argument("--group-readable", action="store_true",
                         help="make what the grader writes readable by your group too (default: by you only)")
+    parser.add_argument("--lessons", type=names_list, default=None,
+                        help="the lessons the class is set, separated by commas: the only ones graded and counted "
+                             "(default: every lesson)")
+    parser.add_argument("--student", type=names_list, default=None,
+                        help="grade just these learners (ids separated by commas); the others keep their stored "
+                             "results")
+    parser.add_argument("--lesson", type=names_list, default=None,
+                        help="grade just these lessons (separated by commas); the others keep their stored results")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
@@ -700,20 +806,27 @@ def _grade_locked(root, args):
         print(problem, file=sys.stderr)
         return 2
     limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
-    results, summary = grade_class(root, args.jobs, args.force, args.unsafe, limits)
+    try:
+        results, summary = grade_class(root, args.jobs, args.force, args.unsafe, limits, lessons=args.lessons,
+                                       students=args.student, only_lessons=args.lesson)
+    except SystemExit as exc:
+        if isinstance(exc.code, str):
+            print(f"make grade: {exc.code}: nothing graded", file=sys.stderr)
+            return 2
+        raise
     print(report.summary_text(results, summary))
-    write_class_report(root)
+    write_class_report(root, summary["set_lessons"])
     return 0
 
 
-def write_class_report(root):
+def write_class_report(root, lessons=None):
     """``report/index.html``, what the class got wrong (``class_report``), from what was just written; a report
     that fails costs no grade (``make report`` writes it again)."""
     from . import class_report
 
     started = time.perf_counter()
     try:
-        written = class_report.build(root)
+        written = class_report.build(root, lessons=lessons)
     except Exception as exc:  # the grades are written: say so, and how to try again
         print(f"the class report could not be written ({type(exc).__name__}: {exc}); the grades are; "
               f"`make report` writes it from them", file=sys.stderr)

@@ -13,7 +13,15 @@
   measured where no mistake explains the failure (joined by `` | ``).
 - ``feedback/<student_id>/index.html``: one self-contained page per learner
   (no scripts, nothing fetched; formulas as MathML), with each exercise's
-  points and, where points were lost, why and the likely mistake.
+  points and, where points were lost, why and the likely mistake; it reads
+  on a phone (375 px wide) without sideways scrolling, and a formula too
+  long for the screen scrolls within its own line.
+- ``grades_lms.csv``: one row per learner for a learning platform's
+  gradebook import (``LMS_COLUMNS``, then one column per lesson set, then
+  ``Final Points``): Canvas matches a row by ``SIS User ID`` or ``SIS
+  Login ID`` and ignores ``Final Points`` (a column of its own exports);
+  Moodle maps ``Email address`` or ``SIS Login ID`` (as the username) to
+  its users and each lesson's column to a grade item.
 
 Nothing a learner wrote reaches the teacher's terminal, spreadsheet or
 browser as anything but text: ``plain_text`` removes control characters
@@ -30,6 +38,7 @@ import csv
 import functools
 import html
 import os
+import re
 import tempfile
 import unicodedata
 import warnings
@@ -302,16 +311,104 @@ def write_csvs(root, results):
                for r in results])
 
 
+#: grades_lms.csv's first columns, as Canvas's gradebook export has them (its import needs them, in any order;
+#: ``ID`` is Canvas's own number, left empty, so that Canvas matches by ``SIS User ID`` or ``SIS Login ID``),
+#: then the e-mail Moodle can match by.
+LMS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Email address")
+#: The total's column: read-only in Canvas (ignored by its import), a grade item to map or skip in Moodle's.
+LMS_TOTAL = "Final Points"
+
+
+def lms_rows(results, lessons, roster, penalties=None):
+    """grades_lms.csv's rows: one per learner (in the order of ``results``), with the roster's name ("Last,
+    First" as Canvas writes it; the id where the roster has no name) and e-mail, each lesson's points (less the
+    late penalty the gradebook recorded, at least 0) and the total."""
+    points, learners = {}, {}
+    for r in results:
+        learners.setdefault(r.student_id, None)
+        if r.exercise != NOTEBOOK and r.lesson in lessons:
+            points[r.student_id, r.lesson] = points.get((r.student_id, r.lesson), 0.0) + r.points
+    rows = []
+    for student in learners:
+        known = roster.get(student)
+        name = ", ".join(p for p in (known.last_name, known.first_name) if p) if known else ""
+        scores = [max(0.0, points.get((student, lesson), 0.0) - (penalties or {}).get((student, lesson), 0.0))
+                  for lesson in lessons]
+        rows.append((name or student, "", student, student, "", known.email if known else "", *scores, sum(scores)))
+    return rows
+
+
+def write_lms_csv(root, results, lessons):
+    """``grades_lms.csv``, for a learning platform's gradebook import (``lms_rows``), with the gradebook's roster
+    and late penalties."""
+    from . import gradebook
+
+    penalties = {key: late.penalty for key, late in gradebook.late(root).items() if late.penalty}
+    write_csv(Path(root) / "grades_lms.csv", LMS_COLUMNS + tuple(lessons) + (LMS_TOTAL,),
+              lms_rows(results, list(lessons), gradebook.students(root), penalties))
+
+
 # ---------------------------------------------------------------- feedback pages
 
 STYLE = """
-body { font: 17px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a; }
+body { font: 17px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a;
+       overflow-wrap: anywhere; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem; }
-table { border-collapse: collapse; width: 100%; } th, td { text-align: left; vertical-align: top; padding: .4rem .6rem; }
+table { border-collapse: collapse; width: 100%; table-layout: fixed; }
+th, td { text-align: left; vertical-align: top; padding: .4rem .6rem; }
 th { border-bottom: 2px solid #444; } td { border-bottom: 1px solid #ccc; }
+col.exercise { width: 45%; } col.points { width: 7rem; }
 .passed { color: #1b5e20; } .failed, .error, .timeout, .memory, .tampered { color: #b71c1c; } .missing, .not-answered { color: #555; }
-.formula { margin-top: .3rem; } math { font-size: 1.25rem; } .why { margin: .2rem 0 0; }
+.formula { margin-top: .3rem; display: flex; flex-wrap: wrap; column-gap: 1em; row-gap: .2rem; }
+.formula .part { max-width: 100%; overflow-x: auto; overflow-y: hidden; padding-bottom: .1rem; }
+math { font-size: 1.25rem; } .why { margin: .2rem 0 0; }
+@media (max-width: 40rem) {
+  body { margin: 1rem auto; padding: 0 .75rem; }
+  table, tbody, tr, td { display: block; width: auto; } thead, colgroup { display: none; }
+  tr { border-bottom: 1px solid #ccc; padding: .4rem 0; } td { border: 0; padding: .15rem 0; }
+  td.points::before { content: "points: "; color: #555; }
+  math { font-size: 1.1rem; }
+}
 """
+
+
+#: Where a formula may wrap: after a comma or semicolon followed by a space (``\quad``, ``\qquad``, ``\ ``,
+#: ``\,``), outside any braces.
+_BREAKS = ("\\qquad", "\\quad", "\\ ", "\\,")
+
+
+def formula_parts(latex):
+    r"""``latex`` cut where it may wrap (MathML does not wrap in a browser): after a ``,`` or ``;`` followed by a
+    space, outside any braces (so never inside a subscript or a fraction). A part that opens a ``\left`` the
+    next closes has its ``\left`` and ``\right`` as plain delimiters.
+
+    >>> formula_parts(r"a = 1,\quad b = \frac{f(1,\ 2)}{2};\quad c_{i,\,j}")
+    ['a = 1,', 'b = \\frac{f(1,\\ 2)}{2};', 'c_{i,\\,j}']
+    >>> formula_parts(r"g\!\left(x,\, y\right) z")
+    ['g\\!(x,', 'y) z']
+    """
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(latex):
+        c = latex[i]
+        if c == "\\" and latex[i + 1:i + 2] and latex[i + 1] in "{}":
+            i += 2  # an escaped brace is text
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(0, depth - 1)
+        elif c in ",;" and depth == 0:
+            space = next((b for b in _BREAKS if latex.startswith(b, i + 1)), None)
+            if space:
+                parts.append(latex[start:i + 1].strip())
+                start = i = i + 1 + len(space)
+                continue
+        i += 1
+    parts.append(latex[start:].strip())
+    parts = [part for part in parts if part]
+    if len(parts) > 1 and any(part.count("\\left") != part.count("\\right") for part in parts):
+        parts = [re.sub(r"\\(?:left|right)(?![a-zA-Z])\s*", "", part) for part in parts]
+    return parts
 
 
 @functools.lru_cache(maxsize=None)
@@ -319,7 +416,7 @@ def _formula(latex):
     try:
         from latex2mathml.converter import convert
 
-        return convert(latex)
+        return "".join(f"<span class=\"part\">{convert(part)}</span>" for part in formula_parts(latex))
     except Exception:  # a formula the converter cannot read: show its source
         return f"<code>{html.escape(latex)}</code>"
 
@@ -328,6 +425,7 @@ def feedback_page(student, rows):
     total = sum(r.points for r in rows if r.exercise != NOTEBOOK)
     maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
              f"<title>Feedback for {html.escape(student)}</title><style>{STYLE}</style></head><body>",
              f"<h1>Your exercises, {html.escape(student)}: {total:g} of {maximum:g} points</h1>",
              "<p>Each exercise was graded on its own: its answer cell ran alone, on the checks its self-check shows "
@@ -339,7 +437,8 @@ def feedback_page(student, rows):
         points = sum(r.points for r in lesson_rows)
         most = sum(r.max_points for r in lesson_rows)
         parts.append(f"<h2>{html.escape(lesson)}: {points:g} of {most:g}</h2>")
-        parts.append("<table><thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">points</th>"
+        parts.append("<table><colgroup><col class=\"exercise\"><col class=\"points\"><col></colgroup>"
+                     "<thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">points</th>"
                      "<th scope=\"col\">result</th></tr></thead><tbody>")
         for r in lesson_rows:
             if r.exercise == NOTEBOOK:
@@ -349,7 +448,7 @@ def feedback_page(student, rows):
             exercise = EXERCISES[r.exercise]
             why = f"<p class=\"why\">{html.escape(plain_text(r.note))}</p>" if r.note else ""
             parts.append(f"<tr><td><code>{html.escape(r.exercise)}</code><div class=\"formula\">"
-                         f"{_formula(exercise.formula)}</div></td><td>{r.points:g} of {r.max_points:g}</td>"
+                         f"{_formula(exercise.formula)}</div></td><td class=\"points\">{r.points:g} of {r.max_points:g}</td>"
                          f"<td class=\"{r.status.replace(' ', '-')}\"><strong>{html.escape(r.status)}</strong>{why}</td></tr>")
         parts.append("</tbody></table>")
     parts.append("</body></html>\n")
@@ -378,6 +477,22 @@ def summary_text(results, summary):
              f"{summary['regraded']} graded now, {summary['reused']} unchanged since the last run; "
              f"{int(minutes)} min {seconds:.0f} s"
              + (f" with {summary['jobs']} worker{'s' * (summary['jobs'] > 1)}" if summary["jobs"] else "")]
+    if summary.get("set_lessons"):
+        lines.append(f"lessons set (LESSONS=): {', '.join(summary['set_lessons'])}: the only ones graded and counted "
+                     f"in the totals, the CSV files, the feedback pages and the report")
+    if summary.get("only_students") or summary.get("only_lessons"):
+        chosen = ([f"learner{'s' * (len(summary['only_students']) > 1)} {', '.join(summary['only_students'])}"]
+                  if summary.get("only_students") else []) + \
+            ([f"lesson{'s' * (len(summary['only_lessons']) > 1)} {', '.join(summary['only_lessons'])}"]
+             if summary.get("only_lessons") else [])
+        lines.append(plain_text(
+            f"graded now: only {', '.join(chosen)} (STUDENT=, LESSON=); every other learner's and lesson's "
+            f"results are as stored in autograded/ ({summary.get('kept', 0)} kept"
+            + (f", {summary['not_graded']} never graded, shown as not graded yet" if summary.get("not_graded") else "")
+            + "); every file below is written for the whole class"))
+    if summary.get("history"):
+        lines.append(f"{summary['history']} earlier result{'s' * (summary['history'] > 1)} of changed submissions "
+                     f"kept in autograded/<student_id>/<lesson>/history/")
     if summary["unsafe"]:
         lines.append("WARNING: graded WITHOUT a sandbox (UNSAFE=1): the learners' code ran under your account")
     if summary.get("limits"):
@@ -397,6 +512,7 @@ def summary_text(results, summary):
         lines.append(f"NOT GRADED because the grader's machine failed, not the learners "
                      f"({len(summary['machine'])}; graded again on the next run):")
         lines += [plain_text(f"  {student} {lesson}: {why}") for student, lesson, why in summary["machine"]]
-    lines.append("scores: grades.csv (as nbgrader export writes it) and grades_by_exercise.csv; "
+    lines.append("scores: grades.csv (as nbgrader export writes it), grades_by_exercise.csv and grades_lms.csv "
+                 "(one row per learner, for Canvas's or Moodle's gradebook import); "
                  "feedback pages: feedback/<student_id>/index.html")
     return "\n".join(lines)
