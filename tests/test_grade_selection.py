@@ -10,6 +10,9 @@
   notebook in ``autograded/<id>/<lesson>/history/``;
 - ``grades_lms.csv``: one row per learner with the roster's name and e-mail,
   a column per lesson set and the total, every field neutralised;
+- what the teacher marks by hand in formgrader (a score, extra credit, a
+  comment) reaches grades_by_exercise.csv, grades_lms.csv, the feedback page
+  and the report, and is counted once;
 - the feedback page at 375 px wide (Chromium): no sideways scrolling, lesson
   05's long formula within the screen.
 """
@@ -29,7 +32,7 @@ import pytest
 from conftest import chromium_or_skip, in_ci, load_tool
 from encoder_lib.grading import EXERCISES, grader, report
 from encoder_lib.grading.grader import Result
-from report_class import answer_in, hand_in_folder, write_roster
+from report_class import answer_in, hand_in_folder, open_gradebook, write_roster
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ("01_attention", "02_multi_head_attention")
@@ -175,6 +178,44 @@ def test_a_learner_or_lesson_that_is_not_there_is_refused_and_nothing_graded(cou
     done = run_grader(root, *args)
     assert done.returncode == 2 and words in done.stderr, done.stdout + done.stderr
     assert (root / "grades_by_exercise.csv").read_bytes() == before
+
+
+@pytest.mark.grading
+def test_marks_given_by_hand_in_formgrader_reach_the_csv_the_lms_file_the_page_and_the_report_once(course):
+    import warnings
+
+    from encoder_lib.grading import class_report
+
+    root, _ = course
+    lesson, most = SET[0], EXERCISES["softmax"].points
+    comment = '=HYPERLINK("http://evil.example") <b>mind</b> the axis'
+    with warnings.catch_warnings(), open_gradebook(root) as book:  # as formgrader's handlers set them
+        warnings.simplefilter("ignore")
+        book.find_grade("softmax_tests", lesson, lesson, "cy").manual_score = 0.5
+        book.find_grade("scaled_dot_product_attention_tests", lesson, lesson, "cy").extra_credit = 1.0
+        book.find_comment("softmax_answer", lesson, lesson, "cy").manual_comment = comment
+        book.db.commit()
+    done = run_grader(root, "--lessons", ",".join(SET))
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = by_exercise(root)
+    softmax, attention = rows["cy", lesson, "softmax"], rows["cy", lesson, "scaled_dot_product_attention"]
+    assert (float(softmax["points"]), float(softmax["grader_points"])) == (0.5, most)
+    assert softmax["note"].startswith(f"marked by hand: 0.5 of {most:g} points (the grader gave {most:g}); "
+                                      f"your teacher's comment: =HYPERLINK")
+    assert float(attention["points"]) == EXERCISES["scaled_dot_product_attention"].points + 1.0
+    assert rows["ada", lesson, "scaled_dot_product_attention"]["grader_points"] == ""
+    total = FULL[lesson] - most + 0.5 + 1.0
+    assert float(next(r for r in rows_of(root / "grades_lms.csv") if r["SIS User ID"] == "cy")["Final Points"]) \
+        == total
+    page = (root / "feedback" / "cy" / "index.html").read_text()
+    assert f"<h2>{lesson}: {total:g} of {FULL[lesson]:g}</h2>" in page
+    assert "&lt;b&gt;mind&lt;/b&gt; the axis" in page and "<b>mind" not in page
+    read = class_report.read_rows(root / "grades_by_exercise.csv")[0]
+    marked = class_report.FromGradebook.read(root, read).marked(read)
+    assert {(r.student_id, r.exercise): r.points for r in marked if r.lesson == lesson} == \
+        {(s, e): float(r["points"]) for (s, l, e), r in rows.items() if l == lesson}, "counted once, not twice"
+    by_hand = (root / "report" / "index.html").read_text()
+    assert "&lt;b&gt;mind&lt;/b&gt; the axis" in by_hand
 
 
 # ---------------------------------------------------------------- the feedback page on a phone

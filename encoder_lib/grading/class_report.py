@@ -103,6 +103,12 @@ class Row:
     note: str = ""
     mistakes: tuple = ()
     diagnosis: str = ""
+    grader_points: float = None  # the grader's own, where the CSV's points were marked by hand
+
+    @property
+    def auto_points(self):
+        """The grader's points, before anything marked by hand."""
+        return self.points if self.grader_points is None else self.grader_points
 
     @property
     def lost_points(self):
@@ -129,10 +135,12 @@ def _row(fields, path, line):
         raise ValueError(f"{path} line {line}: status must be one of {', '.join(STATUSES)}; got "
                          f"{report.plain_text(status)[:40]!r}")
     mistakes = tuple(m.strip() for m in (fields.get("mistake") or "").split(MISTAKE_JOIN.strip()) if m.strip())
+    by_grader = (fields.get(report.GRADER_POINTS) or "").strip()
     return Row(fields["student_id"], fields["lesson"], fields["exercise"],
                _number(fields["points"], path, line, "points"), _number(fields["max_points"], path, line,
                                                                            "max_points"),
-               status, fields["note"], mistakes, (fields.get("diagnosis") or "").strip())
+               status, fields["note"], mistakes, (fields.get("diagnosis") or "").strip(),
+               _number(by_grader, path, line, report.GRADER_POINTS) if by_grader else None)
 
 
 def read_rows(path):
@@ -911,14 +919,16 @@ class FromGradebook:
         return cls(roster(root), gradebook.manual_marks(root), late)
 
     def marked(self, rows):
-        """The rows with the points given by hand: the teacher's score where there is one, plus extra credit."""
+        """The rows with the points given by hand as the gradebook has them now: the teacher's score where there
+        is one (else the grader's), plus extra credit; from the grader's own points, so that a CSV ``make grade``
+        wrote with the marks already in (``grader_points``) is not marked twice."""
         marked = []
         for row in rows:
             manual = self.manual.get((row.student_id, row.lesson, row.exercise))
+            points = row.auto_points
             if manual:
-                points = row.points if manual.points is None else manual.points
-                row = dataclasses.replace(row, points=points + (manual.extra_credit or 0.0))
-            marked.append(row)
+                points = (points if manual.points is None else manual.points) + (manual.extra_credit or 0.0)
+            marked.append(row if points == row.points else dataclasses.replace(row, points=points))
         return marked
 
 
@@ -947,7 +957,7 @@ class ClassReport:
     @classmethod
     def of(cls, rows, lessons, has_mistakes, known, links, answers, jobs=None):
         made = cls(known.marked(rows), lessons, has_mistakes, known, links)
-        made.graded = {(r.student_id, r.lesson, r.exercise): r.points for r in rows}
+        made.graded = {(r.student_id, r.lesson, r.exercise): r.auto_points for r in rows}
         made.tallied = tallies(made.rows)
         made.found = groups(made.rows, made.tallied)
         add_examples(made.found, answers, made.rows)

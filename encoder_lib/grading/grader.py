@@ -97,6 +97,7 @@ class Result:
     note: str = ""
     mistake: str = ""  # the catalogued mistakes the feedback named, joined by " + "
     diagnosis: str = ""  # else the keys of what its diagnosis measured, joined by " | "
+    grader_points: float = None  # the grader's own points where the teacher marked it by hand (report.by_hand)
 
 
 # ---------------------------------------------------------------- the course
@@ -677,6 +678,7 @@ class ClassRun:
 
     def write(self, jobs, limits_text):
         ordered = [r for student in self.students for lesson in self.lessons for r in self.results[student, lesson]]
+        ordered = report.by_hand(ordered, self.root)  # what the teacher marked in formgrader
         report.write_csvs(self.root, ordered)
         report.write_feedback(self.root, ordered)
         report.write_lms_csv(self.root, ordered, list(self.lessons))

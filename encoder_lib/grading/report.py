@@ -10,7 +10,10 @@
   answered (the answer cell as released), missing (not handed in), error,
   timeout, memory, tampered; ``mistake`` names the catalogued mistakes the
   note names (joined by `` + ``), ``diagnosis`` the keys of what the note
-  measured where no mistake explains the failure (joined by `` | ``).
+  measured where no mistake explains the failure (joined by `` | ``);
+  where the teacher marked an exercise by hand in formgrader, ``points``
+  is theirs (their score, else the grader's, plus extra credit), the note
+  says so with their comment, and ``grader_points`` holds the grader's own.
 - ``feedback/<student_id>/index.html``: one self-contained page per learner
   (no scripts, nothing fetched; formulas as MathML), with each exercise's
   points and, where points were lost, why and the likely mistake; it reads
@@ -51,6 +54,8 @@ from .submissions import NOTEBOOK, handed_in_at
 COLUMNS = ("student_id", "lesson", "exercise", "points", "max_points", "status", "note")
 #: Written after ``COLUMNS`` (an older grader did not): what the feedback named, for ``make report``.
 FEEDBACK_COLUMNS = ("mistake", "diagnosis")
+#: Written last: the grader's own points, where the teacher marked the exercise by hand (``by_hand``), else empty.
+GRADER_POINTS = "grader_points"
 #: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -306,9 +311,38 @@ def write_grades_csv(gradebook, path):
 
 
 def write_csvs(root, results):
-    write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS + FEEDBACK_COLUMNS,
-              [(r.student_id, r.lesson, r.exercise, r.points, r.max_points, r.status, r.note, r.mistake, r.diagnosis)
-               for r in results])
+    write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS + FEEDBACK_COLUMNS + (GRADER_POINTS,),
+              [(r.student_id, r.lesson, r.exercise, r.points, r.max_points, r.status, r.note, r.mistake, r.diagnosis,
+                "" if r.grader_points is None else r.grader_points) for r in results])
+
+
+def by_hand(results, root):
+    """``results`` with what the teacher marked by hand in formgrader (``gradebook.manual_marks``): their score
+    (else the grader's) plus extra credit as the points, the grader's own kept in ``grader_points``, and a note
+    that says so, with their comment, for the CSV and the feedback page."""
+    import dataclasses
+
+    from . import gradebook
+
+    marks = gradebook.manual_marks(root)
+    if not marks:
+        return results
+    marked = []
+    for r in results:
+        manual = marks.get((r.student_id, r.lesson, r.exercise))
+        if manual:
+            points = (r.points if manual.points is None else manual.points) + (manual.extra_credit or 0.0)
+            said = []
+            if manual.points is not None or manual.extra_credit:
+                extra = f", with {manual.extra_credit:g} extra credit" if manual.extra_credit else ""
+                said.append(f"marked by hand: {points:g} of {r.max_points:g} points{extra} (the grader gave "
+                            f"{r.points:g})")
+            if manual.comment:
+                said.append(f"your teacher's comment: {plain_text(manual.comment)}")
+            note = "; ".join(said) + (f". {r.note}" if r.note else "")
+            r = dataclasses.replace(r, points=float(points), note=note, grader_points=r.points)
+        marked.append(r)
+    return marked
 
 
 #: grades_lms.csv's first columns, as Canvas's gradebook export has them (its import needs them, in any order;
