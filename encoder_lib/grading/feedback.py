@@ -119,7 +119,8 @@ class Verdict:
             parts.append(f"Likely mistake: {self.mistake.explanation}.")
         elif self.partly:
             total = len(self.failing)
-            said = [f"{count} of your {total} failing checks behave like this known mistake: {m.explanation}"
+            said = [f"{count} of your {total} failing checks behave{'s' * (count == 1)} like this known mistake: "
+                    f"{m.explanation}"
                     if i == 0 else f"{count} like this one: {m.explanation}" for i, (m, count) in enumerate(self.partly)]
             lead = "Likely mistakes: " if not self.diagnosis and len(self.partly) > 1 else ""
             parts.append(lead + "; ".join(said) + ".")
