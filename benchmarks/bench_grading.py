@@ -36,7 +36,7 @@ from pathlib import Path
 
 import nbformat
 
-from encoder_lib.grading import EXERCISES, grader, sandbox
+from encoder_lib.grading import EXERCISES, class_report, grader, sandbox
 from tests.mistakes import MISTAKES
 from tools import student as student_tool
 from tools.course import ROOT, jupyter_env
@@ -133,6 +133,10 @@ def main():
         again = time.perf_counter()
         grader.grade_class(root, jobs=jobs, out=lambda line: None)
         again = time.perf_counter() - again
+        report_time = time.perf_counter()
+        class_report.build(root)
+        report_time = time.perf_counter() - report_time
+        with_probes, without_probes = (regrade_seconds(root, jobs, probes) for probes in (True, False))
 
         by_kind = {}
         for student, kind in kinds.items():
@@ -156,11 +160,33 @@ def main():
          f"{ours:.0f}", "ok" if minutes < TARGET_MINUTES else f"OVER {TARGET_MINUTES:g} min"),
         ("make grade again, nothing changed", args.learners, 0, f"{again:.1f}", f"{args.learners / (again / 60):.0f}",
          ""),
+        ("make grade FORCE=1, with the diagnosis's probes", args.learners, args.learners * lessons,
+         f"{with_probes:.1f}", f"{args.learners / (with_probes / 60):.0f}", ""),
+        ("make grade FORCE=1, without them", args.learners, args.learners * lessons, f"{without_probes:.1f}",
+         f"{args.learners / (without_probes / 60):.0f}", ""),
         ("nbgrader autograde, one kernel per notebook", len(sample), len(sample) * lessons, f"{nbgrader_time:.1f}",
          f"{theirs:.1f}", ""),
     ], ("grader", "learners", "lessons graded", "seconds", "learners per minute",
         f"target: {args.learners} in < {TARGET_MINUTES:g} min"))
     print(f"make grade grades {ours / theirs:.0f} times as many learners per minute as nbgrader autograde")
+    share = (with_probes - without_probes) / with_probes
+    print(f"the diagnosis's probes cost {share:.1%} of the grading time (target: at most 20%)")
+    print(f"the class report (make report) of {args.learners} learners: {report_time:.1f} s (target: at most 10 s)")
+
+
+def regrade_seconds(root, jobs, probes):
+    """Seconds to grade the class again from scratch (FORCE=1), with or without the diagnosis's probes (the
+    cases never graded that say where in a block a failing answer goes wrong)."""
+    saved = dict(grader._VISIBLE)
+    if not probes:
+        grader._VISIBLE.update({name: [c for c in cases if c.graded] for name, cases in saved.items()})
+    try:
+        started = time.perf_counter()
+        grader.grade_class(root, jobs=jobs, force=True, out=lambda line: None)
+        return time.perf_counter() - started
+    finally:
+        grader._VISIBLE.clear()
+        grader._VISIBLE.update(saved)
 
 
 if __name__ == "__main__":
