@@ -70,7 +70,8 @@ publish-site: site
 # the workers (one per core); TIME_LIMIT=s the seconds each exercise may run (10);
 # GROUP_READABLE=1 lets your group read what it writes; UNSAFE=1 grades without a
 # sandbox where bubblewrap is missing (README: For teachers). LESSONS=01_attention,02_multi_head_attention:
-# the lessons the class is set, the only ones graded and counted (default: all); STUDENT=ada and/or
+# the lessons the class is set, the only ones graded and counted (default: c.EncoderCourse.lessons in
+# nbgrader_config.py, else all); STUDENT=ada and/or
 # LESSON=01_attention grade just those (the others keep their stored results; every file is still written
 # for the whole class).
 grade: setup
@@ -82,7 +83,8 @@ grade: setup
 
 # What the class got wrong and what to re-teach, from what make grade left (grades_by_exercise.csv, the
 # gradebook, autograded/), without grading again: report/index.html and report/mistakes.csv. make grade
-# writes them too. LESSONS=01_attention,02_multi_head_attention counts only those lessons (default: all);
+# writes them too. LESSONS=01_attention,02_multi_head_attention counts only those lessons (default: the course's
+# setting, c.EncoderCourse.lessons in nbgrader_config.py, else all);
 # LAB_URL=https://<hub>/user/<you>/ links each lesson to your JupyterLab (on a hub it is found by itself).
 report: setup
 	$(BIN)/python -m encoder_lib.grading.class_report $(if $(LESSONS),--lessons "$(LESSONS)") \

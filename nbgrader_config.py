@@ -28,6 +28,10 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 #: `make hub-install` again.
 EXCHANGE = "/srv/nbgrader/exchange"
 
+#: The lessons the class is set, the only ones `make grade` grades and counts and `make report` shows (a lesson
+#: not set is not shown as missing); `make grade LESSONS=...` overrides it. Unset: every lesson.
+# c.EncoderCourse.lessons = ["01_attention", "02_multi_head_attention"]
+
 c.CourseDirectory.course_id = "encoder-course"
 c.CourseDirectory.root = ROOT
 c.CourseDirectory.source_directory = "notebooks"

@@ -3,6 +3,8 @@
 - ``LESSONS=`` (``--lessons``): the lessons the class is set are the only
   ones graded and counted, in every output, and a lesson not set is not
   shown as missing;
+- else ``c.EncoderCourse.lessons`` in the course's ``nbgrader_config.py``
+  sets them, for ``make grade`` and ``make report`` alike;
 - ``STUDENT=`` and ``LESSON=`` (``--student``, ``--lesson``) grade just
   those: the others keep their stored results, every output file is still
   written for the whole class, and the summary says what was graded now;
@@ -89,7 +91,7 @@ def test_only_the_lessons_set_are_graded_and_counted_and_none_other_is_missing(c
     assert {lesson for _, lesson, _ in rows} == set(SET)
     assert rows["cy", SET[1], "split_heads"]["status"] == "missing"
     assert all(r["status"] == "passed" for (s, l, _), r in rows.items() if not (s == "cy" and l == SET[1]))
-    assert f"lessons set (LESSONS=): {', '.join(SET)}" in first.stdout
+    assert f"lessons set: {', '.join(SET)} (LESSONS=" in first.stdout
     assert "graded 3 learners, 2 lessons each: 5 handed in, 1 missing" in first.stdout
     page = (root / "feedback" / "ada" / "index.html").read_text()
     assert f"{sum(FULL.values()):g} of {sum(FULL.values()):g} points" in page and "03_feed_forward" not in page
@@ -216,6 +218,33 @@ def test_marks_given_by_hand_in_formgrader_reach_the_csv_the_lms_file_the_page_a
         {(s, e): float(r["points"]) for (s, l, e), r in rows.items() if l == lesson}, "counted once, not twice"
     by_hand = (root / "report" / "index.html").read_text()
     assert "&lt;b&gt;mind&lt;/b&gt; the axis" in by_hand
+
+
+@pytest.mark.grading
+def test_without_lessons_the_course_setting_sets_the_lessons_for_make_grade_and_make_report(course):
+    root, _ = course
+    config = root / "nbgrader_config.py"
+    original = config.read_text()
+    try:
+        config.write_text(original + f"\nc.EncoderCourse.lessons = [{SET[0]!r}]\n")
+        assert report.lessons_set(root) == [SET[0]]
+        assert {lesson for _, lesson, _ in by_exercise(root)} == set(SET)  # as graded with LESSONS= before
+        made = subprocess.run([sys.executable, "-m", "encoder_lib.grading.class_report", "--root", str(root)],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert made.returncode == 0, made.stderr
+        assert SET[1] not in (root / "report" / "index.html").read_text(), "make report takes the setting"
+        done = run_grader(root)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"lessons set: {SET[0]} (LESSONS=" in done.stdout
+        assert {lesson for _, lesson, _ in by_exercise(root)} == {SET[0]}
+        with open(root / "grades_lms.csv", newline="") as f:
+            assert next(csv.reader(f))[len(report.LMS_COLUMNS):] == [SET[0], report.LMS_TOTAL]
+        config.write_text(original + f"\nc.EncoderCourse.lessons = {SET[0]!r}\n")
+        refused = run_grader(root)
+        assert refused.returncode == 2 and "must be a list of lesson names" in refused.stderr, refused.stderr
+    finally:
+        config.write_text(original)
+    assert report.lessons_set(root) is None
 
 
 # ---------------------------------------------------------------- the feedback page on a phone

@@ -1241,6 +1241,7 @@ def main(argv=None):
     lessons = [name.strip() for name in args.lessons.split(",") if name.strip()] if args.lessons else None
     started = time.perf_counter()
     try:
+        lessons = lessons or report.lessons_set(args.root.resolve())  # LESSONS=, else the course's setting
         written = build(args.root.resolve(), lessons, args.lab_url)
     except (ValueError, FileNotFoundError) as exc:
         print(f"make report: {exc}", file=sys.stderr)

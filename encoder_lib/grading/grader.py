@@ -14,7 +14,8 @@ created on first use, never released) and the submission's SHA-256. The
 results come back as plain arrays and are compared here, where no learner
 code runs.
 
-``--lessons`` names the lessons the class is set: the only ones graded and
+``--lessons`` (else ``c.EncoderCourse.lessons`` in the course's
+``nbgrader_config.py``) names the lessons the class is set: the only ones graded and
 counted (in the totals, the CSV files, the feedback pages and the report);
 a lesson not set is not shown as missing. ``--student`` and ``--lesson``
 grade just those learners and lessons: every other one keeps the results
@@ -569,6 +570,7 @@ class ClassRun:
         for what, names in (("LESSONS", self.set_lessons), ("LESSON", self.only_lessons)):
             unknown = [name for name in names or () if name not in every]
             if unknown:
+                what += " (or c.EncoderCourse.lessons in nbgrader_config.py)" if what == "LESSONS" else ""
                 raise SystemExit(f"{what} must name lessons of the course ({', '.join(every)}); got "
                                  f"{', '.join(map(repr, unknown))}")
         self.lessons = {lesson: names for lesson, names in every.items()
@@ -809,8 +811,12 @@ def _grade_locked(root, args):
         return 2
     limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
     try:
-        results, summary = grade_class(root, args.jobs, args.force, args.unsafe, limits, lessons=args.lessons,
+        lessons = args.lessons or report.lessons_set(root)  # LESSONS=, else the course's setting
+        results, summary = grade_class(root, args.jobs, args.force, args.unsafe, limits, lessons=lessons,
                                        students=args.student, only_lessons=args.lesson)
+    except ValueError as exc:
+        print(f"make grade: {exc}: nothing graded", file=sys.stderr)
+        return 2
     except SystemExit as exc:
         if isinstance(exc.code, str):
             print(f"make grade: {exc.code}: nothing graded", file=sys.stderr)

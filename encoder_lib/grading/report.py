@@ -140,11 +140,29 @@ def _umask():
 # ---------------------------------------------------------------- the gradebook
 
 
-def _course_id(root):
+def _course_config(root):
     from traitlets.config.loader import PyFileConfigLoader
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-    return config.CourseDirectory.get("course_id", "default_course")
+    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+
+
+def _course_id(root):
+    return _course_config(root).CourseDirectory.get("course_id", "default_course")
+
+
+def lessons_set(root):
+    """The lessons the class is set, as the course's ``nbgrader_config.py`` says
+    (``c.EncoderCourse.lessons = ["01_attention", ...]``), or None (every lesson; also without the file).
+    ValueError when it is not a list of names."""
+    if not (Path(root) / "nbgrader_config.py").is_file():
+        return None
+    lessons = _course_config(root).EncoderCourse.get("lessons")
+    if lessons is None:
+        return None
+    if isinstance(lessons, str) or not all(isinstance(name, str) for name in lessons):
+        raise ValueError(f"c.EncoderCourse.lessons in nbgrader_config.py must be a list of lesson names, got "
+                         f"{lessons!r}")
+    return list(lessons) or None
 
 
 def _gradebook(root):
@@ -512,8 +530,9 @@ def summary_text(results, summary):
              f"{int(minutes)} min {seconds:.0f} s"
              + (f" with {summary['jobs']} worker{'s' * (summary['jobs'] > 1)}" if summary["jobs"] else "")]
     if summary.get("set_lessons"):
-        lines.append(f"lessons set (LESSONS=): {', '.join(summary['set_lessons'])}: the only ones graded and counted "
-                     f"in the totals, the CSV files, the feedback pages and the report")
+        lines.append(f"lessons set: {', '.join(summary['set_lessons'])} (LESSONS=, else c.EncoderCourse.lessons in "
+                     f"nbgrader_config.py): the only ones graded and counted in the totals, the CSV files, the "
+                     f"feedback pages and the report")
     if summary.get("only_students") or summary.get("only_lessons"):
         chosen = ([f"learner{'s' * (len(summary['only_students']) > 1)} {', '.join(summary['only_students'])}"]
                   if summary.get("only_students") else []) + \
