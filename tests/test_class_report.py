@@ -251,6 +251,30 @@ def test_late_hand_ins_and_marks_given_by_hand_in_formgrader_reach_the_page(tmp_
     assert "0 points: 2" in histogram and "2 points: 1" in histogram, "bob's 1.5 + 0.5 by hand counts"
 
 
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's models under SQLAlchemy 2
+def test_the_late_column_make_grade_writes_decides_what_is_late_not_the_gradebook_s_file_time(tmp_path):
+    import datetime
+
+    copy_notebooks(tmp_path)
+    late = {"ada": 7500, "bob": "", "cy": ""}  # cy's notebook was copied in by hand: no exchange time, never late
+    rows = [(s, "01_attention", e, 0.0, 2.0, "failed", "it differs", "", "sums", "", late[s])
+            for s in late for e in ("softmax", "scaled_dot_product_attention")]
+    report.write_csv(tmp_path / "grades_by_exercise.csv", COLUMNS + (report.GRADER_POINTS, report.LATE), rows)
+    with open_gradebook(tmp_path) as book:
+        add_lesson(book, "01_attention", due="2026-12-10 17:00:00 UTC")
+        for student in late:
+            book.update_or_create_student(student)
+        hand_in(book, "01_attention", "ada", datetime.datetime(2026, 12, 10, 19, 5), penalty=4.0)
+        hand_in(book, "01_attention", "bob", datetime.datetime(2026, 12, 10, 16, 0))
+        hand_in(book, "01_attention", "cy", datetime.datetime(2026, 12, 20, 9, 0))  # the file's time, as recorded
+    read, _ = class_report.read_rows(tmp_path / "grades_by_exercise.csv")
+    assert [r.late for r in read] == [7500.0, 7500.0, 0.0, 0.0, 0.0, 0.0]
+    class_report.build(tmp_path)
+    page = soup(tmp_path / "report" / "index.html")
+    listed = [[td.get_text() for td in row.select("td")] for row in page.select("section:has(> h2#late) tbody tr")]
+    assert listed == [["01_attention", "ada", "2 h 5 min late", "4"]]
+
+
 # ------------------------------------------------------------------ a learner's hostile text
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'

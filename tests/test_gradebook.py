@@ -192,3 +192,72 @@ def test_make_extension_says_what_it_set_and_refuses_a_bad_one(tmp_path):
     refused = run("--student", "ada", "--lesson", "01_attention", "--due", "tomorrow-ish")
     assert refused.returncode == 2 and "make extension: due must be a time" in refused.stderr
     assert deadlines.read_extensions(tmp_path) == {("ada", "01_attention"): UTC(2026, 12, 12, 17)}
+
+
+def test_an_extension_without_a_due_date_is_never_late():
+    rules = deadlines.Deadlines({}, {("ada", "01_attention"): UTC(2026, 12, 12, 17)})
+    assert rules.seconds_late("ada", "01_attention", UTC(2026, 12, 20)) == 0
+    assert rules.extension("ada", "01_attention") is None
+
+
+def test_lateness_takes_nbgrader_s_penalty_only_for_a_late_hand_in(tmp_path):
+    made = []
+
+    def penalties():
+        made.append(1)
+        return deadlines.Penalties(course_with(tmp_path, "\nc.LateSubmissionPlugin.penalty_method = 'zero'\n"))
+
+    rules = deadlines.Deadlines({"01_attention": UTC(2026, 12, 10, 17)},
+                                {("ada", "01_attention"): UTC(2026, 12, 12, 17)})
+    on_time = rules.lateness("ada", "01_attention", UTC(2026, 12, 11, 17), 6.0, penalties)
+    assert (bool(on_time), on_time.penalty, on_time.extension) == (False, 0.0, datetime.timedelta(days=2))
+    assert not made, "nbgrader's plugin is made for a late hand-in only"
+    late = rules.lateness("bob", "01_attention", UTC(2026, 12, 10, 19, 5), 6.0, penalties)
+    assert (late.seconds, late.penalty, late.extension) == (2 * 3600 + 300, 6.0, None)
+    assert late.words() == "handed in 2 h 5 min late (due 2026-12-10 17:00 UTC), penalty 6"
+    copied = rules.lateness("bob", "01_attention", None, 6.0, penalties)
+    assert not copied and copied.penalty == 0.0
+
+
+def test_the_exchange_s_time_is_timestamp_txt_s_never_the_file_s(tmp_path):
+    from encoder_lib.grading import submissions
+
+    notebook = tmp_path / "01_attention.ipynb"
+    notebook.write_text("{}")
+    assert submissions.exchange_time(notebook) is None, "copied in by hand"
+    (tmp_path / "timestamp.txt").write_text("2026-12-10 18:00:00.000000 Europe/Paris")
+    assert submissions.exchange_time(notebook) == UTC(2026, 12, 10, 17)
+    (tmp_path / "timestamp.txt").write_text("on time, promise")
+    assert submissions.exchange_time(notebook) is None
+
+
+def test_make_grade_records_the_penalty_and_the_extension_as_nbgrader_does(tmp_path):
+    import warnings
+
+    from encoder_lib.grading import report
+    from encoder_lib.grading.grader import Result
+    from report_class import add_lesson
+
+    with new_gradebook(tmp_path) as book:
+        add_lesson(book, "01_attention", due="2026-12-10 17:00:00 UTC")
+    notebook = tmp_path / "submitted" / "ada" / "01_attention" / "01_attention.ipynb"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text("{}")
+    (notebook.parent / "timestamp.txt").write_text("2026-12-11 17:00:00.000000 UTC")
+    results = [Result("ada", "01_attention", "softmax", 2.0, 2.0, "passed")]
+    for late in (deadlines.Lateness(86400, 2.0, None), deadlines.Lateness(0, 0.0, datetime.timedelta(days=2)),
+                 None):
+        writer = report.GradebookWriter(tmp_path, ["ada"])
+        try:
+            writer.record("ada", "01_attention", notebook, results, late)
+            writer.commit()
+        finally:
+            writer.close()
+        with warnings.catch_warnings(), open_gradebook(tmp_path) as book:
+            warnings.simplefilter("ignore")
+            submission = book.find_submission("01_attention", "ada")
+            assert submission.extension == (late.extension if late is not None else None)
+            penalised = late is not None and late.penalty
+            assert [n.late_submission_penalty for n in submission.notebooks] == [late.penalty if penalised else None]
+        grades = (tmp_path / "grades.csv").read_text().splitlines()  # ...,penalty,score,max_score as nbgrader's
+        assert grades[1].split(",")[-3:] == (["2.0", "0.0", "4.0"] if penalised else ["0.0", "2.0", "4.0"])

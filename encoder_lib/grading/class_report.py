@@ -104,6 +104,7 @@ class Row:
     mistakes: tuple = ()
     diagnosis: str = ""
     grader_points: float = None  # the grader's own, where the CSV's points were marked by hand
+    late: float = None  # the seconds the lesson came late (0: on time); None: an older CSV without the column
 
     @property
     def auto_points(self):
@@ -136,11 +137,13 @@ def _row(fields, path, line):
                          f"{report.plain_text(status)[:40]!r}")
     mistakes = tuple(m.strip() for m in (fields.get("mistake") or "").split(MISTAKE_JOIN.strip()) if m.strip())
     by_grader = (fields.get(report.GRADER_POINTS) or "").strip()
+    late = fields.get(report.LATE)
+    late = None if late is None else _number(late.strip(), path, line, report.LATE) if late.strip() else 0.0
     return Row(fields["student_id"], fields["lesson"], fields["exercise"],
                _number(fields["points"], path, line, "points"), _number(fields["max_points"], path, line,
                                                                            "max_points"),
                status, fields["note"], mistakes, (fields.get("diagnosis") or "").strip(),
-               _number(by_grader, path, line, report.GRADER_POINTS) if by_grader else None)
+               _number(by_grader, path, line, report.GRADER_POINTS) if by_grader else None, late)
 
 
 def read_rows(path):
@@ -898,7 +901,9 @@ class LateHandIn:
 class FromGradebook:
     """What the gradebook adds to grades_by_exercise.csv: the roster's ``names``, the scores and comments given by
     hand in formgrader (``manual``: ``{(student, lesson, exercise): gradebook.Manual}``), and the ``late``
-    hand-ins (by their recorded time against the due date or the learner's extension, with their penalty)."""
+    hand-ins with their recorded penalty: late as the CSV's ``late`` column says (``make grade`` wrote it, by the
+    exchange's time), or, in an older CSV without it, by the gradebook's recorded time against the due date or
+    the learner's extension."""
 
     names: dict = field(default_factory=dict)
     manual: dict = field(default_factory=dict)
@@ -908,9 +913,16 @@ class FromGradebook:
     def read(cls, root, rows):
         from .deadlines import Deadlines
 
-        rules, recorded = Deadlines.read(root), gradebook.late(root)
-        handed = dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing")
+        recorded = gradebook.late(root)
         late = []
+        if any(r.late is not None for r in rows):  # the CSV says
+            flagged = {(r.student_id, r.lesson): r.late for r in rows if r.late and r.status != "missing"}
+            for (student, lesson), seconds in flagged.items():
+                hand_in = recorded.get((student, lesson))
+                late.append(LateHandIn(student, lesson, seconds, hand_in.penalty if hand_in else 0.0))
+            return cls(roster(root), gradebook.manual_marks(root), late)
+        rules = Deadlines.read(root)
+        handed = dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing")
         for student, lesson in handed:
             hand_in = recorded.get((student, lesson))
             seconds = rules.seconds_late(student, lesson, hand_in.handed_in) if hand_in else 0.0

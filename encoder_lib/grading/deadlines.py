@@ -7,8 +7,8 @@
 - One learner's **extension** is a line of ``extensions.csv`` in the course
   folder (``student_id,lesson,due``: a later due date for that learner and
   lesson), written by ``make extension STUDENT=... LESSON=... DUE=...``;
-  ``make grade`` records it in the gradebook too (``SubmittedAssignment.extension``),
-  where nbgrader's formgrader shows it.
+  ``make grade`` records it in the gradebook too (``SubmittedAssignment.extension``,
+  the time beyond the lesson's due date), where nbgrader's formgrader shows it.
 - A hand-in's **time** is the exchange's: the ``timestamp.txt`` that ``nbgrader
   collect`` writes beside the notebook (from the learner's ``nbgrader submit``).
   A notebook copied in by hand has none and is never late; the time it was
@@ -19,6 +19,14 @@
   ``none``, the default, or ``zero``), called as nbgrader calls it, with the
   lesson's score and the seconds late, and bounded as nbgrader bounds it
   (between 0 and the score).
+- What ``make grade`` does with them (``Deadlines.lateness``): for each
+  handed-in lesson, the seconds late and the penalty, recorded in the
+  gradebook as nbgrader's ``AssignLatePenalties`` records them
+  (``SubmittedNotebook.late_submission_penalty``, so grades.csv has them as
+  ``nbgrader export`` would), the ``late`` column of grades_by_exercise.csv
+  (the seconds, on each of the lesson's rows), the lesson's score less the
+  penalty in grades_lms.csv and on the feedback page, which says how late
+  and the penalty; the class report lists them.
 
     python -m encoder_lib.grading.deadlines --student ada --lesson 01_attention --due "2026-12-12 17:00:00 UTC"
 """
@@ -107,8 +115,11 @@ class Deadlines:
         return cls(due_dates(root), read_extensions(root))
 
     def due_for(self, student, lesson):
-        """When ``student``'s ``lesson`` was due (their extension, else the lesson's due date), or None."""
-        return self.extended.get((student, lesson)) or self.due.get(lesson)
+        """When ``student``'s ``lesson`` was due (their extension, else the lesson's due date), or None: a lesson
+        without a due date is never late, whatever extension (nbgrader's is a time beyond the due date)."""
+        if self.due.get(lesson) is None:
+            return None
+        return self.extended.get((student, lesson)) or self.due[lesson]
 
     def extension(self, student, lesson):
         """The extension as nbgrader records it (a ``timedelta`` beyond the lesson's due date), or None."""
@@ -121,6 +132,37 @@ class Deadlines:
         if handed_in is None or due is None:
             return 0.0
         return max(0.0, (handed_in - due).total_seconds())
+
+
+    def lateness(self, student, lesson, handed_in, score, penalties):
+        """The ``Lateness`` of ``student``'s ``lesson`` handed in at ``handed_in`` (the exchange's time, naive UTC;
+        None: unknown, never late) with ``score`` points: the penalty is ``penalties``' (a ``Penalties``, or a
+        callable that makes one: called only for a late hand-in)."""
+        seconds = self.seconds_late(student, lesson, handed_in)
+        if seconds > 0 and callable(penalties):
+            penalties = penalties()
+        penalty = penalties.penalty(student, score, seconds) if seconds > 0 else 0.0
+        return Lateness(seconds, penalty, self.extension(student, lesson), self.due_for(student, lesson))
+
+
+@dataclass(frozen=True)
+class Lateness:
+    """How late one hand-in came (``seconds``; 0: on time, or no due date, or no exchange time), the late penalty
+    nbgrader's setting takes for it (points), the learner's extension as nbgrader records it (a ``timedelta``
+    beyond the lesson's due date, or None) and when it was due for them (naive UTC, or None)."""
+
+    seconds: float = 0.0
+    penalty: float = 0.0
+    extension: object = None
+    due: object = None
+
+    def __bool__(self):
+        return self.seconds > 0
+
+    def words(self):
+        """``handed in 2 h 5 min late (due 2026-12-10 17:00 UTC), penalty 4``, as the feedback page says it."""
+        due = f" (due {self.due:%Y-%m-%d %H:%M} UTC)" if self.due is not None else ""
+        return f"handed in {late_words(self.seconds)}{due}, penalty {self.penalty:g}"
 
 
 def late_words(seconds):

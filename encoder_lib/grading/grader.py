@@ -66,7 +66,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import feedback, report, sandbox, submissions, wire
+from . import deadlines, feedback, report, sandbox, submissions, wire
 from .compare import Raised, allowed_names, build_cases, close, hidden_rngs
 from .feedback import Outcome
 from .exercises import EXERCISES
@@ -553,6 +553,7 @@ class ClassRun:
     out: object
     results: dict = field(default_factory=dict)  # (student, lesson) -> [Result]
     handed_in: dict = field(default_factory=dict)  # (student, lesson) -> notebook path, for the gradebook
+    exchange: dict = field(default_factory=dict)  # (student, lesson) -> the exchange's time of every hand-in, or None
     tasks: list = field(default_factory=list)
     notices: list = field(default_factory=list)
     machine: list = field(default_factory=list)  # (student, lesson, why)
@@ -566,6 +567,15 @@ class ClassRun:
         self.started = time.perf_counter()
         self.secret = course_secret(self.root)
         self.version = grader_version(self.secret, self.limits)
+        self.deadlines = deadlines.Deadlines.read(self.root)  # the gradebook's due dates, extensions.csv
+        self.penalties = None  # nbgrader's late-penalty plugin, made before grading where a lesson has a due date
+        if self.deadlines.due:
+            try:
+                self._penalties()
+            except Exception as exc:  # the course's plugin_class or penalty_method: said before anything is graded
+                raise SystemExit(f"nbgrader's late-penalty setting in nbgrader_config.py (AssignLatePenalties, "
+                                 f"LateSubmissionPlugin) cannot be used: {type(exc).__name__}: {exc}") from None
+        self.late = {}  # (student, lesson) -> deadlines.Lateness of the results it was computed for
         every = lessons_with_exercises()
         for what, names in (("LESSONS", self.set_lessons), ("LESSON", self.only_lessons)):
             unknown = [name for name in names or () if name not in every]
@@ -615,6 +625,7 @@ class ClassRun:
         elif handed.problem:
             self.results[student, lesson] = lesson_rows(student, lesson, handed.status, handed.problem)
         else:
+            self.exchange[student, lesson] = submissions.exchange_time(handed.path)
             try:
                 digest = hashlib.sha256(read_notebook(handed.path)).hexdigest()
             except NotebookProblem as problem:
@@ -650,8 +661,23 @@ class ClassRun:
             self.counts["regraded"] += 1
         gradebook.commit()  # one learner at a time: an interrupted run loses none it recorded
 
+    def _penalties(self):
+        if self.penalties is None:
+            self.penalties = deadlines.Penalties(self.root)
+        return self.penalties
+
+    def lateness(self, student, lesson, rows):
+        """The ``deadlines.Lateness`` of a handed-in lesson with these results: by the exchange's time (none: never
+        late) against its due date or the learner's extension, the penalty nbgrader's setting takes from its
+        grader's points."""
+        score = sum(r.points for r in rows if r.exercise != NOTEBOOK)
+        late = self.deadlines.lateness(student, lesson, self.exchange.get((student, lesson)), score, self._penalties)
+        self.late[student, lesson] = late
+        return late
+
     def record(self, gradebook, student, lesson, rows):
-        problem = gradebook.record(student, lesson, self.handed_in[student, lesson], rows)
+        problem = gradebook.record(student, lesson, self.handed_in[student, lesson], rows,
+                                   self.lateness(student, lesson, rows))
         if problem:
             self.notices.append(f"{student} {lesson}: {problem}")
 
@@ -680,15 +706,22 @@ class ClassRun:
 
     def write(self, jobs, limits_text):
         ordered = [r for student in self.students for lesson in self.lessons for r in self.results[student, lesson]]
+        # every hand-in's lateness (also of one this run did not grade: STUDENT=, LESSON=), from the grader's points
+        late = {key: self.late[key] if key in self.late else self.lateness(*key, self.results[key])
+                for key in self.exchange if key in self.results}
         ordered = report.by_hand(ordered, self.root)  # what the teacher marked in formgrader
-        report.write_csvs(self.root, ordered)
-        report.write_feedback(self.root, ordered)
-        report.write_lms_csv(self.root, ordered, list(self.lessons))
+        report.write_csvs(self.root, ordered, late)
+        report.write_feedback(self.root, ordered, late)
+        report.write_lms_csv(self.root, ordered, list(self.lessons),
+                             {key: lateness.penalty for key, lateness in late.items() if lateness.penalty})
         missing = sum(rows[0].status == "missing" for rows in self.results.values())
         summary = {"learners": len(self.students), "lessons": len(self.lessons),
                    "set_lessons": self.set_lessons and list(self.lessons), "only_students": self.only_students,
                    "only_lessons": self.only_lessons,
                    "handed_in": len(self.students) * len(self.lessons) - missing, "missing": missing,
+                   "late": sum(bool(lateness) for lateness in late.values()),
+                   "untimed": sum(when is None and lesson in self.deadlines.due
+                                  for (_, lesson), when in self.exchange.items()),
                    **self.counts, "seconds": time.perf_counter() - self.started, "jobs": jobs, "unsafe": self.unsafe,
                    "notices": self.notices, "machine": self.machine, "limits": limits_text}
         return ordered, summary

@@ -13,10 +13,14 @@
   measured where no mistake explains the failure (joined by `` | ``);
   where the teacher marked an exercise by hand in formgrader, ``points``
   is theirs (their score, else the grader's, plus extra credit), the note
-  says so with their comment, and ``grader_points`` holds the grader's own.
+  says so with their comment, and ``grader_points`` holds the grader's own;
+  ``late`` is the seconds after its due date (or the learner's extension,
+  ``deadlines``) the lesson was handed in, by the exchange's time, on each of
+  its rows (empty: on time, no due date, or no exchange time).
 - ``feedback/<student_id>/index.html``: one self-contained page per learner
   (no scripts, nothing fetched; formulas as MathML), with each exercise's
-  points and, where points were lost, why and the likely mistake; it reads
+  points and, where points were lost, why and the likely mistake, and for
+  a lesson handed in late, how late and nbgrader's penalty; it reads
   on a phone (375 px wide) without sideways scrolling, and a formula too
   long for the screen scrolls within its own line.
 - ``grades_lms.csv``: one row per learner for a learning platform's
@@ -56,6 +60,8 @@ COLUMNS = ("student_id", "lesson", "exercise", "points", "max_points", "status",
 FEEDBACK_COLUMNS = ("mistake", "diagnosis")
 #: Written last: the grader's own points, where the teacher marked the exercise by hand (``by_hand``), else empty.
 GRADER_POINTS = "grader_points"
+#: Written after ``GRADER_POINTS``: the seconds the lesson came late (``deadlines``), else empty.
+LATE = "late"
 #: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -182,11 +188,13 @@ def gradebook_students(root):
 
 
 def _held(gradebook):
-    """What the gradebook holds now, in one query: {(student, lesson): (timestamp, {grade cell: (score, manual?)})}."""
+    """What the gradebook holds now, in one query: {(student, lesson): (timestamp, {grade cell: (score, manual?)},
+    extension, late penalty)}."""
     from nbgrader.api import Assignment, BaseCell, Grade, Student, SubmittedAssignment, SubmittedNotebook
 
     query = (gradebook.db.query(Student.id, Assignment.name, SubmittedAssignment.timestamp, BaseCell.name,
-                                Grade.auto_score, Grade.needs_manual_grade)
+                                Grade.auto_score, Grade.needs_manual_grade, SubmittedAssignment.extension,
+                                SubmittedNotebook.late_submission_penalty)
              .select_from(Grade)
              .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
              .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
@@ -194,8 +202,8 @@ def _held(gradebook):
              .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
              .join(BaseCell, Grade.cell_id == BaseCell.id))
     held = {}
-    for student, lesson, timestamp, cell, score, manual in query:
-        held.setdefault((student, lesson), (timestamp, {}))[1][cell] = (score, manual)
+    for student, lesson, timestamp, cell, score, manual, extension, penalty in query:
+        held.setdefault((student, lesson), (timestamp, {}, extension, penalty))[1][cell] = (score, manual)
     return held
 
 
@@ -212,8 +220,10 @@ class GradebookWriter:
     """Keeps the gradebook in step with the results, one learner at a time as they come in.
 
     Every handed-in submission is recorded with its scores as ``nbgrader
-    autograde`` records them (auto scores, nothing left for manual grading);
-    what the gradebook already holds is not written again. ``close`` commits
+    autograde`` records them (auto scores, nothing left for manual grading),
+    and its late penalty and the learner's extension as nbgrader's
+    ``AssignLatePenalties`` and formgrader record them; what the gradebook
+    already holds is not written again. ``close`` commits
     and writes grades.csv from the gradebook.
     """
 
@@ -233,30 +243,36 @@ class GradebookWriter:
         self.submitted = _submitted(self.gradebook)
         self._lessons, self._students = {}, {}
 
-    def record(self, student, lesson, notebook, results):
-        """Record one submission (committed by ``commit``); returns a note on its timestamp when that was
+    def record(self, student, lesson, notebook, results, late=None):
+        """Record one submission (committed by ``commit``) with its ``late`` penalty and extension (a
+        ``deadlines.Lateness``; None: on time, no extension); returns a note on its timestamp when that was
         ignored, else None."""
         from nbgrader import utils
 
         when, problem = handed_in_at(notebook)
         timestamp = utils.parse_utc(when)
         scores = {f"{r.exercise}_tests": r.points for r in results if r.exercise != NOTEBOOK}
+        # as AssignLatePenalties leaves it: None unless late with a penalty
+        penalty = float(late.penalty) if late and late.penalty else None
+        extension = late.extension if late is not None else None
         there = self.held.get((student, lesson))
-        if there and there[0] == timestamp and all(there[1].get(cell) == (points, False)
-                                                   for cell, points in scores.items()):
+        if there and there[0] == timestamp and there[2] == extension and there[3] == penalty and \
+                all(there[1].get(cell) == (points, False) for cell, points in scores.items()):
             return problem  # already recorded
         if (student, lesson) not in self.submitted:
-            self._add(student, lesson, timestamp, scores)
+            self._add(student, lesson, timestamp, scores, penalty, extension)
             return problem
-        submission = self.gradebook.update_or_create_submission(lesson, student, timestamp=timestamp)
-        for graded in submission.notebooks:
+        submission = self.gradebook.update_or_create_submission(lesson, student, timestamp=timestamp,
+                                                                extension=extension)
+        for n, graded in enumerate(submission.notebooks):
+            graded.late_submission_penalty = penalty if n == 0 else None
             for grade in graded.grades:
                 if grade.name in scores:
                     grade.auto_score = scores[grade.name]
                     grade.needs_manual_grade = False
         return problem
 
-    def _add(self, student, lesson, timestamp, scores):
+    def _add(self, student, lesson, timestamp, scores, penalty=None, extension=None):
         """A new submission, as nbgrader's ``add_submission`` makes it (every notebook, grade and comment of the
         lesson mirrored) with its auto scores set, added without a commit of its own (nbgrader's commits per
         submission were most of the grader's time on a class of 500)."""
@@ -267,9 +283,11 @@ class GradebookWriter:
         if student not in self._students:
             self._students[student] = self.gradebook.find_student(student)
         submission = SubmittedAssignment(assignment=self._lessons[lesson], student=self._students[student],
-                                         timestamp=timestamp)
-        for notebook in self._lessons[lesson].notebooks:
-            graded = SubmittedNotebook(notebook=notebook, assignment=submission)
+                                         timestamp=timestamp, extension=extension)
+        for n, notebook in enumerate(self._lessons[lesson].notebooks):
+            # a lesson is one notebook: its penalty is the lesson's
+            graded = SubmittedNotebook(notebook=notebook, assignment=submission,
+                                       late_submission_penalty=penalty if n == 0 else None)
             for cell in notebook.grade_cells:
                 grade = Grade(cell_id=cell.id, notebook=graded)
                 if cell.name in scores:
@@ -328,10 +346,17 @@ def write_grades_csv(gradebook, path):
 # ---------------------------------------------------------------- the CSV file
 
 
-def write_csvs(root, results):
-    write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS + FEEDBACK_COLUMNS + (GRADER_POINTS,),
+def write_csvs(root, results, late=None):
+    """grades_by_exercise.csv, with ``late`` (``{(student, lesson): deadlines.Lateness}``) as its last column."""
+    late = late or {}
+
+    def seconds(r):
+        lateness = late.get((r.student_id, r.lesson))
+        return int(round(lateness.seconds)) if lateness else ""
+
+    write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS + FEEDBACK_COLUMNS + (GRADER_POINTS, LATE),
               [(r.student_id, r.lesson, r.exercise, r.points, r.max_points, r.status, r.note, r.mistake, r.diagnosis,
-                "" if r.grader_points is None else r.grader_points) for r in results])
+                "" if r.grader_points is None else r.grader_points, seconds(r)) for r in results])
 
 
 def by_hand(results, root):
@@ -390,12 +415,13 @@ def lms_rows(results, lessons, roster, penalties=None):
     return rows
 
 
-def write_lms_csv(root, results, lessons):
+def write_lms_csv(root, results, lessons, penalties=None):
     """``grades_lms.csv``, for a learning platform's gradebook import (``lms_rows``), with the gradebook's roster
-    and late penalties."""
+    and ``penalties`` (``{(student, lesson): points}``; by default the late penalties the gradebook recorded)."""
     from . import gradebook
 
-    penalties = {key: late.penalty for key, late in gradebook.late(root).items() if late.penalty}
+    if penalties is None:
+        penalties = {key: late.penalty for key, late in gradebook.late(root).items() if late.penalty}
     write_csv(Path(root) / "grades_lms.csv", LMS_COLUMNS + tuple(lessons) + (LMS_TOTAL,),
               lms_rows(results, list(lessons), gradebook.students(root), penalties))
 
@@ -413,7 +439,7 @@ col.exercise { width: 45%; } col.points { width: 7rem; }
 .passed { color: #1b5e20; } .failed, .error, .timeout, .memory, .tampered { color: #b71c1c; } .missing, .not-answered { color: #555; }
 .formula { margin-top: .3rem; display: flex; flex-wrap: wrap; column-gap: 1em; row-gap: .2rem; }
 .formula .part { max-width: 100%; overflow-x: auto; overflow-y: hidden; padding-bottom: .1rem; }
-math { font-size: 1.25rem; } .why { margin: .2rem 0 0; }
+math { font-size: 1.25rem; } .why { margin: .2rem 0 0; } .late { color: #b71c1c; }
 @media (max-width: 40rem) {
   body { margin: 1rem auto; padding: 0 .75rem; }
   table, tbody, tr, td { display: block; width: auto; } thead, colgroup { display: none; }
@@ -473,8 +499,16 @@ def _formula(latex):
         return f"<code>{html.escape(latex)}</code>"
 
 
-def feedback_page(student, rows):
-    total = sum(r.points for r in rows if r.exercise != NOTEBOOK)
+def feedback_page(student, rows, late=None):
+    """One learner's page; ``late`` (``{lesson: deadlines.Lateness}``) says which lessons came late, how late and
+    the penalty, which the lesson's points and the total are less."""
+    late = late or {}
+    by_lesson = {}
+    for r in rows:
+        if r.exercise != NOTEBOOK:
+            by_lesson[r.lesson] = by_lesson.get(r.lesson, 0.0) + r.points
+    total = sum(max(0.0, points - (late[lesson].penalty if late.get(lesson) else 0.0))
+                for lesson, points in by_lesson.items())
     maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -488,7 +522,17 @@ def feedback_page(student, rows):
     for lesson, lesson_rows in lessons.items():
         points = sum(r.points for r in lesson_rows)
         most = sum(r.max_points for r in lesson_rows)
-        parts.append(f"<h2>{html.escape(lesson)}: {points:g} of {most:g}</h2>")
+        lateness = late.get(lesson)
+        if lateness:
+            counted = max(0.0, points - lateness.penalty)
+            parts.append(f"<h2>{html.escape(lesson)}: {counted:g} of {most:g}</h2>")
+            said = lateness.words()
+            parts.append(f"<p class=\"late\"><strong>{html.escape(said[:1].upper() + said[1:])}</strong>"
+                         + (f": {points:g} points before it" if lateness.penalty else "")
+                         + " (by the time the exchange recorded; the penalty is nbgrader's late-penalty setting's)."
+                         + "</p>")
+        else:
+            parts.append(f"<h2>{html.escape(lesson)}: {points:g} of {most:g}</h2>")
         parts.append("<table><colgroup><col class=\"exercise\"><col class=\"points\"><col></colgroup>"
                      "<thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">points</th>"
                      "<th scope=\"col\">result</th></tr></thead><tbody>")
@@ -507,13 +551,18 @@ def feedback_page(student, rows):
     return "\n".join(parts)
 
 
-def write_feedback(root, results):
-    by_student = {}
+def write_feedback(root, results, late=None):
+    """One page per learner; ``late``: ``{(student, lesson): deadlines.Lateness}``."""
+    by_student, own = {}, {}
     for r in results:
         by_student.setdefault(r.student_id, []).append(r)
+    for (student, lesson), lateness in (late or {}).items():
+        if lateness:
+            own.setdefault(student, {})[lesson] = lateness
     make_folder(Path(root) / "feedback")
     for student, rows in by_student.items():
-        write_file(make_folder(Path(root) / "feedback" / student) / "index.html", feedback_page(student, rows))
+        write_file(make_folder(Path(root) / "feedback" / student) / "index.html",
+                   feedback_page(student, rows, own.get(student)))
 
 
 # ---------------------------------------------------------------- the summary
@@ -543,6 +592,14 @@ def summary_text(results, summary):
             f"results are as stored in autograded/ ({summary.get('kept', 0)} kept"
             + (f", {summary['not_graded']} never graded, shown as not graded yet" if summary.get("not_graded") else "")
             + "); every file below is written for the whole class"))
+    if summary.get("late"):
+        lines.append(f"{summary['late']} hand-in{'s' * (summary['late'] > 1)} came after the due date (or the "
+                     f"learner's extension, extensions.csv), by the exchange's time: flagged in the late column of "
+                     f"grades_by_exercise.csv, penalised as nbgrader's late-penalty setting says (grades.csv, "
+                     f"grades_lms.csv) and said on the feedback pages")
+    if summary.get("untimed"):
+        lines.append(f"{summary['untimed']} hand-in{'s' * (summary['untimed'] > 1)} of a lesson with a due date "
+                     f"had no timestamp.txt (copied in by hand, not collected by nbgrader): never counted late")
     if summary.get("history"):
         lines.append(f"{summary['history']} earlier result{'s' * (summary['history'] > 1)} of changed submissions "
                      f"kept in autograded/<student_id>/<lesson>/history/")

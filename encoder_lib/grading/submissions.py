@@ -238,6 +238,15 @@ def handed_in_at(notebook):
         return when, f"timestamp.txt does not hold a time ({shown(text[:40])}): ignored, the file's time used"
 
 
+def exchange_time(notebook):
+    """When the exchange says the notebook was handed in: ``timestamp.txt``'s time (naive UTC, as nbgrader keeps
+    it), or None when there is none that holds a time (a notebook copied in by hand), never the file's time."""
+    if _kind(Path(notebook).parent / "timestamp.txt") != "file":
+        return None
+    when, problem = handed_in_at(notebook)
+    return None if problem else when
+
+
 # ---------------------------------------------------------------- one notebook's cells
 
 
