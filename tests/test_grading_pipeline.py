@@ -665,8 +665,8 @@ def test_make_grade_writes_the_class_report_with_every_mistake_it_named(course):
 def test_every_output_file_is_written_with_a_row_for_every_learner(course):
     rows = list(csv.reader((course.root / "grades_by_exercise.csv").read_text().splitlines()))
     assert rows[0] == ["student_id", "lesson", "exercise", "points", "max_points", "status", "note", "mistake",
-                       "diagnosis", "grader_points"]
-    assert all(len(row) == 10 for row in rows)
+                       "diagnosis", "grader_points", "late"]
+    assert all(len(row) == 11 for row in rows)
     expected = {safe_name(student) for student in course.submitted}
     assert {row[0] for row in rows[1:]} == expected
     assert {p.name for p in (course.root / "feedback").iterdir()} == expected
