@@ -32,6 +32,12 @@ EXCHANGE = "/srv/nbgrader/exchange"
 #: not set is not shown as missing); `make grade LESSONS=...` overrides it. Unset: every lesson.
 # c.EncoderCourse.lessons = ["01_attention", "02_multi_head_attention"]
 
+#: A lesson handed in after its due date (`nbgrader db assignment add <lesson> --duedate="..."`) or the learner's
+#: extension (`make extension`), by the exchange's timestamp.txt: `make grade` flags it and takes nbgrader's
+#: penalty, "none" (nbgrader's default: no points taken) or "zero" (the lesson's whole score); a plugin of your
+#: own: c.AssignLatePenalties.plugin_class = "module.Class".
+# c.LateSubmissionPlugin.penalty_method = "zero"
+
 c.CourseDirectory.course_id = "encoder-course"
 c.CourseDirectory.root = ROOT
 c.CourseDirectory.source_directory = "notebooks"
