@@ -14,21 +14,18 @@
   next ``make grade``, without grading it again.
 """
 
-import contextlib
 import csv
 import datetime
-import io
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import in_ci, load_tool
 from encoder_lib.grading import EXERCISES, grader
 from report_class import hand_in_folder, open_gradebook
+from grading_helpers import course_after_make_student
 
 # nbgrader 0.9's own models warn under SQLAlchemy 2 (RuntimeWarnings, which the suite makes errors): not ours
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
@@ -66,16 +63,7 @@ def exported(root):
 def course(tmp_path_factory):
     """A course after `make student` whose lesson 01 is due (nbgrader's gradebook) with penalty_method "zero",
     an extension for ``extended``, the four learners of ``HANDED_IN`` handing it in solved; graded once."""
-    if shutil.which("bwrap") is None:
-        if in_ci():
-            pytest.fail("CI must run the grader in its sandbox: bubblewrap is missing (.ci/run installs it)")
-        pytest.skip("bubblewrap (bwrap) is not installed: make grade needs it")
-    root = tmp_path_factory.mktemp("deadlines")
-    shutil.copytree(ROOT / "notebooks", root / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    shutil.copy(ROOT / "nbgrader_config.py", root)
-    with contextlib.redirect_stdout(io.StringIO()):
-        load_tool("student").main(["--root", str(root)])
+    root = course_after_make_student(tmp_path_factory, "deadlines")
     with open(root / "nbgrader_config.py", "a") as f:
         f.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
     due = subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "db", "assignment", "add", LESSON,

@@ -19,22 +19,20 @@
   05's long formula within the screen.
 """
 
-import contextlib
 import copy
 import csv
-import io
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import chromium_or_skip, in_ci, load_tool
+from conftest import chromium_or_skip
 from encoder_lib.grading import EXERCISES, grader, report
 from encoder_lib.grading.grader import Result
 from report_class import answer_in, hand_in_folder, open_gradebook, write_roster
+from grading_helpers import course_after_make_student
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ("01_attention", "02_multi_head_attention")
@@ -65,16 +63,7 @@ def solved(root, lesson):
 def course(tmp_path_factory):
     """A course after `make student`, with a roster, and ada, bob and cy handing in lessons 01 and 02 solved
     (cy lesson 01 only), graded with LESSONS=01,02."""
-    if shutil.which("bwrap") is None:
-        if in_ci():
-            pytest.fail("CI must run the grader in its sandbox: bubblewrap is missing (.ci/run installs it)")
-        pytest.skip("bubblewrap (bwrap) is not installed: make grade needs it")
-    root = tmp_path_factory.mktemp("selection")
-    shutil.copytree(ROOT / "notebooks", root / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    shutil.copy(ROOT / "nbgrader_config.py", root)
-    with contextlib.redirect_stdout(io.StringIO()):
-        load_tool("student").main(["--root", str(root)])
+    root = course_after_make_student(tmp_path_factory, "selection")
     write_roster(root, ["ada", "bob"])  # cy is not on the roster
     for student in LEARNERS:
         for lesson in SET[:1] if student == "cy" else SET:

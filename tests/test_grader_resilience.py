@@ -31,12 +31,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import in_ci, load_tool
 from encoder_lib.grading import grader, sandbox
 from encoder_lib.grading.submissions import safe_name
-from grading_helpers import TreeSampler, leftovers_of
+from grading_helpers import TreeSampler, course_after_make_student, leftovers_of
 
-ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 LESSON = "01_attention"
 HONEST = ("0-honest-first", "zzzz-honest-last")
@@ -48,16 +46,7 @@ FUZZ_EXAMPLES = 12
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
     """A course folder with release/ and gradebook.db, as `make student` leaves them."""
-    if shutil.which("bwrap") is None:
-        if in_ci():
-            pytest.fail("CI must run the grader in its sandbox: bubblewrap is missing (.ci/run installs it)")
-        pytest.skip("bubblewrap (bwrap) is not installed: make grade needs it")
-    root = tmp_path_factory.mktemp("base")
-    shutil.copytree(ROOT / "notebooks", root / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    shutil.copy(ROOT / "nbgrader_config.py", root)
-    with contextlib.redirect_stdout(io.StringIO()):
-        load_tool("student").main(["--root", str(root)])
+    root = course_after_make_student(tmp_path_factory, "base")
     return root
 
 
