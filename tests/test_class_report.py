@@ -462,6 +462,20 @@ def test_a_card_of_a_mistake_without_hints_or_not_yet_named_gives_its_exercise_s
         EXERCISES[bare[0]].hints[0]) == idea
 
 
+def test_a_card_of_a_failure_not_yet_named_says_what_the_grader_measured_in_the_note_s_words():
+    unnamed = group("softmax", "sums", named=False)
+    unnamed.example_student = "ann"
+    unnamed.example_note = ("batched scores (2, 3, 5), last axis: the values differ. What the checks measured: On the "
+                            "check x, your weights should sum to 1 along axis -1; they sum to 0.139 to 0.199: is the "
+                            "sum taken over every entry? The same holds on 3 other failing checks.")
+    explanation = class_report.card(unnamed, class_report.Links()).explanation
+    assert explanation == ("no catalogued mistake explains it; what the grader measured on ann's answer: On the check "
+                           "x, your weights should sum to 1 along axis -1; they sum to 0.139 to 0.199: is the sum "
+                           "taken over every entry?")
+    unnamed.example_note = "x: it raised ValueError"
+    assert class_report.card(unnamed, class_report.Links()).explanation.endswith("the grader measured: sums")
+
+
 def test_a_card_of_a_mistake_the_catalogue_no_longer_has_still_has_its_exercise_s_idea():
     built = class_report.card(group("softmax", "renamed_since"), class_report.Links())
     assert "no longer names" in built.explanation and "The softmax" in built.idea

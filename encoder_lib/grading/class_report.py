@@ -680,6 +680,24 @@ class Card:
     sections: tuple  # (anchor, link text as HTML)
 
 
+#: Where a note's diagnosis starts (feedback.Verdict.explanation writes these).
+_MEASURED = ("What the checks measured: ", "What the other checks measured: ")
+
+
+def _measured(note, most=400):
+    """The diagnosis a grader's note gives, in the note's own words (its first sentence, cut at ``most``), or ''.
+
+    >>> _measured("x: values differ. What the checks measured: your rows sum to 2. The same holds on 1 other.")
+    'your rows sum to 2.'
+    """
+    for lead in _MEASURED:
+        if lead in (note or ""):
+            text = note.split(lead, 1)[1].strip()
+            first = re.split(r"(?<=[.?!])\s+(?=[A-Z])", text, maxsplit=1)[0]
+            return first if len(first) <= most else first[:most - 1].rstrip() + "…"
+    return ""
+
+
 def _mistake(exercise, name):
     return next((m for m in exercise.mistakes if m.name == name), None) if exercise else None
 
@@ -692,7 +710,10 @@ def card(group, links):
     if group.named:
         explanation = mistake.explanation if mistake else "a mistake the course's catalogue no longer names"
     else:
-        explanation = "no catalogued mistake explains it; the grader measured: " + (group.key or NOTHING_MEASURED)
+        measured = _measured(group.example_note)
+        explanation = ("no catalogued mistake explains it; " + (
+            f"what the grader measured on {group.example_student}'s answer: {measured}" if measured else
+            f"the grader measured: {group.key or NOTHING_MEASURED}"))
     if not rungs:
         return Card(group.title, explanation, "", group.lesson, ())
     markdown = _CardMarkdown(links, group.lesson)
