@@ -169,6 +169,11 @@ class Widget:
             return "ArrowLeft" if shown["at"] >= shown["max"] else "ArrowRight"
         return "ArrowRight" if shown["kind"] == "toggle" else "Space"
 
+    def can_move(self, ci):
+        """Can control ``ci`` take another value from this state? (Lesson 02's head slider cannot with 1 head.)"""
+        shown = self.shown()["controls"][ci]
+        return shown["kind"] != "slider" or shown["min"] < shown["max"]
+
     def move_with_keyboard(self, ci):
         """Move control ``ci`` with a key: arrow keys on a slider or a toggle group, Space on a check box."""
         self.focus(ci)
