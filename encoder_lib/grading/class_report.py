@@ -69,7 +69,6 @@ REQUIRED = report.COLUMNS
 OPTIONAL = ("mistake", "diagnosis")
 MISTAKE_COLUMNS = ("lesson", "exercise", "mistake", "learners", "share", "example_student_id")
 #: How a row joins several mistakes, and several diagnosis keys.
-MISTAKE_JOIN, DIAGNOSIS_JOIN = " + ", " | "
 #: How ``mistakes.csv`` names a group of failures no catalogued mistake explains.
 UNNAMED = "not yet named: "
 NOTHING_MEASURED = "(nothing measured)"
@@ -90,32 +89,6 @@ BAR, TEXT = "#0072B2", "#1a1a1a"
 # ---------------------------------------------------------------- what grading left
 
 
-@dataclass(frozen=True)
-class Row:
-    """One row of ``grades_by_exercise.csv``; ``mistakes`` is a tuple of names, ``diagnosis`` the signature."""
-
-    student_id: str
-    lesson: str
-    exercise: str
-    points: float
-    max_points: float
-    status: str
-    note: str = ""
-    mistakes: tuple = ()
-    diagnosis: str = ""
-    grader_points: float = None  # the grader's own, where the CSV's points were marked by hand
-    late: float = None  # the seconds the lesson came late (0: on time); None: an older CSV without the column
-
-    @property
-    def auto_points(self):
-        """The grader's points, before anything marked by hand."""
-        return self.points if self.grader_points is None else self.grader_points
-
-    @property
-    def lost_points(self):
-        return self.points < self.max_points
-
-
 def _unquoted(text):
     """A field as ``report.csv_field`` wrote it, without the ``'`` it put before what looked like a formula."""
     return text[1:] if text.startswith("'") and text[1:].lstrip().startswith(report.FORMULA_STARTS) else text
@@ -130,24 +103,25 @@ def _number(text, path, line, column):
 
 
 def _row(fields, path, line):
-    """The ``Row`` of one CSV record (a dict), checked."""
+    """The ``report.Result`` of one CSV record (a dict), checked."""
     status = fields["status"]
     if status not in STATUSES:
         raise ValueError(f"{path} line {line}: status must be one of {', '.join(STATUSES)}; got "
                          f"{report.plain_text(status)[:40]!r}")
-    mistakes = tuple(m.strip() for m in (fields.get("mistake") or "").split(MISTAKE_JOIN.strip()) if m.strip())
+    mistakes = (m.strip() for m in (fields.get("mistake") or "").split(report.MISTAKE_JOIN.strip()))
     by_grader = (fields.get(report.GRADER_POINTS) or "").strip()
     late = fields.get(report.LATE)
     late = None if late is None else _number(late.strip(), path, line, report.LATE) if late.strip() else 0.0
-    return Row(fields["student_id"], fields["lesson"], fields["exercise"],
+    return report.Result(fields["student_id"], fields["lesson"], fields["exercise"],
                _number(fields["points"], path, line, "points"), _number(fields["max_points"], path, line,
                                                                            "max_points"),
-               status, fields["note"], mistakes, (fields.get("diagnosis") or "").strip(),
+               status, fields["note"], report.MISTAKE_JOIN.join(m for m in mistakes if m),
+               (fields.get("diagnosis") or "").strip(),
                _number(by_grader, path, line, report.GRADER_POINTS) if by_grader else None, late)
 
 
 def read_rows(path):
-    """``(rows, has_mistakes)``: the ``Row``s of a ``grades_by_exercise.csv``, and whether it names mistakes
+    """``(rows, has_mistakes)``: the ``report.Result``s of a ``grades_by_exercise.csv``, and whether it names mistakes
     (an older ``make grade`` wrote no mistake and diagnosis columns). ValueError, naming the line, on a bad row."""
     path = Path(path)
     with open(path, newline="", encoding="utf-8", errors="replace") as f:

@@ -69,6 +69,7 @@ import numpy as np
 from . import deadlines, feedback, report, sandbox, submissions, wire
 from .compare import Raised, allowed_names, build_cases, close, hidden_rngs
 from .feedback import Outcome
+from .report import Result
 from .exercises import EXERCISES
 from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_notebook, read_submission
 from .workers import WorkerDied, Workers
@@ -83,22 +84,6 @@ MAX_ANSWER_CHARS = 500_000
 MAX_TIME_FACTOR = 3.0
 #: A library call from an answer may take arrays up to this many times the largest its exercise's cases hold.
 CALL_GROWTH = 4
-
-
-@dataclass
-class Result:
-    """One row of grades_by_exercise.csv."""
-
-    student_id: str
-    lesson: str
-    exercise: str
-    points: float
-    max_points: float
-    status: str
-    note: str = ""
-    mistake: str = ""  # the catalogued mistakes the feedback named, joined by " + "
-    diagnosis: str = ""  # else the keys of what its diagnosis measured, joined by " | "
-    grader_points: float = None  # the grader's own points where the teacher marked it by hand (report.by_hand)
 
 
 # ---------------------------------------------------------------- the course
@@ -306,7 +291,8 @@ def marked(verdict):
     named = [verdict.mistake] if verdict.mistake else [m for m, _ in verdict.partly or ()]
     keys = ([f"changed:{','.join(verdict.changed)}"] if verdict.changed else []) + \
         [f.key for f in verdict.findings if verdict.mistake is None]
-    return Marked("failed", 0, verdict.note(), " + ".join(m.name for m in named), " | ".join(keys))
+    return Marked("failed", 0, verdict.note(), report.MISTAKE_JOIN.join(m.name for m in named),
+                  report.DIAGNOSIS_JOIN.join(keys))
 
 
 def judge(exercise, cases, events, ending, limits):

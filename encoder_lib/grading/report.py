@@ -50,6 +50,7 @@ import tempfile
 import unicodedata
 import warnings
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from .exercises import EXERCISES
@@ -64,6 +65,39 @@ GRADER_POINTS = "grader_points"
 LATE = "late"
 #: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: How the ``mistake`` column joins the names of several mistakes, and ``diagnosis`` several keys.
+MISTAKE_JOIN, DIAGNOSIS_JOIN = " + ", " | "
+
+
+@dataclass(frozen=True)
+class Result:
+    """One row of grades_by_exercise.csv: what the grader gives it, and what ``make report`` reads back."""
+
+    student_id: str
+    lesson: str
+    exercise: str
+    points: float
+    max_points: float
+    status: str
+    note: str = ""
+    mistake: str = ""  # the catalogued mistakes the feedback named, joined by MISTAKE_JOIN
+    diagnosis: str = ""  # else the keys of what its diagnosis measured, joined by DIAGNOSIS_JOIN
+    grader_points: float = None  # the grader's own points where the teacher marked it by hand (``by_hand``)
+    late: float = None  # read back from the CSV: the seconds the lesson came late (0: on time; None: no column)
+
+    @property
+    def mistakes(self):
+        """The names in ``mistake``, in order."""
+        return tuple(m.strip() for m in self.mistake.split(MISTAKE_JOIN.strip()) if m.strip())
+
+    @property
+    def auto_points(self):
+        """The grader's points, before anything marked by hand."""
+        return self.points if self.grader_points is None else self.grader_points
+
+    @property
+    def lost_points(self):
+        return self.points < self.max_points
 
 
 # ---------------------------------------------------------------- text a teacher reads
