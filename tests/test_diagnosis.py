@@ -17,7 +17,7 @@ import pytest
 from encoder_lib.grading import EXERCISES, compare, diagnosis, feedback
 from encoder_lib.grading.self_check import run_cases
 from test_exercises import ANSWERS, SECRET, check, define
-from wrong_answers import NAMED
+from wrong_answers import NAMED, ON_HIDDEN_CASES
 
 
 def failing_evidence(name, source=None, outputs=None):
@@ -125,27 +125,7 @@ def test_a_right_answer_gets_no_diagnosis_and_no_hint_prompt(name):
         assert words not in report, report
 
 
-@pytest.mark.parametrize("name, wrong", [
-    ("softmax", """
-def softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=0, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-"""),
-    ("masked_softmax", """
-def masked_softmax(scores, padding_mask=None):
-    if padding_mask is None:
-        return el.softmax(scores)
-    scores = np.where(padding_mask[..., None, :], -np.inf, scores)
-    peak = scores.max(axis=0, keepdims=True)
-    e = np.exp(scores - np.where(np.isfinite(peak), peak, 0))
-    total = e.sum(axis=-1, keepdims=True)
-    return e / np.where(total == 0, 1, total)
-"""),
-    ("gelu", """
-def gelu(x):
-    return 0.5 * x * (1 + erf(x / 2))
-"""),
-])
+@pytest.mark.parametrize("name, wrong", ON_HIDDEN_CASES)
 def test_a_hidden_check_s_inputs_are_never_quoted(name, wrong):
     """What the diagnosis says of a hidden case names no number of its inputs (the grader keeps them hidden),
     while on the same inputs shown as a visible case it may."""

@@ -499,3 +499,27 @@ def bert_block(x, params, n_heads, padding_mask=None):
     return ln(h + 0.5 * z * (1 + erf(z / np.sqrt(2))) @ f["w2"] + f["b2"], params["norm2"])
 '''),
 ]
+
+
+#: (exercise, a wrong answer that fails hidden cases), for what the diagnosis may say of a hidden case
+ON_HIDDEN_CASES = [
+    ("softmax", """
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+"""),
+    ("masked_softmax", """
+def masked_softmax(scores, padding_mask=None):
+    if padding_mask is None:
+        return el.softmax(scores)
+    scores = np.where(padding_mask[..., None, :], -np.inf, scores)
+    peak = scores.max(axis=0, keepdims=True)
+    e = np.exp(scores - np.where(np.isfinite(peak), peak, 0))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1, total)
+"""),
+    ("gelu", """
+def gelu(x):
+    return 0.5 * x * (1 + erf(x / 2))
+"""),
+]
