@@ -7,8 +7,8 @@ parameters that may be given by position (``self`` and ``cls`` left out); a
 ``*parts`` of like things (``sentences(*parts)``) is not an option and does
 not count. It covers everything in ``encoder_lib.__all__`` and every public
 function, class and method of the library's modules: the math core, the
-backward pass, training, the pretrained model, the experiments and the
-widgets. (The grader's modules, ``encoder_lib.grading``, are not counted here.)
+backward pass, training, the pretrained model, the experiments, the
+widgets and the grader (``encoder_lib.grading``, its exercises too).
 """
 
 import importlib
@@ -23,7 +23,7 @@ MOST = 6
 
 def modules():
     names = ["encoder_lib"] + [m.name for m in pkgutil.walk_packages(encoder_lib.__path__, "encoder_lib.")
-                               if not m.name.startswith("encoder_lib.grading") and m.name != "encoder_lib.pretrained"]
+                               if m.name != "encoder_lib.pretrained"]
     try:  # it needs the model's packages; without them it is not part of the library here
         importlib.import_module("encoder_lib.pretrained")
         names.append("encoder_lib.pretrained")

@@ -254,7 +254,7 @@ def test_in_chromium_the_feedback_page_reads_at_375_px_without_sideways_scrollin
 
     note = "the values differ: " + "row_of_the_output_without_a_space_" * 8 + " and " + "word " * 80
     rows = [Result("a-learner-with-a-rather-long-identifier-" * 2, e.lesson, name, 0.0, float(e.points), "failed",
-                   note) for name, e in EXERCISES.items()]
+                   note=note) for name, e in EXERCISES.items()]
     page_path = tmp_path / "index.html"
     page_path.write_text(report.feedback_page(rows[0].student_id, rows))
     with site_pages.offline(chromium, {"width": 375, "height": 740}) as context:

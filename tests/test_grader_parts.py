@@ -304,7 +304,7 @@ def test_a_file_is_written_whole_with_the_umask_s_mode(tmp_path):
 
 
 def test_the_summary_prints_no_control_character():
-    row = grader.Result("eve\x1b[2J", "01_attention", "softmax", 0, 2, "error", "boom\x1b[H\r\u202eok")
+    row = grader.Result("eve\x1b[2J", "01_attention", "softmax", 0, 2, "error", note="boom\x1b[H\r\u202eok")
     text = report.summary_text([row], {"learners": 1, "lessons": 1, "handed_in": 1, "missing": 0, "regraded": 1,
                                        "reused": 0, "seconds": 1, "jobs": 1, "unsafe": False,
                                        "notices": ["submitted/'\\x1b' odd"], "machine": [("a", "b", "why\x07")]})
@@ -390,7 +390,7 @@ def box():
 
 def run(box, source, name="softmax", cases=(((np.array([1.0, 2.0]),), {}),), may_call=(), seconds=5):
     events, ending = box.run(name, source, list(cases), (), may_call, sandbox.Limits(seconds=seconds),
-                             lambda message: {"kind": "error", "type": "TypeError", "message": "no calls here"})
+                             serve=lambda message: {"kind": "error", "type": "TypeError", "message": "no calls here"})
     return events, ending
 
 

@@ -55,7 +55,7 @@ import sys
 import time
 import urllib.parse
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from . import gradebook, report, submissions
@@ -113,11 +113,12 @@ def _row(fields, path, line):
     late = fields.get(report.LATE)
     late = None if late is None else _number(late.strip(), path, line, report.LATE) if late.strip() else 0.0
     return report.Result(fields["student_id"], fields["lesson"], fields["exercise"],
-               _number(fields["points"], path, line, "points"), _number(fields["max_points"], path, line,
-                                                                           "max_points"),
-               status, fields["note"], report.MISTAKE_JOIN.join(m for m in mistakes if m),
-               (fields.get("diagnosis") or "").strip(),
-               _number(by_grader, path, line, report.GRADER_POINTS) if by_grader else None, late)
+                         _number(fields["points"], path, line, "points"),
+                         _number(fields["max_points"], path, line, "max_points"), status, note=fields["note"],
+                         mistake=report.MISTAKE_JOIN.join(m for m in mistakes if m),
+                         diagnosis=(fields.get("diagnosis") or "").strip(),
+                         grader_points=_number(by_grader, path, line, report.GRADER_POINTS) if by_grader else None,
+                         late=late)
 
 
 def read_rows(path):
@@ -227,6 +228,7 @@ class Group:
     key: str  # the mistake's name, or the diagnosis's signature
     named: bool
     students: list = field(default_factory=list)
+    _: KW_ONLY
     share: float = 0.0
     example: str = None  # an unnamed group's example answer, and whose it is, and what its note said
     example_student: str = None
@@ -281,6 +283,7 @@ class Learner:
     """One learner's exercises over the lessons counted."""
 
     student_id: str
+    _: KW_ONLY
     exercises: int = 0
     passed: int = 0
     failed: int = 0  # failed, error, timeout, memory
@@ -948,6 +951,7 @@ class ClassReport:
     has_mistakes: bool
     known: FromGradebook
     links: Links
+    _: KW_ONLY
     graded: dict = None  # (student, lesson, exercise) -> the grader's points, before any by hand
     tallied: dict = None
     found: list = None
@@ -962,7 +966,7 @@ class ClassReport:
         return self.known.names
 
     @classmethod
-    def of(cls, rows, lessons, has_mistakes, known, links, answers, jobs=None):
+    def of(cls, rows, lessons, has_mistakes, known, links, answers, *, jobs=None):
         made = cls(known.marked(rows), lessons, has_mistakes, known, links)
         made.graded = {(r.student_id, r.lesson, r.exercise): r.auto_points for r in rows}
         made.tallied = tallies(made.rows)

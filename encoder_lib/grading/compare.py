@@ -8,7 +8,7 @@ the sandbox and sends only the inputs in.
 
 import warnings
 import zlib
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 
@@ -52,7 +52,8 @@ class Case:
     args: tuple
     kwargs: dict
     expected: object
-    mistakes: list  # [(Mistake, result or Raised)] for the mistakes whose model applies to these inputs
+    _: KW_ONLY
+    mistakes: list = ()  # [(Mistake, result or Raised)] for the mistakes whose model applies to these inputs
     probe: str = ""  # the name of a diagnosis's probe (``Exercise.probes``): run, never graded; "" for a check
     hidden: bool = False  # one of the grader's hidden cases: its inputs are never quoted to the learner
 
@@ -121,7 +122,7 @@ def build_cases(exercise, hidden_rngs=(), probes=False):
                     pass
                 except Exception as exc:  # this mistake shows as an error here: an answer that raises the same has it
                     mistakes.append((mistake, Raised.of(exc)))
-        built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes, probe, hidden))
+        built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes=mistakes, probe=probe, hidden=hidden))
     return built
 
 

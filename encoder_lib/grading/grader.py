@@ -59,7 +59,7 @@ import subprocess
 import sys
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import NamedTuple
@@ -325,7 +325,7 @@ def grade_answer(box, name, source, secret, limits, submission=None):
     allowed = allowed_names(exercise, cases)
     budget = CallBudget.of(cases, limits)
     events, ending = box.run(name, source, [(c.args, c.kwargs) for c in cases], exercise.uses, exercise.may_call,
-                             limits, partial(serve, allowed=allowed, budget=budget), calls=allowed,
+                             limits, serve=partial(serve, allowed=allowed, budget=budget), calls=allowed,
                              seconds=time_allowed(name, len(cases), limits))
     events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
     verdict = judge(exercise, cases, events, ending, limits)
@@ -370,7 +370,7 @@ class Graded:
 
 def lesson_rows(student, lesson, status, note):
     """Every exercise of a lesson with the same status and note (a lesson that could not be graded)."""
-    return [Result(student, lesson, name, 0.0, float(EXERCISES[name].points), status, note)
+    return [Result(student, lesson, name, 0.0, float(EXERCISES[name].points), status, note=note)
             for name in lessons_with_exercises()[lesson]]
 
 
@@ -424,7 +424,7 @@ class Learner:
         if reading.tampering.get(name):
             status, note = _tampered(status, note, reading.tampering[name])
         return Result(self.task.student_id, lesson, name, float(mark.points), float(EXERCISES[name].points), status,
-                      report.plain_text(note), mark.mistake, mark.diagnosis)
+                      note=report.plain_text(note), mistake=mark.mistake, diagnosis=mark.diagnosis)
 
     def lesson(self, lesson, path):
         """One lesson's ``Graded``; the notebook as graded is kept in autograded/."""
@@ -438,7 +438,8 @@ class Learner:
         reading = read_submission(data, released, lessons_with_exercises()[lesson])
         results = [self.exercise(lesson, name, reading, released, digest) for name in lessons_with_exercises()[lesson]]
         if reading.tampering.get(NOTEBOOK):
-            results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered", "; ".join(reading.tampering[NOTEBOOK])))
+            results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
+                                  note="; ".join(reading.tampering[NOTEBOOK])))
         folder = report.make_folder(self.root / "autograded" / student / lesson)
         report.write_file(folder / f"{lesson}.ipynb", data)
         return Graded(results, digest)
@@ -537,6 +538,7 @@ class ClassRun:
     force: bool
     unsafe: bool
     out: object
+    _: KW_ONLY
     results: dict = field(default_factory=dict)  # (student, lesson) -> [Result]
     handed_in: dict = field(default_factory=dict)  # (student, lesson) -> notebook path, for the gradebook
     exchange: dict = field(default_factory=dict)  # (student, lesson) -> the exchange's time of every hand-in, or None
@@ -723,7 +725,7 @@ def limits_text(session, limits):
     return f"{per_exercise}; no cgroups here: limits per process only ({threads})"
 
 
-def grade_class(root, jobs=None, force=False, unsafe=False, limits=sandbox.Limits(), out=print, lessons=None,
+def grade_class(root, *, jobs=None, force=False, unsafe=False, limits=sandbox.Limits(), out=print, lessons=None,
                 students=None, only_lessons=None):
     """Grade every submission in ``root``/submitted (of ``lessons``, the lessons set, default all; only
     ``students``' and ``only_lessons``' if given, the others' results as stored); returns ``(results, summary
@@ -831,7 +833,7 @@ def _grade_locked(root, args):
     limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
     try:
         lessons = args.lessons or report.lessons_set(root)  # LESSONS=, else the course's setting
-        results, summary = grade_class(root, args.jobs, args.force, args.unsafe, limits, lessons=lessons,
+        results, summary = grade_class(root, jobs=args.jobs, force=args.force, unsafe=args.unsafe, limits=limits, lessons=lessons,
                                        students=args.student, only_lessons=args.lesson)
     except ValueError as exc:
         print(f"make grade: {exc}: nothing graded", file=sys.stderr)

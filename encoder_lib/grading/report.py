@@ -50,7 +50,7 @@ import tempfile
 import unicodedata
 import warnings
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 from .exercises import EXERCISES
@@ -79,6 +79,7 @@ class Result:
     points: float
     max_points: float
     status: str
+    _: KW_ONLY
     note: str = ""
     mistake: str = ""  # the catalogued mistakes the feedback named, joined by MISTAKE_JOIN
     diagnosis: str = ""  # else the keys of what its diagnosis measured, joined by DIAGNOSIS_JOIN

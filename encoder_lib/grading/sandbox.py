@@ -469,7 +469,7 @@ class Sandbox:
             raise SandboxDied(f"the sandbox sent something that is not a message ({exc})") from None
 
     # --- one exercise -------------------------------------------------
-    def run(self, name, source, cases, uses, may_call, limits, serve, *, calls=(), seconds=None):
+    def run(self, name, source, cases, uses, may_call, limits, *, serve, calls=(), seconds=None):
         """Run the answer ``source`` on ``cases`` (``[(args, kwargs)]``); ``serve(message)`` answers its calls to
         the library functions named in ``calls`` (and ``may_call``); ``seconds`` the time it may take (default
         ``limits.seconds``), not counting the time ``serve`` takes.

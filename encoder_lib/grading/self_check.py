@@ -9,7 +9,7 @@ blocked.
 import contextlib
 import inspect
 import warnings
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 
@@ -174,6 +174,7 @@ class FailingCase:
     args: tuple
     kwargs: dict
     expected: object
+    _: KW_ONLY
     got: object
     problem: str
 
@@ -199,7 +200,7 @@ def failing_case(name):
     first = verdict.failing[0]
     got = first.outcome.raised if first.outcome.raised is not None else first.outcome.value
     return FailingCase(name, first.description, callable_inputs(first.case.args), callable_inputs(first.case.kwargs),
-                       first.case.expected, got, first.problem)
+                       first.case.expected, got=got, problem=first.problem)
 
 
 def friendly_not_implemented():
