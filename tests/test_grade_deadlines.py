@@ -135,6 +135,10 @@ def test_the_feedback_page_and_the_report_say_how_late_and_the_penalty(course):
     report = BeautifulSoup((root / "report" / "index.html").read_text(), "html.parser")
     listed = [[td.get_text() for td in row.select("td")] for row in report.select("section:has(> h2#late) tbody tr")]
     assert listed == [[LESSON, "late", "1 day 2 h late", f"{FULL:g}"]]
+    late_section = report.select_one("section:has(> h2#late)").get_text(" ", strip=True)
+    assert "before these penalties; grades.csv has the scores after them" in late_section
+    histogram = next(img["alt"] for img in report.select("img") if f"scores in {LESSON}" in img["alt"])
+    assert f"{FULL:g} points: 4" in histogram, f"the late learner counts at what the answers earned: {histogram}"
 
 
 @pytest.mark.grading

@@ -21,8 +21,9 @@ script, nothing fetched: its pictures are in the page):
 - the exercises with the lowest pass rate among the learners who answered,
   and the learners who may need help (most exercises failed, unanswered or
   not handed in);
-- per lesson, a histogram of the scores and each exercise's counts: handed
-  in, passed, failed, not answered, errors, timeouts, tampered;
+- per lesson, a histogram of the scores (what the answers earned, before
+  any late penalty) and each exercise's counts: handed in, passed, failed,
+  not answered, errors, timeouts, tampered;
 - per exercise, its named mistakes and diagnoses by how many learners lost
   points to each, a bar chart of them, and the learners' ids behind a
   disclosure;
@@ -1169,7 +1170,9 @@ def _late(made):
                    f"<td>{esc(late_words(late.seconds))}</td><td class=\"n\">{late.penalty:g}</td></tr>"
                    for late in sorted(made.known.late, key=lambda l: (l.lesson, -l.seconds, l.student_id)))
     parts.append(f"<p>{len(made.known.late)} hand-ins came after their due date (or the learner's extension), by "
-                 f"the exchange's time; the penalty is nbgrader's late-penalty setting's, in points.</p>"
+                 f"the exchange's time; the penalty is nbgrader's late-penalty setting's, in points. The histograms and "
+                 f"counts above are of what the answers earned, before these penalties; grades.csv has the scores "
+                 f"after them.</p>"
                  "<table><thead><tr><th scope=\"col\">lesson</th><th scope=\"col\">learner</th>"
                  "<th scope=\"col\">how late</th><th scope=\"col\" class=\"n\">penalty</th></tr></thead>"
                  f"<tbody>{body}</tbody></table>")
