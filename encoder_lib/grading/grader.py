@@ -608,33 +608,36 @@ class ClassRun:
     def plan_lesson(self, handed, student, lesson, selected=True):
         """``(lesson, path)`` if it is to be graded now; otherwise its results are set here. One not ``selected``
         keeps the results stored in autograded/ (by whichever grader, for whichever submission)."""
-        if handed is None:
-            self.results[student, lesson] = lesson_rows(student, lesson, "missing", "not handed in")
-        elif handed.problem:
-            self.results[student, lesson] = lesson_rows(student, lesson, handed.status, handed.problem)
-        else:
-            self.exchange[student, lesson] = submissions.exchange_time(handed.path)
-            try:
-                digest = hashlib.sha256(read_notebook(handed.path)).hexdigest()
-            except NotebookProblem as problem:
-                self.results[student, lesson] = lesson_rows(student, lesson, problem.status, problem.note)
-                return None
-            folder = self.root / "autograded" / student / lesson
-            if not selected:
-                earlier = stored(folder)
-                self.counts["kept" if earlier else "not_graded"] += 1
-                self.results[student, lesson] = earlier or lesson_rows(
-                    student, lesson, "error", "not graded yet: this run graded other learners or lessons only; "
-                                              "`make grade` grades it")
-                return None
-            self.handed_in[student, lesson] = handed.path
-            previous = None if self.force else cached(folder, digest, self.version)
-            if previous is None:
-                if keep_history(folder, digest, lesson):
-                    self.counts["history"] += 1
-                return lesson, str(handed.path)
+        if handed is None or handed.problem:
+            status, note = ("missing", "not handed in") if handed is None else (handed.status, handed.problem)
+            self.results[student, lesson] = lesson_rows(student, lesson, status, note)
+            return None
+        self.exchange[student, lesson] = submissions.exchange_time(handed.path)
+        try:
+            digest = hashlib.sha256(read_notebook(handed.path)).hexdigest()
+        except NotebookProblem as problem:
+            self.results[student, lesson] = lesson_rows(student, lesson, problem.status, problem.note)
+            return None
+        folder = self.root / "autograded" / student / lesson
+        if not selected:
+            return self.keep_stored(student, lesson, folder)
+        self.handed_in[student, lesson] = handed.path
+        previous = None if self.force else cached(folder, digest, self.version)
+        if previous is not None:
             self.results[student, lesson] = previous
             self.counts["reused"] += 1
+            return None
+        if keep_history(folder, digest, lesson):
+            self.counts["history"] += 1
+        return lesson, str(handed.path)
+
+    def keep_stored(self, student, lesson, folder):
+        """A lesson this run does not grade (STUDENT=, LESSON=) keeps its stored results; None."""
+        earlier = stored(folder)
+        self.counts["kept" if earlier else "not_graded"] += 1
+        self.results[student, lesson] = earlier or lesson_rows(
+            student, lesson, "error", "not graded yet: this run graded other learners or lessons only; "
+                                      "`make grade` grades it")
         return None
 
     def take(self, student, graded, gradebook):
