@@ -11,12 +11,11 @@ multi-head attention with ``params["attn"]``, ``b.ffn`` the FFN,
 and ``b.sum1(x, a)``/``b.sum2`` the residual sums ``x + a``. The options that
 travel together from block to block are one ``BlockConfig``: the public
 functions take it whole (``config=``, or as their third argument), or
-``n_heads`` and the options loose, by keyword (``takes_config``).
+``n_heads`` and the options loose, by keyword (``block_config``): every
+option is written out on the def line, as BlockConfig's defaults.
 """
 
 import dataclasses
-import functools
-import inspect
 
 import numpy as np
 
@@ -194,17 +193,17 @@ def prepare(x, config, padding_mask):
 OPTIONS = {field.name: field.default for field in dataclasses.fields(BlockConfig) if field.name != "n_heads"}
 
 
-def block_config(where, n_heads=None, config=None, options=None):
-    """The BlockConfig a block function runs with: ``config`` whole, or one of ``n_heads`` and the loose ``options``.
+def block_config(where, n_heads=None, config=None, **options):
+    """The BlockConfig a block function runs with: ``config`` whole, or ``n_heads`` with the loose ``options``.
 
     ``n_heads`` may be the config itself (a block function's third argument).
-    A config and a loose option (or ``n_heads``) together are refused: the
-    config already holds them. ``where`` names the function in the message.
+    A config with ``n_heads`` or with a loose option other than its default
+    is refused: the config already holds them. ``where`` names the function
+    in the message.
 
-    >>> block_config("encoder_block", 2, options={"norm": "pre"}).norm
+    >>> block_config("encoder_block", 2, norm="pre").norm
     'pre'
     """
-    options = options or {}
     if isinstance(n_heads, BlockConfig):
         if config is not None:
             raise TypeError(f"{where} got a BlockConfig twice, as its third argument and as config=: pass it once")
@@ -217,7 +216,8 @@ def block_config(where, n_heads=None, config=None, options=None):
     if not isinstance(config, BlockConfig):
         raise TypeError(f"config must be a BlockConfig, e.g. el.BlockConfig(2, norm='pre'), "
                         f"got {type(config).__name__} {config!r}")
-    loose = {**({} if n_heads is None else {"n_heads": n_heads}), **options}
+    changed = {name: value for name, value in options.items() if not _is_default(name, value)}
+    loose = {**({} if n_heads is None else {"n_heads": n_heads}), **changed}
     if loose:
         given = ", ".join(f"{name}={value!r}" for name, value in loose.items())
         raise TypeError(f"{where} got config= and {given}: the config already holds {', '.join(loose)}; pass the "
@@ -225,57 +225,17 @@ def block_config(where, n_heads=None, config=None, options=None):
     return config
 
 
-def takes_config(*options):
-    """Call ``fn(x, params, config, ...)`` the way every block function is called.
-
-    The caller gives ``x``, the params (or layers) and ``n_heads`` by
-    position (or, in place of ``n_heads``, a ``BlockConfig``, also as
-    ``config=``), the positional arguments ``fn`` has after ``config``
-    (``grad_out``) too, and ``options`` (names of BlockConfig's fields, their
-    defaults BlockConfig's) and ``fn``'s own keyword-only arguments by
-    keyword only: ``norm`` first, then ``padding_mask``, so that a learner's
-    ``encoder_block(x, params, n_heads, norm="post", padding_mask=None)``
-    has the library's first arguments. ``fn`` gets the BlockConfig that
-    ``block_config`` makes of them, as ``config``.
-    """
-    def decorate(fn):
-        P = inspect.Parameter
-        own = list(inspect.signature(fn).parameters.values())
-        config_at = [p.name for p in own].index("config")
-        positional = [*own[:config_at], P("n_heads", P.POSITIONAL_OR_KEYWORD, default=None),
-                      *(p.replace(default=None) for p in own[config_at + 1:] if p.kind is P.POSITIONAL_OR_KEYWORD)]
-        loose = [P(name, P.KEYWORD_ONLY, default=OPTIONS[name]) for name in options]
-        keywords = [p for p in own if p.kind is P.KEYWORD_ONLY]
-        first = [p for p in keywords if p.name == "padding_mask"]
-        signature = inspect.Signature([*positional, *loose[:1], *first, *loose[1:],
-                                       *(p for p in keywords if p.name != "padding_mask"),
-                                       P("config", P.KEYWORD_ONLY, default=None)])
-
-        by_position = ", ".join(p.name + (" (or a BlockConfig)" if p.name == "n_heads" else "") for p in positional)
-
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            try:
-                given = signature.bind(*args, **kwargs).arguments  # only what the caller gave
-            except TypeError as exc:
-                raise TypeError(f"{fn.__name__}: {exc}; it takes {by_position} by position and every other "
-                                f"argument by keyword: {fn.__name__}{signature}") from None
-            chosen = {name: given.pop(name) for name in options if name in given}
-            config = block_config(fn.__name__, given.pop("n_heads", None), given.pop("config", None), chosen)
-            return fn(**given, config=config)
-
-        call.__signature__ = signature
-        return call
-
-    return decorate
+def _is_default(name, value):
+    default = OPTIONS[name]
+    return value is default or (type(value) is type(default) and value == default)
 
 
 # ---------------------------------------------------------------- public
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-@takes_config("norm", "activation", "eps", "residual", "dropout", "rng")
-def encoder_block(x, params, config, *, padding_mask=None):
+def encoder_block(x, params, n_heads=None, *, norm="post", padding_mask=None, activation="relu", eps=1e-5,
+                  residual=True, dropout=0.0, rng=None, config=None):
     """One Transformer encoder block over ``x`` (..., seq, d_model) -> (..., seq, d_model).
 
     ``params = {"attn": {...} or None, "ffn": {...}, "norm1": {"gamma", "beta"},
@@ -296,13 +256,15 @@ def encoder_block(x, params, config, *, padding_mask=None):
     >>> encoder_block(lesson_input(), lesson_block_params(), bert).shape  # the same as config=bert
     (3, 4)
     """
+    config = block_config("encoder_block", n_heads, config, norm=norm, activation=activation, eps=eps,
+                          residual=residual, dropout=dropout, rng=rng)
     x, mask = prepare(x, config, padding_mask)
     return run_block(x, check_block_params(params, x.shape[-1], x.dtype), config, mask)
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-@takes_config("norm", "activation", "eps", "residual", "dropout", "rng")
-def encoder(x, layers, config, *, padding_mask=None):
+def encoder(x, layers, n_heads=None, *, norm="post", padding_mask=None, activation="relu", eps=1e-5, residual=True,
+            dropout=0.0, rng=None, config=None):
     """A stack of encoder blocks: the output of each is the input of the next.
 
     ``layers`` is a list of block params, one per block (see ``encoder_block``);
@@ -316,6 +278,8 @@ def encoder(x, layers, config, *, padding_mask=None):
     >>> encoder(rng.standard_normal((2, 5, 8), dtype=np.float32), layers, n_heads=2).shape
     (2, 5, 8)
     """
+    config = block_config("encoder", n_heads, config, norm=norm, activation=activation, eps=eps, residual=residual,
+                          dropout=dropout, rng=rng)
     x, mask = prepare(x, config, padding_mask)
     for params in check_layers(layers, x.shape[-1], x.dtype):
         x = run_block(x, params, config, mask)
@@ -337,8 +301,8 @@ def trace_from_tape(tape):
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-@takes_config("norm", "activation", "eps", "residual")
-def trace_encoder_block(x, params, config, *, padding_mask=None):
+def trace_encoder_block(x, params, n_heads=None, *, norm="post", padding_mask=None, activation="relu", eps=1e-5,
+                        residual=True, config=None):
     """Run one block and return every intermediate, in the order they are computed.
 
     Called as ``encoder_block`` (``n_heads`` or a ``BlockConfig``; dropout
@@ -354,6 +318,8 @@ def trace_encoder_block(x, params, config, *, padding_mask=None):
     >>> list(trace_encoder_block(lesson_input(), lesson_block_params(), 2, norm="pre"))[:4]
     ['input', 'norm1', 'attn_weights', 'attn_out']
     """
+    config = block_config("trace_encoder_block", n_heads, config, norm=norm, activation=activation, eps=eps,
+                          residual=residual)
     x, mask = prepare(x, config, padding_mask)
     tape = {}
     run_block(x.copy(), check_block_params(params, x.shape[-1], x.dtype), config, mask, tape)
@@ -361,8 +327,8 @@ def trace_encoder_block(x, params, config, *, padding_mask=None):
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-@takes_config("norm", "activation", "eps", "residual")
-def trace_encoder(x, layers, config, *, padding_mask=None):
+def trace_encoder(x, layers, n_heads=None, *, norm="post", padding_mask=None, activation="relu", eps=1e-5,
+                  residual=True, config=None):
     """Run a stack and return one ``trace_encoder_block`` dict per block.
 
     >>> from encoder_lib.fixtures import lesson_block_params, lesson_input
@@ -370,6 +336,8 @@ def trace_encoder(x, layers, config, *, padding_mask=None):
     >>> len(traces), traces[1]["output"].shape
     (2, (3, 4))
     """
+    config = block_config("trace_encoder", n_heads, config, norm=norm, activation=activation, eps=eps,
+                          residual=residual)
     x, mask = prepare(x, config, padding_mask)
     traces = []
     x = x.copy()

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _checks
 from .attention import ATTENTION_KEYS, _merge_heads, _mha, _split_heads, mha_arguments, scaled_dot_product_attention
-from .block import check_block_params, check_layers, prepare, run_block, takes_config
+from .block import block_config, check_block_params, check_layers, prepare, run_block
 from .ffn import ACTIVATIONS, FFN_KEYS, _ffn, check_ffn_params
 from .norm import _gamma_beta, _layer_norm
 
@@ -321,6 +321,13 @@ def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
     return _layer_norm_grad(kept, gamma, grad_out)
 
 
+def _needs_grad_out(grad_out, where):
+    """A block's gradient needs ``grad_out`` (its fourth argument, after n_heads or the config)."""
+    if grad_out is None:
+        raise TypeError(f"grad_out (the gradient of the loss for the output) must be an array of floats, got None: "
+                        f"{where} takes it as its fourth argument, after n_heads or the config")
+
+
 def _without_dropout(config, where):
     """The backward passes have no dropout: a config with some is refused, not silently run without it."""
     if config.dropout:
@@ -330,8 +337,8 @@ def _without_dropout(config, where):
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-@takes_config("norm", "activation", "eps", "residual")
-def encoder_block_grad(x, params, config, grad_out, *, padding_mask=None):
+def encoder_block_grad(x, params, n_heads=None, grad_out=None, *, norm="post", padding_mask=None, activation="relu",
+                       eps=1e-5, residual=True, config=None):
     """Gradients of ``encoder_block(x, params, n_heads, ...)`` for ``x`` and every parameter.
 
     Called as ``encoder_block``, with ``grad_out`` after ``n_heads`` (or the
@@ -349,7 +356,10 @@ def encoder_block_grad(x, params, config, grad_out, *, padding_mask=None):
     >>> grad_x.shape, sorted(grad_p)
     ((5, 8), ['attn', 'ffn', 'norm1', 'norm2'])
     """
+    config = block_config("encoder_block_grad", n_heads, config, norm=norm, activation=activation, eps=eps,
+                          residual=residual)
     config = _without_dropout(config, "encoder_block_grad")
+    _needs_grad_out(grad_out, "encoder_block_grad")
     x, mask = prepare(x, config, padding_mask)
     params = check_block_params(params, x.shape[-1], x.dtype)
     grad_out = _grad_out(grad_out, x.shape, x.dtype)
@@ -359,8 +369,8 @@ def encoder_block_grad(x, params, config, grad_out, *, padding_mask=None):
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
-@takes_config("norm", "activation", "eps", "residual")
-def encoder_grad(x, layers, config, grad_out, *, padding_mask=None, keep_layer_grads=False):
+def encoder_grad(x, layers, n_heads=None, grad_out=None, *, norm="post", padding_mask=None, activation="relu",
+                 eps=1e-5, residual=True, keep_layer_grads=False, config=None):
     """Gradients of ``encoder(x, layers, ...)``: ``(grad_x, grad_layers)``, one params-shaped dict per block.
 
     Called as ``encoder_block_grad``, with ``layers``. The forward pass keeps
@@ -377,7 +387,10 @@ def encoder_grad(x, layers, config, grad_out, *, padding_mask=None, keep_layer_g
     >>> grad_x.shape, len(grad_layers)
     ((5, 8), 3)
     """
+    config = block_config("encoder_grad", n_heads, config, norm=norm, activation=activation, eps=eps,
+                          residual=residual)
     config = _without_dropout(config, "encoder_grad")
+    _needs_grad_out(grad_out, "encoder_grad")
     x, mask = prepare(x, config, padding_mask)
     checked = check_layers(layers, x.shape[-1], x.dtype)
     grad_out = _grad_out(grad_out, x.shape, x.dtype)
