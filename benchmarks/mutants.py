@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import erf
 
 import encoder_lib as el
-from encoder_lib.grading import compare, feedback
+from encoder_lib.grading import compare, verdict as feedback
 from encoder_lib.grading.self_check import run_cases, verdict_for
 from encoder_lib.grading.exercises import EXERCISES
 

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pytest
 
-from encoder_lib.grading import EXERCISES, compare, diagnosis, feedback
+from encoder_lib.grading import EXERCISES, compare, diagnosis, verdict as feedback
 from encoder_lib.grading.self_check import run_cases
 from test_exercises import ANSWERS, SECRET, check, define
 from wrong_answers import NAMED, ON_HIDDEN_CASES

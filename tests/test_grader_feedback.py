@@ -9,7 +9,7 @@ import hashlib
 
 import pytest
 
-from encoder_lib.grading import EXERCISES, feedback, grader, report, sandbox
+from encoder_lib.grading import EXERCISES, grader, report, sandbox, verdict as feedback
 from encoder_lib.grading.self_check import run_cases
 from mistakes import MISTAKES
 from test_feedback_mutants import some_mutants

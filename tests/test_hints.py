@@ -10,13 +10,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from encoder_lib.grading import EXERCISES, hint_store, hints
-from encoder_lib.grading.self_check import LAST, check as grading_check
+from encoder_lib.grading import EXERCISES, hint_area, ladder
+from encoder_lib.grading.self_check import LAST, check as grading_check, hint
 from mistakes import MISTAKES
 from test_exercises import ANSWERS, define
 
 ROOT = Path(__file__).resolve().parent.parent
-LOW, HIGH = hints.WORDS
+LOW, HIGH = ladder.WORDS
 
 
 def heading_id(line):
@@ -58,7 +58,7 @@ def test_every_exercise_has_a_ladder_of_three(name):
 
 @pytest.mark.parametrize("where, exercise, text", RUNGS, ids=[r[0] for r in RUNGS])
 def test_each_written_rung_is_plain_and_of_the_right_length(where, exercise, text):
-    assert LOW <= hints.words(text) <= HIGH, f"{where}: {hints.words(text)} words"
+    assert LOW <= ladder.words(text) <= HIGH, f"{where}: {ladder.words(text)} words"
     assert "NotImplementedError" not in text
 
 
@@ -91,17 +91,17 @@ def test_no_rung_holds_a_line_of_the_solution(name):
 def run_hint(name):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        hints.hint(name)
+        hint(name)
     return out.getvalue()
 
 
 @pytest.fixture
 def fresh_hints():
-    saved = dict(hint_store._opened), dict(LAST)
-    hint_store._opened.clear()
+    saved = dict(hint_area._opened), dict(LAST)
+    hint_area._opened.clear()
     yield
-    hint_store._opened.clear()
-    hint_store._opened.update(saved[0])
+    hint_area._opened.clear()
+    hint_area._opened.update(saved[0])
     LAST.clear()
     LAST.update(saved[1])
 
@@ -111,7 +111,7 @@ def test_the_ladder_climbs_one_rung_at_a_time_from_the_named_mistake(mistake, fr
     assert not grading_check(define(mistake.source)[mistake.exercise])[0]
     first = run_hint(mistake.exercise)
     assert first.startswith("**What is wrong.**") and mistake.explanation in first
-    assert LOW <= hints.words(first) <= HIGH, hints.words(first)
+    assert LOW <= ladder.words(first) <= HIGH, ladder.words(first)
     second = run_hint(mistake.exercise)
     assert "**The idea.**" in second and first.strip() in second
     third = run_hint(mistake.exercise)
@@ -125,7 +125,7 @@ def test_a_hint_waits_for_a_self_check_and_a_right_answer_needs_none(fresh_hints
     grading_check(define(ANSWERS["gelu"][1])["gelu"])
     assert "no hint needed" in run_hint("gelu")
     with pytest.raises(ValueError, match="one of"):
-        hints.hint("not_an_exercise")
+        hint("not_an_exercise")
 
 
 def test_a_diagnosed_answer_s_first_rung_says_what_was_measured(fresh_hints):
@@ -136,7 +136,31 @@ def softmax(x, axis=-1):
 '''
     grading_check(define(wrong)["softmax"])
     first = run_hint("softmax")
-    assert "the whole array sums to 1" in first and LOW <= hints.words(first) <= HIGH
+    assert "the whole array sums to 1" in first and LOW <= ladder.words(first) <= HIGH
+
+
+OVER_EVERY_ENTRY = '''
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum()
+'''
+WITHOUT_MAX = '''
+def softmax(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+'''
+
+
+def test_the_rungs_opened_belong_to_one_failure_and_a_new_one_starts_at_rung_one(fresh_hints):
+    grading_check(define(OVER_EVERY_ENTRY)["softmax"])
+    for _ in range(3):
+        climbed = run_hint("softmax")
+    assert "**A worked step.**" in climbed
+    grading_check(define(WITHOUT_MAX)["softmax"])
+    fresh = run_hint("softmax")
+    assert fresh.startswith("**What is wrong.**") and "**The idea.**" not in fresh, fresh
+    grading_check(define(OVER_EVERY_ENTRY)["softmax"])  # back to the first failure: its count is kept
+    assert "**A worked step.**" in run_hint("softmax")
 
 
 def notebook_with_hints(tmp_path, counts):
@@ -152,9 +176,9 @@ def notebook_with_hints(tmp_path, counts):
 
 def test_the_count_is_read_back_from_the_saved_notebook(tmp_path):
     path = notebook_with_hints(tmp_path, {"softmax": 2, "gelu": 3})
-    assert hint_store.saved_count("softmax", str(path)) == 2
-    assert hint_store.saved_count("gelu", str(path)) == 3
-    assert hint_store.saved_count("layer_norm", str(path)) == 0
+    assert hint_area.saved_count("softmax", path=str(path)) == 2
+    assert hint_area.saved_count("gelu", path=str(path)) == 3
+    assert hint_area.saved_count("layer_norm", path=str(path)) == 0
 
 
 @pytest.mark.parametrize("content", ["not json", json.dumps({"cells": "no"}), json.dumps([1, 2]),
@@ -163,7 +187,7 @@ def test_the_count_is_read_back_from_the_saved_notebook(tmp_path):
 def test_a_broken_or_odd_notebook_gives_a_count_of_at_most_three_and_no_error(tmp_path, content):
     path = tmp_path / "odd.ipynb"
     path.write_text(content)
-    assert 0 <= hint_store.saved_count("softmax", str(path)) <= 3
+    assert 0 <= hint_area.saved_count("softmax", path=str(path)) <= 3
 
 
 def test_the_grader_reads_no_hint_count_and_a_submission_with_hints_is_not_tampered(tmp_path):

@@ -658,7 +658,7 @@ class Card:
     sections: tuple  # (anchor, link text as HTML)
 
 
-#: Where a note's diagnosis starts (feedback.Verdict.explanation writes these).
+#: Where a note's diagnosis starts (verdict.Verdict.explanation writes these).
 _MEASURED = ("What the checks measured: ", "What the other checks measured: ")
 
 

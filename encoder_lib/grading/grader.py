@@ -66,9 +66,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import deadlines, feedback, report, sandbox, submissions, wire
+from . import deadlines, report, sandbox, submissions, wire
 from .compare import Raised, allowed_names, build_cases, close, hidden_rngs
-from .feedback import Outcome
+from .verdict import Outcome, judge
 from .report import Result
 from .exercises import EXERCISES
 from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_notebook, read_submission
@@ -266,7 +266,7 @@ def parameter_names(exercise, changed):
 
 
 def outcome_of(exercise, event):
-    """A sandbox's event of one case as the ``feedback.Outcome`` the self-check would have seen."""
+    """A sandbox's event of one case as the ``verdict.Outcome`` the self-check would have seen."""
     changed = parameter_names(exercise, event.get("changed") or ())
     if event["kind"] == "raised":
         return Outcome(raised=Raised.from_text(event.get("error", "")), changed=changed)
@@ -285,7 +285,7 @@ class Marked(NamedTuple):
 
 
 def marked(verdict):
-    """The ``Marked`` of a ``feedback.Verdict``: the note is the self-check's paragraph, word for word."""
+    """The ``Marked`` of a ``verdict.Verdict``: the note is the self-check's paragraph, word for word."""
     if verdict.passed:
         return Marked("passed", verdict.exercise.points, "")
     named = [verdict.mistake] if verdict.mistake else [m for m, _ in verdict.partly or ()]
@@ -295,9 +295,9 @@ def marked(verdict):
                   report.DIAGNOSIS_JOIN.join(keys))
 
 
-def judge(exercise, cases, events, ending, limits):
+def mark(exercise, cases, events, ending, limits):
     """The ``Marked`` of an answer from what the sandbox reported on ``cases``: how the run ended, else the
-    feedback's verdict (``feedback.judge``), the same as the notebook's self-check gives on those cases."""
+    feedback's verdict (``verdict.judge``), the same as the notebook's self-check gives on those cases."""
     ended = _ending(exercise, cases, events, ending, limits)
     if ended:
         return Marked(*ended)
@@ -313,7 +313,7 @@ def judge(exercise, cases, events, ending, limits):
         if event["kind"] == "raised" and event.get("memory"):
             return Marked("memory", 0, f"{case.description}: it ran out of memory "
                                        f"(the limit is {limits.memory_bytes // 2**20} MiB)")
-    verdict = feedback.judge(exercise, cases, [outcome_of(exercise, by_case[i]) for i in range(len(cases))])
+    verdict = judge(exercise, cases, [outcome_of(exercise, by_case[i]) for i in range(len(cases))])
     return marked(verdict)
 
 
@@ -328,12 +328,12 @@ def grade_answer(box, name, source, secret, limits, submission=None):
                              limits, serve=partial(serve, allowed=allowed, budget=budget), calls=allowed,
                              seconds=time_allowed(name, len(cases), limits))
     events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
-    verdict = judge(exercise, cases, events, ending, limits)
+    verdict = mark(exercise, cases, events, ending, limits)
     if verdict.status != "failed" or not _fails_a_hidden_case(cases, events):
         return verdict
     # a wrong answer that fails a hidden case: judged again with the mistakes' results on the hidden cases too,
     # so that a mistake is named only when it explains every failing check
-    return judge(exercise, visible_cases(name) + hidden_cases(name, secret, submission, mistakes=True), events,
+    return mark(exercise, visible_cases(name) + hidden_cases(name, secret, submission, mistakes=True), events,
                  ending, limits)
 
 

@@ -1,9 +1,12 @@
-"""The notebooks' side of the exercises: the self-check under each answer cell and the locked visible tests.
+"""The notebooks' side of the exercises: the self-check under each answer cell, the locked visible tests, and
+what a learner asks after a failed self-check (``failing_case``, ``hint``).
 
-Both run the learner's function on its own (``on_its_own``): the earlier
-exercises it calls are the library's versions while it runs (so one mistake
-costs one exercise), and the library functions this exercise may not use are
-blocked.
+Both checks run the learner's function on its own (``on_its_own``): the
+earlier exercises it calls are the library's versions while it runs (so one
+mistake costs one exercise), and the library functions this exercise may not
+use are blocked. The last verdict of each exercise (``LAST``) is this
+module's: the hint ladder is handed what it shows (``ladder.rungs``), and
+its notebook area (``hint_area``) what to call when its button is pressed.
 """
 
 import contextlib
@@ -14,11 +17,11 @@ from dataclasses import KW_ONLY, dataclass
 import numpy as np
 
 from ..threads import single_blas_thread
-from . import feedback, hints
+from . import hint_area, ladder
 from .compare import Raised, allowed_names, build_cases, callable_inputs, hidden_rngs
-from .wire import same_values
 from .exercises import EXERCISES
-from .feedback import Outcome
+from .verdict import Outcome, judge
+from .wire import same_values
 
 #: Library functions any exercise may call: they build inputs, not answers.
 HELPERS = ("init_block_params", "count_params", "from_torch_state_dict", "to_torch_state_dict", "BlockConfig")
@@ -124,7 +127,7 @@ def verdict_for(fn, secret=None):
         outcomes = run_cases(fn, cases)
     except NotImplementedError:
         return None
-    return feedback.judge(exercise, cases, outcomes)
+    return judge(exercise, cases, outcomes)
 
 
 @single_blas_thread
@@ -149,7 +152,10 @@ def self_check(fn):
     print(report)
     name = exercise_of(fn).name
     if not passed and name in LAST:
-        hints.offer(name)
+        verdict = LAST[name]
+        failure = verdict.failure_key()
+        opened = hint_area.opened(name, failure)
+        hint_area.offer(name, failure, ladder.rungs(verdict)[:opened], lambda: hint(name))
 
 
 @single_blas_thread
@@ -158,7 +164,7 @@ def visible_tests(fn):
     what is wrong."""
     exercise = exercise_of(fn)
     cases = build_cases(exercise, probes=True)
-    verdict = feedback.judge(exercise, cases, run_cases(fn, cases))
+    verdict = judge(exercise, cases, run_cases(fn, cases))
     if not verdict.passed:
         raise VisibleTestFailed(f"{exercise.name}, {verdict.note()}")
     print(f"`{exercise.name}`: all {len(verdict.checks)} visible tests pass. The grader also runs hidden ones.")
@@ -201,6 +207,26 @@ def failing_case(name):
     got = first.outcome.raised if first.outcome.raised is not None else first.outcome.value
     return FailingCase(name, first.description, callable_inputs(first.case.args), callable_inputs(first.case.kwargs),
                        first.case.expected, got=got, problem=first.problem)
+
+
+def hint(name):
+    """Show the next rung of the hint ladder for ``name`` (an exercise's name or function), after a failed
+    self-check: what is wrong, the idea it needs, then a worked step. The rungs opened count for this failure
+    only; a new, different failure starts at rung 1 again."""
+    name = getattr(name, "__name__", name)
+    if name not in EXERCISES:
+        raise ValueError(f"hint takes an exercise's name, one of {sorted(EXERCISES)}; got {name!r}")
+    verdict = LAST.get(name)
+    if verdict is None:
+        print(f"Run the self-check of `{name}` first: a hint starts from what it found.")
+        return
+    if verdict.passed:
+        print(f"`{name}` passes its self-check: no hint needed.")
+        return
+    failure = verdict.failure_key()
+    count = min(ladder.RUNGS, hint_area.opened(name, failure) + 1)
+    hint_area.record(name, failure, count)
+    hint_area.show(name, failure, ladder.rungs(verdict)[:count])
 
 
 def friendly_not_implemented():

@@ -15,6 +15,7 @@ same verdict, so a mistake gets the same sentences in both.
 """
 
 import builtins
+import hashlib
 from dataclasses import dataclass, field
 
 from . import diagnosis
@@ -128,6 +129,13 @@ class Verdict:
             lead = "What the other checks measured: " if self.partly else "What the checks measured: "
             parts.append(lead + " ".join(self.diagnosis))
         return " ".join(parts)
+
+    def failure_key(self):
+        """A short name of this failure: the same for the same checks failing with the same explanation, so that
+        the hint ladder's count belongs to one failure (``hint_area``)."""
+        said = [self.mistake.name if self.mistake is not None else ""] + [c.description for c in self.failing] + \
+            [f.key for f in self.findings] + [m.name for m, _ in self.partly or ()] + list(self.changed)
+        return hashlib.sha256("\0".join(said).encode()).hexdigest()[:12]
 
     def specific(self):
         """Does the learner get more than where and by how much: a mistake, a diagnosis, or changed inputs?"""
