@@ -75,7 +75,7 @@ publish-site: site
 # LESSON=01_attention grade just those (the others keep their stored results; every file is still written
 # for the whole class).
 grade: setup
-	$(BIN)/python -m encoder_lib.grading.grader --release "$(BIN)/python -m tools.student" \
+	$(BIN)/python -m encoder_lib.grading.teacher.grade --release "$(BIN)/python -m tools.student" \
 	    $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) $(if $(UNSAFE),--unsafe) \
 	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable) \
 	    $(if $(LESSONS),--lessons "$(LESSONS)") $(if $(STUDENT),--student "$(STUDENT)") \
@@ -87,14 +87,14 @@ grade: setup
 # setting, c.EncoderCourse.lessons in nbgrader_config.py, else all);
 # LAB_URL=https://<hub>/user/<you>/ links each lesson to your JupyterLab (on a hub it is found by itself).
 report: setup
-	$(BIN)/python -m encoder_lib.grading.class_report $(if $(LESSONS),--lessons "$(LESSONS)") \
+	$(BIN)/python -m encoder_lib.grading.teacher.class_report $(if $(LESSONS),--lessons "$(LESSONS)") \
 	    $(if $(LAB_URL),--lab-url "$(LAB_URL)")
 
 # One learner's later due date for one lesson, kept in extensions.csv, which make grade applies (README: For
 # teachers): make extension STUDENT=ada LESSON=01_attention DUE="2026-12-12 17:00:00 Europe/Paris";
 # DUE= (empty) takes it back.
 extension: setup
-	$(BIN)/python -m encoder_lib.grading.deadlines --student "$(STUDENT)" --lesson "$(LESSON)" --due "$(DUE)"
+	$(BIN)/python -m encoder_lib.grading.teacher.deadlines --student "$(STUDENT)" --lesson "$(LESSON)" --due "$(DUE)"
 
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab

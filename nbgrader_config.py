@@ -54,7 +54,7 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
 # `make grade` does not use nbgrader's autograder: it runs each answer cell
-# alone in a sandbox (encoder_lib/grading/grader.py) and writes the scores into
+# alone in a sandbox (encoder_lib/grading/teacher/) and writes the scores into
 # this gradebook. The settings below apply when a notebook is executed by
 # nbgrader itself (`nbgrader autograde`, the Validate button). Each cell gets at
 # most this many seconds; a cell that runs longer is interrupted, and execution

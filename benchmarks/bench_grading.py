@@ -14,7 +14,7 @@ blank) and 20% with one catalogued mistake (tests/mistakes/) in an
 otherwise correct lesson. Every notebook differs from every other (a
 learner's name in its metadata), as real submissions do.
 
-The course's grader (``encoder_lib.grading.grader``, what `make grade` runs)
+The course's grader (``encoder_lib.grading.teacher.grade``, what `make grade` runs)
 grades the whole class, each exercise in a sandbox; then it runs again with
 nothing changed (every result reused). `nbgrader autograde` grades a sample
 of the same class (``--sample`` learners: correct, with a mistake, partly
@@ -36,7 +36,11 @@ from pathlib import Path
 
 import nbformat
 
-from encoder_lib.grading import EXERCISES, class_report, grader, sandbox
+from encoder_lib.grading import EXERCISES
+from encoder_lib.grading.teacher import cases, sandbox
+from encoder_lib.grading.teacher.class_report import build as build_report
+from encoder_lib.grading.teacher.plan import Choices, plan_run
+from encoder_lib.grading.teacher.run import grade_class
 from tests.mistakes import MISTAKES
 from tools import student as student_tool
 from tools.course import ROOT, jupyter_env
@@ -127,14 +131,14 @@ def main():
 
         jobs = args.jobs or os.cpu_count()
         grader_time = time.perf_counter()
-        results, summary = grader.grade_class(root, jobs=jobs, out=lambda line: None)
+        results, summary = grade_class(plan_run(root), jobs=jobs, out=lambda line: None)
         grader_time = time.perf_counter() - grader_time
         check_scores(root, kinds)
         again = time.perf_counter()
-        grader.grade_class(root, jobs=jobs, out=lambda line: None)
+        grade_class(plan_run(root), jobs=jobs, out=lambda line: None)
         again = time.perf_counter() - again
         report_time = time.perf_counter()
-        class_report.build(root)
+        build_report(root)
         report_time = time.perf_counter() - report_time
         with_probes, without_probes = (regrade_seconds(root, jobs, probes) for probes in (True, False))
 
@@ -177,16 +181,16 @@ def main():
 def regrade_seconds(root, jobs, probes):
     """Seconds to grade the class again from scratch (FORCE=1), with or without the diagnosis's probes (the
     cases never graded that say where in a block a failing answer goes wrong)."""
-    saved = dict(grader._VISIBLE)
+    saved = dict(cases._VISIBLE)
     if not probes:
-        grader._VISIBLE.update({name: [c for c in cases if c.graded] for name, cases in saved.items()})
+        cases._VISIBLE.update({name: [c for c in built if c.graded] for name, built in saved.items()})
     try:
         started = time.perf_counter()
-        grader.grade_class(root, jobs=jobs, force=True, out=lambda line: None)
+        grade_class(plan_run(root, choices=Choices(force=True)), jobs=jobs, out=lambda line: None)
         return time.perf_counter() - started
     finally:
-        grader._VISIBLE.clear()
-        grader._VISIBLE.update(saved)
+        cases._VISIBLE.clear()
+        cases._VISIBLE.update(saved)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ of its learner's, so that no two texts are the same, as in a real class).
 (the identical-answers flag) are in each lesson's grading.json, as the
 grader stores them; a second series of runs has them deleted, so that every
 notebook is read and normalised again, as after an older make grade. Each run is
-`python -m encoder_lib.grading.class_report` in a fresh process, as `make
+`python -m encoder_lib.grading.teacher.class_report` in a fresh process, as `make
 report` runs it: reading everything, grouping, normalising every answer for
 the identical-answers flag, drawing the pictures, writing the page and
 mistakes.csv. `benchmarks/bench_grading.py` prints the same time for a
@@ -43,7 +43,7 @@ TARGET_SECONDS = 10.0
 def build_once(root):
     """Seconds for one `make report` in a fresh process."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "encoder_lib.grading.class_report", "--root", str(root)], check=True,
+    subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.class_report", "--root", str(root)], check=True,
                    capture_output=True)
     return time.perf_counter() - started
 

@@ -4,7 +4,7 @@
 ``root`` (its ``notebooks/`` copied from this one):
 
 - ``grades_by_exercise.csv``, as ``make grade`` writes it, every field
-  through ``report.write_csv``: each learner's exercises passed, not answered
+  through ``write_csv``: each learner's exercises passed, not answered
   (the cell as released), missing (a lesson not handed in), or failed with
   a catalogued mistake (``tests/mistakes/``, named in the ``mistake`` column)
   or with one of ``UNLISTED``'s answers, which no mistake explains (their
@@ -29,11 +29,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from encoder_lib.grading import EXERCISES, class_report, report
+from encoder_lib.grading import EXERCISES
+from encoder_lib.grading.teacher.class_report.answers import answer_prints
+from encoder_lib.grading.teacher.files import write_csv
+from encoder_lib.grading.teacher.gradebook_writer import open_gradebook as open_course_gradebook
+from encoder_lib.grading.teacher.outputs import COLUMNS
 from tests.mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent
-COLUMNS = report.COLUMNS + ("mistake", "diagnosis")
+COLUMNS = COLUMNS + ("mistake", "diagnosis")
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
 
@@ -113,7 +117,7 @@ def write_graded(root, student, lesson, solution, answers, own=False, stored=Fal
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{lesson}.ipynb").write_text(json.dumps(notebook))
     if stored:
-        (folder / "grading.json").write_text(json.dumps({"answer_prints": class_report.answer_prints(sources)}))
+        (folder / "grading.json").write_text(json.dumps({"answer_prints": answer_prints(sources)}))
 
 
 def _draw(rng, kind, n_lessons):
@@ -187,7 +191,7 @@ def seeded_class(root, learners, seed=0, roster=False, own=False, stored=False,
 
 
 def write_rows(root, rows):
-    report.write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS, rows)
+    write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS, rows)
 
 
 def open_gradebook(root):
@@ -198,7 +202,7 @@ def open_gradebook(root):
     path = os.environ.get("PATH", "")
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{path}"
     try:
-        return report._gradebook(root)
+        return open_course_gradebook(root)
     finally:
         os.environ["PATH"] = path
 

@@ -28,7 +28,15 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import chromium_or_skip
-from encoder_lib.grading import EXERCISES, class_report, report
+from encoder_lib.grading import EXERCISES
+from encoder_lib.grading.teacher.class_report import build as build_report
+from encoder_lib.grading.teacher.class_report.answers import Answers, fingerprint, identical_answers
+from encoder_lib.grading.teacher.class_report.cards import Links, _CardMarkdown, card, heading_anchor, lab_links
+from encoder_lib.grading.teacher.class_report.counts import HARDEST, UNNAMED, Group
+from encoder_lib.grading.teacher.class_report.page import TOP_CARDS
+from encoder_lib.grading.teacher.class_report.rows import _unquoted, course_lessons, lesson_order, read_rows
+from encoder_lib.grading.teacher.files import FORMULA_STARTS, csv_field, write_csv
+from encoder_lib.grading.teacher.outputs import COLUMNS as OLDER_COLUMNS, GRADER_POINTS, LATE
 from report_class import (COLUMNS, STUB, UNLISTED, add_lesson, copy_notebooks, hand_in, open_gradebook, seeded_class,
                           write_graded, write_rows)
 
@@ -55,7 +63,7 @@ def read_mistakes(root):
 def seeded(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
     drawn = seeded_class(root, LEARNERS, seed=7, roster=True)
-    class_report.build(root)
+    build_report(root)
     return root, drawn
 
 
@@ -91,10 +99,10 @@ def test_the_counts_per_exercise_are_the_seeded_ones(seeded):
 def cards_in(page, section):
     """``{(exercise, title): learners}`` of the cards in ``section`` (an id of the page's h2)."""
     found = {}
-    for card in page.select(f"section:has(> h2#{section}) .card"):
-        title = card.find(re.compile("h[34]"))
+    for shown in page.select(f"section:has(> h2#{section}) .card"):
+        title = shown.find(re.compile("h[34]"))
         exercise, name = title.get_text().split(": ", 1)
-        found[exercise, name] = number(card.select_one(".count").get_text())
+        found[exercise, name] = number(shown.select_one(".count").get_text())
     return found
 
 
@@ -120,7 +128,7 @@ def test_the_unlisted_answers_are_the_groups_not_yet_named(seeded):
                      for (exercise, signature), students in drawn.unnamed.items()}
     rows = {(r["exercise"], r["mistake"]): int(r["learners"]) for r in read_mistakes(root)}
     for (exercise, signature), students in drawn.unnamed.items():
-        assert rows[exercise, class_report.UNNAMED + signature] == len(students)
+        assert rows[exercise, UNNAMED + signature] == len(students)
     examples = page.select("section:has(> h2#unnamed) .card pre")
     sources = {u.source.strip() for u in UNLISTED}
     assert len(examples) == len(drawn.unnamed)
@@ -135,8 +143,8 @@ def test_the_csv_and_the_page_agree(seeded):
     rows = read_mistakes(root)
     assert len(rows) == len(named) + len(unnamed)
     for row in rows:
-        if row["mistake"].startswith(class_report.UNNAMED):
-            title = f"not yet named ({row['mistake'][len(class_report.UNNAMED):]})"
+        if row["mistake"].startswith(UNNAMED):
+            title = f"not yet named ({row['mistake'][len(UNNAMED):]})"
             assert unnamed[row["exercise"], title] == int(row["learners"])
         else:
             assert named[row["exercise"], row["mistake"]] == int(row["learners"])
@@ -148,7 +156,7 @@ def test_the_top_cards_are_the_groups_that_cost_most_learners(seeded):
     root, _ = seeded
     page = soup(root / "report" / "index.html")
     top = [number(card.select_one(".count").get_text()) for card in page.select("section.card[id^=top-]")]
-    most = sorted((int(r["learners"]) for r in read_mistakes(root)), reverse=True)[:class_report.TOP_CARDS]
+    most = sorted((int(r["learners"]) for r in read_mistakes(root)), reverse=True)[:TOP_CARDS]
     assert top == most
 
 
@@ -157,8 +165,8 @@ def test_the_hardest_exercises_have_the_lowest_pass_rates_among_those_who_answer
     page = soup(root / "report" / "index.html")
     listed = [row.select_one("code").get_text() for row in page.select("section:has(> h2#hardest) tbody tr")]
     rate = {e: drawn.statuses[e]["passed"] / drawn.answered(e) for e in drawn.statuses}
-    assert len(listed) == class_report.HARDEST
-    assert [rate[e] for e in listed] == sorted(rate.values())[:class_report.HARDEST]
+    assert len(listed) == HARDEST
+    assert [rate[e] for e in listed] == sorted(rate.values())[:HARDEST]
 
 
 def test_the_learners_who_may_need_help_are_those_who_passed_under_half(seeded):
@@ -189,7 +197,7 @@ def test_identical_answers_of_the_seeded_class_are_the_learners_of_one_non_trivi
               if row.select("td")}
     by_text = {}
     for (student, lesson, exercise), source in drawn.wrong.items():
-        if class_report.fingerprint(source) is not None:
+        if fingerprint(source) is not None:
             by_text.setdefault((exercise, source), set()).add(student)
     expected = {tuple(sorted(students)) for students in by_text.values() if len(students) > 1}
     assert expected and listed == expected
@@ -212,7 +220,7 @@ def test_make_report_writes_the_page_from_the_csv_alone_without_grading(tmp_path
 
 
 def test_make_report_without_a_grading_says_to_grade_first(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "encoder_lib.grading.class_report", "--root", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.class_report", "--root", str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2
     assert "grades_by_exercise.csv is missing: run `make grade` first" in done.stderr
@@ -241,7 +249,7 @@ def test_late_hand_ins_and_marks_given_by_hand_in_formgrader_reach_the_page(tmp_
         book.find_comment("softmax_answer", "01_attention", "01_attention", "bob").manual_comment = \
             "<b>close</b>: mind the axis"
         book.db.commit()
-    class_report.build(tmp_path)
+    build_report(tmp_path)
     page = soup(tmp_path / "report" / "index.html")
     late = [[td.get_text() for td in row.select("td")] for row in page.select("section:has(> h2#late) tbody tr")]
     assert late == [["01_attention", "ada", "2 h 5 min late", "0"]]
@@ -259,7 +267,7 @@ def test_the_late_column_make_grade_writes_decides_what_is_late_not_the_gradeboo
     late = {"ada": 7500, "bob": "", "cy": ""}  # cy's notebook was copied in by hand: no exchange time, never late
     rows = [(s, "01_attention", e, 0.0, 2.0, "failed", "it differs", "", "sums", "", late[s])
             for s in late for e in ("softmax", "scaled_dot_product_attention")]
-    report.write_csv(tmp_path / "grades_by_exercise.csv", COLUMNS + (report.GRADER_POINTS, report.LATE), rows)
+    write_csv(tmp_path / "grades_by_exercise.csv", COLUMNS + (GRADER_POINTS, LATE), rows)
     with open_gradebook(tmp_path) as book:
         add_lesson(book, "01_attention", due="2026-12-10 17:00:00 UTC")
         for student in late:
@@ -267,9 +275,9 @@ def test_the_late_column_make_grade_writes_decides_what_is_late_not_the_gradeboo
         hand_in(book, "01_attention", "ada", datetime.datetime(2026, 12, 10, 19, 5), penalty=4.0)
         hand_in(book, "01_attention", "bob", datetime.datetime(2026, 12, 10, 16, 0))
         hand_in(book, "01_attention", "cy", datetime.datetime(2026, 12, 20, 9, 0))  # the file's time, as recorded
-    read, _ = class_report.read_rows(tmp_path / "grades_by_exercise.csv")
+    read, _ = read_rows(tmp_path / "grades_by_exercise.csv")
     assert [r.late for r in read] == [7500.0, 7500.0, 0.0, 0.0, 0.0, 0.0]
-    class_report.build(tmp_path)
+    build_report(tmp_path)
     page = soup(tmp_path / "report" / "index.html")
     listed = [[td.get_text() for td in row.select("td")] for row in page.select("section:has(> h2#late) tbody tr")]
     assert listed == [["01_attention", "ada", "2 h 5 min late", "4"]]
@@ -297,7 +305,7 @@ def hostile(tmp_path_factory):
                      f"{FORMULA} it raised ValueError: {HOSTILE}" if bad else "", "", HOSTILE if bad else ""))
         rows.append((student, "01_attention", "scaled_dot_product_attention", 2.0, 2.0, "passed", "", "", ""))
     write_rows(root, rows)
-    class_report.build(root)
+    build_report(root)
     return root
 
 
@@ -305,7 +313,7 @@ def test_the_csv_neutralises_what_a_spreadsheet_would_read_as_a_formula(hostile)
     text = (hostile / "report" / "mistakes.csv").read_text()
     for row in csv.reader(text.splitlines()):
         for value in row:
-            assert not value.startswith(report.FORMULA_STARTS), value
+            assert not value.startswith(FORMULA_STARTS), value
     assert "'=HYPERLINK" in text, "the id is kept, as text"
 
 
@@ -363,7 +371,7 @@ def heading_ids(notebook):
     for cell in json.loads(Path(notebook).read_text())["cells"]:
         if cell["cell_type"] == "markdown":
             source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            ids |= {class_report.heading_anchor(m) for m in re.findall(r"^#{1,6}\s+(.+?)\s*$", source, re.M)}
+            ids |= {heading_anchor(m) for m in re.findall(r"^#{1,6}\s+(.+?)\s*$", source, re.M)}
     return ids
 
 
@@ -408,7 +416,7 @@ def test_in_chromium_every_picture_is_drawn_and_has_a_text_alternative(chromium,
         page = site_pages.open_page(context, root / "report" / "index.html")
         pictures = page.evaluate("[...document.images].map(i => ({alt: i.alt, drawn: i.complete && "
                                  "i.naturalWidth > 0}))")
-    assert len(pictures) == len(class_report.course_lessons()) + len(
+    assert len(pictures) == len(course_lessons()) + len(
         {(r["lesson"], r["exercise"]) for r in read_mistakes(root)})
     assert all(p["drawn"] and len(p["alt"]) > 40 for p in pictures), pictures
 
@@ -444,11 +452,11 @@ def test_in_chromium_axe_core_finds_no_serious_or_critical_violation(chromium, s
 
 
 def group(exercise, key, named=True, students=("a",)):
-    return class_report.Group(EXERCISES[exercise].lesson, exercise, key, named, list(students))
+    return Group(EXERCISES[exercise].lesson, exercise, key, named, list(students))
 
 
 def test_a_card_of_a_mistake_with_its_own_hints_gives_its_own_idea():
-    built = class_report.card(group("softmax", "softmax_without_max"), class_report.Links())
+    built = card(group("softmax", "softmax_without_max"), Links())
     assert "inf / inf is NaN" in built.idea
     assert '<a href="../notebooks/01_attention/01_attention.ipynb#The-softmax">' in built.idea
     assert built.sections == (("The-softmax", "The softmax"),)
@@ -456,9 +464,9 @@ def test_a_card_of_a_mistake_with_its_own_hints_gives_its_own_idea():
 
 def test_a_card_of_a_mistake_without_hints_or_not_yet_named_gives_its_exercise_s_idea():
     bare = next((e.name, m.name) for e in EXERCISES.values() for m in e.mistakes if not m.hints and e.hints)
-    idea = class_report.card(group(*bare), class_report.Links()).idea
-    assert idea == class_report.card(group(bare[0], "sums", named=False), class_report.Links()).idea
-    assert class_report._CardMarkdown(class_report.Links(), EXERCISES[bare[0]].lesson).render(
+    idea = card(group(*bare), Links()).idea
+    assert idea == card(group(bare[0], "sums", named=False), Links()).idea
+    assert _CardMarkdown(Links(), EXERCISES[bare[0]].lesson).render(
         EXERCISES[bare[0]].hints[0]) == idea
 
 
@@ -468,29 +476,29 @@ def test_a_card_of_a_failure_not_yet_named_says_what_the_grader_measured_in_the_
     unnamed.example_note = ("batched scores (2, 3, 5), last axis: the values differ. What the checks measured: On the "
                             "check x, your weights should sum to 1 along axis -1; they sum to 0.139 to 0.199: is the "
                             "sum taken over every entry? The same holds on 3 other failing checks.")
-    explanation = class_report.card(unnamed, class_report.Links()).explanation
+    explanation = card(unnamed, Links()).explanation
     assert explanation == ("no catalogued mistake explains it; what the grader measured on ann's answer: On the check "
                            "x, your weights should sum to 1 along axis -1; they sum to 0.139 to 0.199: is the sum "
                            "taken over every entry?")
     unnamed.example_note = "x: it raised ValueError"
-    assert class_report.card(unnamed, class_report.Links()).explanation.endswith("the grader measured: sums")
+    assert card(unnamed, Links()).explanation.endswith("the grader measured: sums")
 
 
 def test_a_card_of_a_mistake_the_catalogue_no_longer_has_still_has_its_exercise_s_idea():
-    built = class_report.card(group("softmax", "renamed_since"), class_report.Links())
+    built = card(group("softmax", "renamed_since"), Links())
     assert "no longer names" in built.explanation and "The softmax" in built.idea
 
 
 def test_on_a_hub_a_lesson_opens_in_the_teacher_s_jupyterlab(tmp_path):
     home = tmp_path / "home"
-    links = class_report.lab_links(home / "encoder-course", environ={"JUPYTERHUB_SERVICE_PREFIX": "/user/teach/",
+    links = lab_links(home / "encoder-course", environ={"JUPYTERHUB_SERVICE_PREFIX": "/user/teach/",
                                                                      "JUPYTER_SERVER_ROOT": str(home)})
     assert links.in_lab("01_attention", "The-softmax") == \
         "/user/teach/lab/tree/encoder-course/notebooks/01_attention/01_attention.ipynb#The-softmax"
-    assert class_report.lab_links(tmp_path, environ={}).in_lab("01_attention") is None, "off a hub: no link"
-    outside = class_report.lab_links(tmp_path / "elsewhere", "https://hub.example.org/user/t/", home, environ={})
+    assert lab_links(tmp_path, environ={}).in_lab("01_attention") is None, "off a hub: no link"
+    outside = lab_links(tmp_path / "elsewhere", "https://hub.example.org/user/t/", home, environ={})
     assert outside.in_lab("01_attention") is None, "a course outside JupyterLab's folder has no address in it"
-    given = class_report.lab_links(home / "c", "https://hub.example.org/user/t/", home, environ={})
+    given = lab_links(home / "c", "https://hub.example.org/user/t/", home, environ={})
     assert given.in_lab("01_attention") == "https://hub.example.org/user/t/lab/tree/c/notebooks/01_attention/" \
                                            "01_attention.ipynb"
 
@@ -499,12 +507,12 @@ def test_on_a_hub_a_lesson_opens_in_the_teacher_s_jupyterlab(tmp_path):
                                  "https://hub.example.org/user/ t/"])
 def test_a_lab_url_that_is_not_an_address_is_refused_and_named(url):
     with pytest.raises(ValueError, match="lab_url must be JupyterLab's address"):
-        class_report.lab_links(".", url)
+        lab_links(".", url)
 
 
 def test_the_heading_anchor_is_jupyterlab_s():
-    assert class_report.heading_anchor("Layer norm on the lesson's input") == "Layer-norm-on-the-lesson's-input"
-    assert class_report.heading_anchor("`softmax(x, axis=-1)`") == "softmax(x,-axis=-1)"
+    assert heading_anchor("Layer norm on the lesson's input") == "Layer-norm-on-the-lesson's-input"
+    assert heading_anchor("`softmax(x, axis=-1)`") == "softmax(x,-axis=-1)"
 
 
 # ------------------------------------------------------------------ identical answers
@@ -517,15 +525,15 @@ RENAMED = '# mine\ndef softmax(scores, axis=-1):\n    """My softmax."""\n    top
 
 
 def test_answers_that_differ_only_in_whitespace_comments_docstrings_and_names_have_one_fingerprint():
-    assert class_report.fingerprint(SOFTMAX) == class_report.fingerprint(RENAMED) is not None
-    assert class_report.fingerprint(SOFTMAX) != class_report.fingerprint(SOFTMAX.replace("x - m", "m - x"))
-    assert class_report.fingerprint(SOFTMAX) != class_report.fingerprint(SOFTMAX.replace("axis=axis", "axis=-1"))
+    assert fingerprint(SOFTMAX) == fingerprint(RENAMED) is not None
+    assert fingerprint(SOFTMAX) != fingerprint(SOFTMAX.replace("x - m", "m - x"))
+    assert fingerprint(SOFTMAX) != fingerprint(SOFTMAX.replace("axis=axis", "axis=-1"))
 
 
 def test_trivial_answers_and_what_is_not_python_have_no_fingerprint():
-    assert class_report.fingerprint("def softmax(x, axis=-1):\n    return x\n") is None
-    assert class_report.fingerprint(STUB) is None
-    assert class_report.fingerprint("def softmax(x:\n") is None
+    assert fingerprint("def softmax(x, axis=-1):\n    return x\n") is None
+    assert fingerprint(STUB) is None
+    assert fingerprint("def softmax(x:\n") is None
 
 
 def identical_class(root, answers):
@@ -537,10 +545,10 @@ def identical_class(root, answers):
         status = "not answered" if source == STUB else "passed"
         rows.append((student, "01_attention", "softmax", 2.0 * (status == "passed"), 2.0, status, "", "", ""))
     write_rows(root, rows)
-    class_report.build(root)
-    return [(students, shared) for students, shared in class_report.identical_answers(
-        class_report.Answers.read(root, class_report.read_rows(root / "grades_by_exercise.csv")[0]),
-        class_report.read_rows(root / "grades_by_exercise.csv")[0])]
+    build_report(root)
+    return [(students, shared) for students, shared in identical_answers(
+        Answers.read(root, read_rows(root / "grades_by_exercise.csv")[0]),
+        read_rows(root / "grades_by_exercise.csv")[0])]
 
 
 def test_two_learners_with_the_same_answer_up_to_names_are_listed_and_nobody_else(tmp_path):
@@ -573,29 +581,29 @@ def write_csv_text(path, text):
 ])
 def test_a_csv_that_is_not_what_make_grade_writes_is_refused_with_its_line(tmp_path, text, words):
     with pytest.raises(ValueError, match=re.escape(words)):
-        class_report.read_rows(write_csv_text(tmp_path / "grades_by_exercise.csv", text))
+        read_rows(write_csv_text(tmp_path / "grades_by_exercise.csv", text))
 
 
 def test_a_csv_of_an_older_make_grade_is_read_and_the_page_says_to_grade_again(tmp_path):
     copy_notebooks(tmp_path)
-    write_csv_text(tmp_path / "grades_by_exercise.csv", ",".join(report.COLUMNS) + "\n"
+    write_csv_text(tmp_path / "grades_by_exercise.csv", ",".join(OLDER_COLUMNS) + "\n"
                    "ann,01_attention,softmax,0,2,failed,it differs\n")
-    rows, has_mistakes = class_report.read_rows(tmp_path / "grades_by_exercise.csv")
+    rows, has_mistakes = read_rows(tmp_path / "grades_by_exercise.csv")
     assert not has_mistakes and rows[0].mistakes == () and rows[0].diagnosis == ""
-    class_report.build(tmp_path)
+    build_report(tmp_path)
     assert "make grade FORCE=1" in (tmp_path / "report" / "index.html").read_text()
 
 
 def test_a_field_written_neutralised_reads_back_as_it_was():
     for text in ("=1+1", "-3", "@me", "plain", "'quoted"):
-        assert class_report._unquoted(report.csv_field(text)) == text
+        assert _unquoted(csv_field(text)) == text
 
 
 def test_lessons_that_are_not_the_course_s_are_refused_and_named(tmp_path):
     with pytest.raises(ValueError, match=r"lessons must name lessons of the course .*'09_nope'"):
-        class_report.lesson_order([], ["01_attention", "09_nope"])
+        lesson_order([], ["01_attention", "09_nope"])
 
 
 def test_a_root_that_is_not_a_folder_is_refused_and_named(tmp_path):
     with pytest.raises(ValueError, match="root must be the course folder"):
-        class_report.build(tmp_path / "nowhere")
+        build_report(tmp_path / "nowhere")

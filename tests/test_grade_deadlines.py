@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from encoder_lib.grading import EXERCISES, grader
+from encoder_lib.grading import EXERCISES
+from encoder_lib.grading.exercises import BY_LESSON
 from report_class import hand_in_folder, open_gradebook
 from grading_helpers import course_after_make_student
 
@@ -31,7 +32,7 @@ from grading_helpers import course_after_make_student
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = "01_attention"
-FULL = sum(EXERCISES[name].points for name in grader.lessons_with_exercises()[LESSON])
+FULL = sum(EXERCISES[name].points for name in BY_LESSON[LESSON])
 DUE = "2026-11-20 17:00:00 Europe/Paris"  # 16:00 UTC
 HANDED_IN = {"ontime": "2026-11-20 15:30:00.000000 UTC",
              "late": "2026-11-21 18:05:00.000000 UTC",  # 26 h 5 min after 16:00 UTC
@@ -46,7 +47,7 @@ def run(root, *args):
 
 
 def run_grader(root):
-    return run(root, "encoder_lib.grading.grader", "--root", str(root), "--seconds", "5", "--lessons", LESSON)
+    return run(root, "encoder_lib.grading.teacher.grade", "--root", str(root), "--seconds", "5", "--lessons", LESSON)
 
 
 def rows_of(path):
@@ -69,7 +70,7 @@ def course(tmp_path_factory):
     due = subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "db", "assignment", "add", LESSON,
                           f"--duedate={DUE}"], capture_output=True, text=True, timeout=300, cwd=root)
     assert due.returncode == 0, due.stdout + due.stderr
-    extension = run(root, "encoder_lib.grading.deadlines", "--root", str(root), "--student", "extended",
+    extension = run(root, "encoder_lib.grading.teacher.deadlines", "--root", str(root), "--student", "extended",
                     "--lesson", LESSON, "--due", EXTENSION)
     assert extension.returncode == 0, extension.stderr
     solved = json.loads((root / "notebooks" / LESSON / f"{LESSON}.ipynb").read_text())
@@ -112,7 +113,7 @@ def test_the_extension_is_recorded_in_the_gradebook_where_formgrader_shows_it(co
 def test_a_late_hand_in_is_flagged_in_grades_by_exercise_csv_and_penalised_in_grades_lms_csv(course):
     root, _ = course
     late = {(r["student_id"], r["exercise"]): r["late"] for r in rows_of(root / "grades_by_exercise.csv")}
-    assert {e for s, e in late if s == "late"} == set(grader.lessons_with_exercises()[LESSON])
+    assert {e for s, e in late if s == "late"} == set(BY_LESSON[LESSON])
     assert {s for (s, _), seconds in late.items() if seconds} == {"late"}
     assert {seconds for (s, _), seconds in late.items() if s == "late"} == {str(LATE_SECONDS)}
     lms = {r["SIS User ID"]: r for r in rows_of(root / "grades_lms.csv")}
@@ -146,7 +147,7 @@ def test_taking_the_extension_back_makes_the_same_hand_in_late_without_grading_i
     import warnings
 
     root, _ = course
-    back = run(root, "encoder_lib.grading.deadlines", "--root", str(root), "--student", "extended",
+    back = run(root, "encoder_lib.grading.teacher.deadlines", "--root", str(root), "--student", "extended",
                "--lesson", LESSON, "--due", "")
     assert back.returncode == 0 and "extended has no extension" in back.stdout, back.stdout + back.stderr
     again = run_grader(root)

@@ -29,8 +29,14 @@ from pathlib import Path
 import pytest
 
 from conftest import chromium_or_skip
-from encoder_lib.grading import EXERCISES, grader, report
-from encoder_lib.grading.grader import Result
+from encoder_lib.grading import EXERCISES
+from encoder_lib.grading.exercises import BY_LESSON
+from encoder_lib.grading.teacher.class_report.data import FromGradebook
+from encoder_lib.grading.teacher.class_report.rows import read_rows
+from encoder_lib.grading.teacher.course_config import lessons_set
+from encoder_lib.grading.teacher.feedback_page import feedback_page
+from encoder_lib.grading.teacher.files import csv_field
+from encoder_lib.grading.teacher.outputs import LMS_COLUMNS, LMS_TOTAL, Result, lms_rows
 from report_class import answer_in, hand_in_folder, open_gradebook, write_roster
 from grading_helpers import course_after_make_student
 
@@ -38,11 +44,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SET = ("01_attention", "02_multi_head_attention")
 LEARNERS = ("ada", "bob", "cy")
 WRONG_SOFTMAX = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)\n"
-FULL = {lesson: sum(EXERCISES[name].points for name in grader.lessons_with_exercises()[lesson]) for lesson in SET}
+FULL = {lesson: sum(EXERCISES[name].points for name in BY_LESSON[lesson]) for lesson in SET}
 
 
 def run_grader(root, *args):
-    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.grader", "--root", str(root), "--seconds", "5",
+    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root), "--seconds", "5",
                            *args], capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 
@@ -92,24 +98,24 @@ def test_grades_lms_csv_has_a_row_per_learner_with_the_roster_a_column_per_lesso
     root, _ = course
     with open(root / "grades_lms.csv", newline="") as f:
         header, *body = list(csv.reader(f))
-    assert header == list(report.LMS_COLUMNS) + list(SET) + [report.LMS_TOTAL]
+    assert header == list(LMS_COLUMNS) + list(SET) + [LMS_TOTAL]
     lms = {row["SIS User ID"]: row for row in rows_of(root / "grades_lms.csv")}
     assert sorted(lms) == sorted(LEARNERS)
     assert lms["ada"]["Student"] == "Ada, Ada" and lms["ada"]["Email address"] == "ada@school.example"
     assert lms["cy"]["Student"] == "cy" and lms["cy"]["Email address"] == ""  # not on the roster
     assert lms["ada"]["SIS Login ID"] == "ada" and lms["ada"]["ID"] == ""
     assert [float(lms["ada"][lesson]) for lesson in SET] == [FULL[lesson] for lesson in SET]
-    assert float(lms["cy"][SET[1]]) == 0 and float(lms["cy"][report.LMS_TOTAL]) == FULL[SET[0]]
-    assert float(lms["bob"][report.LMS_TOTAL]) == sum(FULL.values())
+    assert float(lms["cy"][SET[1]]) == 0 and float(lms["cy"][LMS_TOTAL]) == FULL[SET[0]]
+    assert float(lms["bob"][LMS_TOTAL]) == sum(FULL.values())
 
 
 def test_lms_rows_neutralise_a_formula_in_a_name():
     class Known:
         first_name, last_name, email = "x", "=HYPERLINK(\"http://evil\")", "-1@x"
 
-    rows = report.lms_rows([Result("a", SET[0], "softmax", 1.0, 1.0, "passed")], list(SET), {"a": Known()})
+    rows = lms_rows([Result("a", SET[0], "softmax", 1.0, 1.0, "passed")], list(SET), {"a": Known()})
     assert rows == [("=HYPERLINK(\"http://evil\"), x", "", "a", "a", "", "-1@x", 1.0, 0.0, 1.0)]
-    assert [report.csv_field(v) for v in rows[0][:6]][0].startswith("'=") and report.csv_field("-1@x") == "'-1@x"
+    assert [csv_field(v) for v in rows[0][:6]][0].startswith("'=") and csv_field("-1@x") == "'-1@x"
 
 
 @pytest.mark.grading
@@ -175,7 +181,6 @@ def test_a_learner_or_lesson_that_is_not_there_is_refused_and_nothing_graded(cou
 def test_marks_given_by_hand_in_formgrader_reach_the_csv_the_lms_file_the_page_and_the_report_once(course):
     import warnings
 
-    from encoder_lib.grading import class_report
 
     root, _ = course
     lesson, most = SET[0], EXERCISES["softmax"].points
@@ -201,8 +206,8 @@ def test_marks_given_by_hand_in_formgrader_reach_the_csv_the_lms_file_the_page_a
     page = (root / "feedback" / "cy" / "index.html").read_text()
     assert f"<h2>{lesson}: {total:g} of {FULL[lesson]:g}</h2>" in page
     assert "&lt;b&gt;mind&lt;/b&gt; the axis" in page and "<b>mind" not in page
-    read = class_report.read_rows(root / "grades_by_exercise.csv")[0]
-    marked = class_report.FromGradebook.read(root, read).marked(read)
+    read = read_rows(root / "grades_by_exercise.csv")[0]
+    marked = FromGradebook.read(root, read).marked(read)
     assert {(r.student_id, r.exercise): r.points for r in marked if r.lesson == lesson} == \
         {(s, e): float(r["points"]) for (s, l, e), r in rows.items() if l == lesson}, "counted once, not twice"
     by_hand = (root / "report" / "index.html").read_text()
@@ -216,9 +221,9 @@ def test_without_lessons_the_course_setting_sets_the_lessons_for_make_grade_and_
     original = config.read_text()
     try:
         config.write_text(original + f"\nc.EncoderCourse.lessons = [{SET[0]!r}]\n")
-        assert report.lessons_set(root) == [SET[0]]
+        assert lessons_set(root) == [SET[0]]
         assert {lesson for _, lesson, _ in by_exercise(root)} == set(SET)  # as graded with LESSONS= before
-        made = subprocess.run([sys.executable, "-m", "encoder_lib.grading.class_report", "--root", str(root)],
+        made = subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.class_report", "--root", str(root)],
                               capture_output=True, text=True, timeout=300, cwd=ROOT)
         assert made.returncode == 0, made.stderr
         assert SET[1] not in (root / "report" / "index.html").read_text(), "make report takes the setting"
@@ -227,13 +232,13 @@ def test_without_lessons_the_course_setting_sets_the_lessons_for_make_grade_and_
         assert f"lessons set: {SET[0]} (LESSONS=" in done.stdout
         assert {lesson for _, lesson, _ in by_exercise(root)} == {SET[0]}
         with open(root / "grades_lms.csv", newline="") as f:
-            assert next(csv.reader(f))[len(report.LMS_COLUMNS):] == [SET[0], report.LMS_TOTAL]
+            assert next(csv.reader(f))[len(LMS_COLUMNS):] == [SET[0], LMS_TOTAL]
         config.write_text(original + f"\nc.EncoderCourse.lessons = {SET[0]!r}\n")
         refused = run_grader(root)
         assert refused.returncode == 2 and "must be a list of lesson names" in refused.stderr, refused.stderr
     finally:
         config.write_text(original)
-    assert report.lessons_set(root) is None
+    assert lessons_set(root) is None
 
 
 # ---------------------------------------------------------------- the feedback page on a phone
@@ -256,7 +261,7 @@ def test_in_chromium_the_feedback_page_reads_at_375_px_without_sideways_scrollin
     rows = [Result("a-learner-with-a-rather-long-identifier-" * 2, e.lesson, name, 0.0, float(e.points), "failed",
                    note=note) for name, e in EXERCISES.items()]
     page_path = tmp_path / "index.html"
-    page_path.write_text(report.feedback_page(rows[0].student_id, rows))
+    page_path.write_text(feedback_page(rows[0].student_id, rows))
     with site_pages.offline(chromium, {"width": 375, "height": 740}) as context:
         page = site_pages.open_page(context, page_path)
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, "no sideways scrolling"

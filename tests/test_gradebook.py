@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from encoder_lib.grading import deadlines, gradebook
+from encoder_lib.grading.teacher import deadlines, gradebook
+from encoder_lib.grading.teacher.gradebook_writer import GradebookWriter
 from report_class import open_gradebook
 
 # nbgrader 0.9's own models warn under SQLAlchemy 2 (RuntimeWarnings, which the suite makes errors): not ours
@@ -182,7 +183,7 @@ def test_make_extension_says_what_it_set_and_refuses_a_bad_one(tmp_path):
     gradebook_with_due_dates(tmp_path, {"01_attention": "2026-12-10 17:00:00 UTC"})
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "encoder_lib.grading.deadlines", "--root", str(tmp_path),
+        return subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.deadlines", "--root", str(tmp_path),
                                *args], capture_output=True, text=True, cwd=ROOT)
 
     done = run("--student", "ada", "--lesson", "01_attention", "--due", "2026-12-12 17:00:00 UTC")
@@ -220,7 +221,7 @@ def test_lateness_takes_nbgrader_s_penalty_only_for_a_late_hand_in(tmp_path):
 
 
 def test_the_exchange_s_time_is_timestamp_txt_s_never_the_file_s(tmp_path):
-    from encoder_lib.grading import submissions
+    from encoder_lib.grading.teacher import submissions
 
     notebook = tmp_path / "01_attention.ipynb"
     notebook.write_text("{}")
@@ -234,8 +235,7 @@ def test_the_exchange_s_time_is_timestamp_txt_s_never_the_file_s(tmp_path):
 def test_make_grade_records_the_penalty_and_the_extension_as_nbgrader_does(tmp_path):
     import warnings
 
-    from encoder_lib.grading import report
-    from encoder_lib.grading.grader import Result
+    from encoder_lib.grading.teacher.outputs import Result
     from report_class import add_lesson
 
     with new_gradebook(tmp_path) as book:
@@ -247,7 +247,7 @@ def test_make_grade_records_the_penalty_and_the_extension_as_nbgrader_does(tmp_p
     results = [Result("ada", "01_attention", "softmax", 2.0, 2.0, "passed")]
     for late in (deadlines.Lateness(86400, 2.0, None), deadlines.Lateness(0, 0.0, datetime.timedelta(days=2)),
                  None):
-        writer = report.GradebookWriter(tmp_path, ["ada"])
+        writer = GradebookWriter(tmp_path, ["ada"])
         try:
             writer.record("ada", "01_attention", notebook, results, late)
             writer.commit()

@@ -9,7 +9,11 @@ import hashlib
 
 import pytest
 
-from encoder_lib.grading import EXERCISES, grader, report, sandbox, verdict as feedback
+from encoder_lib.grading import EXERCISES, verdict as feedback
+from encoder_lib.grading.teacher import sandbox
+from encoder_lib.grading.teacher.cases import hidden_cases, visible_cases
+from encoder_lib.grading.teacher.files import plain_text
+from encoder_lib.grading.teacher.marking import NOT_ANSWERED, Marked, grade_answer, marked
 from encoder_lib.grading.self_check import run_cases
 from mistakes import MISTAKES
 from test_feedback_mutants import some_mutants
@@ -24,18 +28,18 @@ SLOW = {"bert_block", "mean_pool"}
 
 def in_the_notebook(name, fn):
     """The ``Marked`` the grader should give: the self-check's verdict on the grader's own cases."""
-    cases = grader.visible_cases(name) + grader.hidden_cases(name, SECRET, SUBMISSION, mistakes=True)
+    cases = visible_cases(name) + hidden_cases(name, SECRET, SUBMISSION, mistakes=True)
     verdict = feedback.judge(EXERCISES[name], cases, run_cases(fn, cases))
-    return grader.marked(verdict)
+    return marked(verdict)
 
 
 def in_the_grader(box, name, source):
-    return grader.grade_answer(box, name, source, SECRET, sandbox.Limits(), SUBMISSION)
+    return grade_answer(box, name, source, SECRET, sandbox.Limits(), SUBMISSION)
 
 
 def same_marks(got, expected):
     assert got.status == expected.status, (got, expected)
-    assert report.plain_text(got.note) == report.plain_text(expected.note)
+    assert plain_text(got.note) == plain_text(expected.note)
     assert (got.mistake, got.diagnosis) == (expected.mistake, expected.diagnosis)
 
 
@@ -67,6 +71,6 @@ def test_a_mutant_nobody_wrote_a_sentence_for_gets_the_same_feedback_in_the_grad
 def test_a_right_answer_gets_no_note_and_a_stub_is_not_answered(box):  # noqa: F811
     right = "def softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis=axis, keepdims=True))\n" \
             "    return e / e.sum(axis=axis, keepdims=True)\n"
-    assert in_the_grader(box, "softmax", right) == grader.Marked("passed", EXERCISES["softmax"].points, "")
+    assert in_the_grader(box, "softmax", right) == Marked("passed", EXERCISES["softmax"].points, "")
     stub = "def softmax(x, axis=-1):\n    raise NotImplementedError\n"
-    assert in_the_grader(box, "softmax", stub)[:3] == ("not answered", 0, grader.NOT_ANSWERED)
+    assert in_the_grader(box, "softmax", stub)[:3] == ("not answered", 0, NOT_ANSWERED)

@@ -22,8 +22,15 @@ from scipy.special import erf as scipy_erf
 
 import encoder_lib
 from conftest import in_ci
-from encoder_lib.grading import grader, numeric, report, sandbox, submissions, wire, workers
-from encoder_lib.grading.submissions import NOTEBOOK, ReleasedLesson, as_released, read_submission
+from encoder_lib.grading import EXERCISES, wire
+from encoder_lib.grading.teacher import sandbox, submissions, workers
+from encoder_lib.grading.teacher.cases import hidden_cases, visible_cases
+from encoder_lib.grading.teacher.files import csv_field, write_csv, write_file
+from encoder_lib.grading.teacher.library_calls import CallBudget, serve
+from encoder_lib.grading.teacher.marking import mark, parameter_names
+from encoder_lib.grading.teacher.outputs import Result, summary_text
+from encoder_lib.grading.teacher.sandbox import numeric
+from encoder_lib.grading.teacher.submissions import NOTEBOOK, ReleasedLesson, as_released, read_submission
 
 # ---------------------------------------------------------------- the wire
 
@@ -280,12 +287,12 @@ def test_a_timestamp_that_is_not_a_time_is_reported_and_ignored(tmp_path, text, 
     ("\tx", "' x"), ("\rx", "' x"), ("alice", "alice"), (2.0, "2"), (0.5, "0.5"), ("a\x1b[2Jb", "a [2Jb"),
 ])
 def test_a_csv_field_is_plain_text_and_never_a_formula(value, field):
-    assert report.csv_field(value) == field
+    assert csv_field(value) == field
 
 
 def test_a_csv_file_keeps_one_row_per_result_whatever_the_text(tmp_path):
     rows = [("mallory\nbob,01,softmax", "=1+1", 'say "hi", then', 2.0)]
-    report.write_csv(tmp_path / "out.csv", ("a", "b", "c", "d"), rows)
+    write_csv(tmp_path / "out.csv", ("a", "b", "c", "d"), rows)
     [header, row] = list(csv.reader((tmp_path / "out.csv").read_text().splitlines()))
     assert header == ["a", "b", "c", "d"] and row == ["mallory bob,01,softmax", "'=1+1", 'say "hi", then', "2"]
 
@@ -296,7 +303,7 @@ def test_a_file_is_written_whole_with_the_umask_s_mode(tmp_path):
     path.chmod(0o644)
     mask = os.umask(0o077)
     try:
-        report.write_file(path, "new")
+        write_file(path, "new")
     finally:
         os.umask(mask)
     assert path.read_text() == "new" and path.stat().st_mode & 0o777 == 0o600
@@ -304,8 +311,8 @@ def test_a_file_is_written_whole_with_the_umask_s_mode(tmp_path):
 
 
 def test_the_summary_prints_no_control_character():
-    row = grader.Result("eve\x1b[2J", "01_attention", "softmax", 0, 2, "error", note="boom\x1b[H\r\u202eok")
-    text = report.summary_text([row], {"learners": 1, "lessons": 1, "handed_in": 1, "missing": 0, "regraded": 1,
+    row = Result("eve\x1b[2J", "01_attention", "softmax", 0, 2, "error", note="boom\x1b[H\r\u202eok")
+    text = summary_text([row], {"learners": 1, "lessons": 1, "handed_in": 1, "missing": 0, "regraded": 1,
                                        "reused": 0, "seconds": 1, "jobs": 1, "unsafe": False,
                                        "notices": ["submitted/'\\x1b' odd"], "machine": [("a", "b", "why\x07")]})
     assert text.isprintable() or set(text) - set("\n") <= {c for c in text if c.isprintable()}
@@ -317,45 +324,45 @@ def test_the_summary_prints_no_control_character():
 
 
 def test_a_library_call_far_larger_than_the_exercise_s_cases_is_refused_and_costs_that_exercise():
-    cases = grader.visible_cases("encoder_block")
-    budget = grader.CallBudget.of(cases, sandbox.Limits())
+    cases = visible_cases("encoder_block")
+    budget = CallBudget.of(cases, sandbox.Limits())
     allowed = {"multi_head_attention", "softmax"}
-    small = grader.serve({"name": "softmax", "args": [np.zeros((2, 3))], "kwargs": {}}, allowed, budget)
+    small = serve({"name": "softmax", "args": [np.zeros((2, 3))], "kwargs": {}}, allowed, budget)
     assert small["kind"] == "value" and budget.refused == []
-    huge = grader.serve({"name": "multi_head_attention", "args": [np.zeros((20000, 1)), 1], "kwargs": {}},
+    huge = serve({"name": "multi_head_attention", "args": [np.zeros((20000, 1)), 1], "kwargs": {}},
                         allowed, budget)
     assert huge["kind"] == "error" and "refused" in huge["message"] and budget.refused
-    status, points, note, *_ = grader.judge(grader.EXERCISES["encoder_block"], cases, [{"kind": "refused", "why":
+    status, points, note, *_ = mark(EXERCISES["encoder_block"], cases, [{"kind": "refused", "why":
                                             budget.refused[0]}], {"status": "done"}, sandbox.Limits())
     assert (status, points) == ("error", 0) and "refused" in note
 
 
 def test_a_case_whose_input_was_changed_fails_and_names_the_parameter():
-    exercise = grader.EXERCISES["masked_softmax"]
-    cases = grader.visible_cases("masked_softmax")
+    exercise = EXERCISES["masked_softmax"]
+    cases = visible_cases("masked_softmax")
     events = [{"kind": "result", "case": i, "value": c.expected, "changed": [0] if i == 1 else []}
               for i, c in enumerate(cases)]
-    marked = grader.judge(exercise, cases, events, {"status": "done"}, sandbox.Limits())
+    marked = mark(exercise, cases, events, {"status": "done"}, sandbox.Limits())
     assert marked.status == "failed" and f"{cases[1].description}: it changed its input `scores` in place" \
         in marked.note
     assert marked.diagnosis == "changed:scores" and marked.mistake == ""
-    assert grader.parameter_names(exercise, [1, "padding_mask"]) == ("padding_mask", "padding_mask")
+    assert parameter_names(exercise, [1, "padding_mask"]) == ("padding_mask", "padding_mask")
 
 
 def test_an_error_on_a_hidden_case_is_named_by_its_kind_only():
-    cases = grader.visible_cases("softmax") + grader.hidden_cases("softmax", 1, "ab" * 32)
-    visible = len(grader.visible_cases("softmax"))
+    cases = visible_cases("softmax") + hidden_cases("softmax", 1, "ab" * 32)
+    visible = len(visible_cases("softmax"))
     events = [{"kind": "result", "case": i, "value": c.expected} for i, c in enumerate(cases[:visible])]
     events.append({"kind": "raised", "case": visible, "error": "LEAKClass: LEAK[1.5, 2.5]"})
     events += [{"kind": "result", "case": i, "value": c.expected} for i, c in enumerate(cases) if i > visible]
-    note = grader.judge(grader.EXERCISES["softmax"], cases, events, {"status": "done"}, sandbox.Limits()).note
+    note = mark(EXERCISES["softmax"], cases, events, {"status": "done"}, sandbox.Limits()).note
     assert "LEAK" not in note and "an exception (on a hidden check its message is not shown)" in note
 
 
 def test_hidden_cases_are_drawn_for_each_submission():
-    first = grader.hidden_cases("layer_norm", 7, hashlib.sha256(b"one").hexdigest())
-    again = grader.hidden_cases("layer_norm", 7, hashlib.sha256(b"one").hexdigest())
-    other = grader.hidden_cases("layer_norm", 7, hashlib.sha256(b"two").hexdigest())
+    first = hidden_cases("layer_norm", 7, hashlib.sha256(b"one").hexdigest())
+    again = hidden_cases("layer_norm", 7, hashlib.sha256(b"one").hexdigest())
+    other = hidden_cases("layer_norm", 7, hashlib.sha256(b"two").hexdigest())
     assert all(np.array_equal(a.args[0], b.args[0]) for a, b in zip(first, again))
     assert not any(a.args[0].shape == b.args[0].shape and np.allclose(a.args[0], b.args[0])
                    for a in first for b in other)
@@ -594,13 +601,3 @@ def test_a_large_list_result_crosses_as_an_array(box):
 ], ids=["nan", "value", "key added", "shape", "dtype", "numbers"])
 def test_same_values_sees_what_an_answer_changed(before, after, same):
     assert wire.same_values(before, after) is same
-
-
-def test_the_grader_reads_in_steps_of_at_most_30_lines():
-    """grade_class and grade_learner were 68 and 46 lines; each step of grader.py now fits on a screen."""
-    import ast
-
-    tree = ast.parse(Path(grader.__file__).read_text())
-    long = [f"{node.name}: {node.end_lineno - node.lineno + 1} lines" for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 30]
-    assert not long, long

@@ -31,8 +31,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from encoder_lib.grading import grader, sandbox
-from encoder_lib.grading.submissions import safe_name
+from encoder_lib.grading.teacher import run, sandbox
+from encoder_lib.grading.teacher.sandbox import box
+from encoder_lib.grading.teacher.grade import Lock, main as grade_main
+from encoder_lib.grading.teacher.learner import grade_learner
+from encoder_lib.grading.teacher.plan import plan_run
+from encoder_lib.grading.teacher.run import grade_class
+from encoder_lib.grading.teacher.submissions import safe_name
 from grading_helpers import TreeSampler, course_after_make_student, leftovers_of
 
 BIN = Path(sys.executable).parent
@@ -85,7 +90,7 @@ def assert_honest_full_marks(root, honest=HONEST):
 
 
 def run_grader(root, *args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.grader", "--root", str(root), *args],
+    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root), *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 
@@ -204,7 +209,7 @@ def test_make_grade_finishes_with_every_honest_learner_s_scores_intact(base, tmp
         apply(mutation, base, root, student)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        status = grader.main(["--root", str(root), "--jobs", "2", "--seconds", "5"])
+        status = grade_main(["--root", str(root), "--jobs", "2", "--seconds", "5"])
     assert status == 0, out.getvalue()[-3000:]
     assert_honest_full_marks(root)
     graded = {r["student_id"] for r in results(root)}
@@ -222,32 +227,32 @@ def _died_for_the_victim(task):
     return _real_grade_learner(task)
 
 
-_real_grade_learner = grader.grade_learner
+_real_grade_learner = grade_learner
 
 
 def test_a_worker_that_dies_is_the_machine_s_failure_never_stored_and_graded_next_run(base, tmp_path, monkeypatch):
     root = course_from(base, tmp_path, students=(*HONEST, "victim"))
-    monkeypatch.setattr(grader, "grade_learner", _died_for_the_victim)
-    rows, summary = grader.grade_class(root, jobs=2, out=lambda line: None)
+    monkeypatch.setattr(run, "grade_learner", _died_for_the_victim)
+    rows, summary = grade_class(plan_run(root), jobs=2, out=lambda line: None)
     assert_honest_full_marks(root)
     victim = [r for r in rows if r.student_id == "victim" and r.lesson == LESSON]
     assert victim and all(r.status == "error" and "machine failed" in r.note for r in victim)
     assert [m[:2] for m in summary["machine"]] == [("victim", LESSON)] and not (root / "autograded" / "victim").exists()
-    monkeypatch.setattr(grader, "grade_learner", _real_grade_learner)
-    rows, summary = grader.grade_class(root, jobs=2, out=lambda line: None)
+    monkeypatch.setattr(run, "grade_learner", _real_grade_learner)
+    rows, summary = grade_class(plan_run(root), jobs=2, out=lambda line: None)
     assert summary["regraded"] == 1 and not summary["machine"]
     assert all(r.status == "passed" for r in rows if r.student_id == "victim" and r.lesson == LESSON)
 
 
 def test_a_sandbox_that_cannot_start_is_the_machine_s_failure_never_stored(base, tmp_path, monkeypatch):
     root = course_from(base, tmp_path)
-    monkeypatch.setattr(sandbox, "bwrap_command", lambda **_: ["/bin/sh", "-c", "exit 1"])
-    rows, summary = grader.grade_class(root, jobs=1, out=lambda line: None)
+    monkeypatch.setattr(box, "bwrap_command", lambda **_: ["/bin/sh", "-c", "exit 1"])
+    rows, summary = grade_class(plan_run(root), jobs=1, out=lambda line: None)
     assert {m[0] for m in summary["machine"]} == set(HONEST)
     assert all(r.status == "error" and "machine failed" in r.note for r in rows if r.lesson == LESSON)
     assert not (root / "autograded").exists() or not list((root / "autograded").rglob("grading.json"))
     monkeypatch.undo()
-    grader.grade_class(root, jobs=1, out=lambda line: None)
+    grade_class(plan_run(root), jobs=1, out=lambda line: None)
     assert_honest_full_marks(root)
 
 
@@ -262,7 +267,7 @@ def test_ctrl_c_leaves_no_process_cgroup_or_folder_and_the_next_run_grades_every
     next(c for c in looping["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "softmax_answer")[
         "source"] = LOOPS
     hand_in(root, "looping", looping)
-    process = subprocess.Popen([sys.executable, "-m", "encoder_lib.grading.grader", "--root", str(root), "--seconds",
+    process = subprocess.Popen([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root), "--seconds",
                                 "60", "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     sampler = TreeSampler(process.pid, every=0.1)
@@ -282,7 +287,7 @@ def test_ctrl_c_leaves_no_process_cgroup_or_folder_and_the_next_run_grades_every
 
 def test_a_second_grader_says_who_holds_the_lock_and_changes_nothing(base, tmp_path):
     root = course_from(base, tmp_path)
-    holder = grader.Lock(root)
+    holder = Lock(root)
     try:
         before = sorted(str(p) for p in root.rglob("*"))
         result = run_grader(root, "--release", f"{sys.executable} -c \"open('release/touched', 'w')\"")

@@ -47,8 +47,8 @@ import encoder_lib
 import encoder_lib.grading
 from attacks import ATTACKS, ISSUE_23
 from grading_helpers import TreeSampler, leftovers_of
-from encoder_lib.grading import grader as grading_grader
-from encoder_lib.grading.submissions import SAFE_NAME, safe_name
+from encoder_lib.grading.teacher.cases import hidden_cases, visible_cases
+from encoder_lib.grading.teacher.submissions import SAFE_NAME, safe_name
 from conftest import in_ci, load_tool
 from mistakes import MISTAKES
 
@@ -291,15 +291,15 @@ def _digest(*arrays_and_texts):
 
 
 def _visible_digests(name):
-    return {_digest(case.args[0]) for case in grading_grader.visible_cases(name)}
+    return {_digest(case.args[0]) for case in visible_cases(name)}
 
 
 def _earlier_round_table(name, secret):
     """Right results by input digest for the visible cases and an earlier round's hidden ones (another version
     of the submission), as a learner who kept the feedback of that round could have them."""
-    earlier = grading_grader.hidden_cases(name, secret, hashlib.sha256(b"an earlier version").hexdigest())
+    earlier = hidden_cases(name, secret, hashlib.sha256(b"an earlier version").hexdigest())
     table = {}
-    for case in grading_grader.visible_cases(name) + earlier:
+    for case in visible_cases(name) + earlier:
         axis = case.kwargs.get("axis", case.args[1] if len(case.args) > 1 else -1)
         table[_digest(case.args[0], str(axis).encode())] = case.expected.tolist()
     return repr(table)
@@ -309,7 +309,7 @@ def _bert_table():
     import base64
 
     table = {_digest(c.args[0]): (list(c.expected.shape), base64.b64encode(c.expected.tobytes()).decode())
-             for c in grading_grader.visible_cases("bert_block")}
+             for c in visible_cases("bert_block")}
     return repr(table)
 
 

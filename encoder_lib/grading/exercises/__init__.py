@@ -32,4 +32,9 @@ LESSONS = (attention, heads, feed_forward, add_norm, block, stack, gradients, pr
 #: Every exercise by name, in course order.
 EXERCISES = {exercise.name: exercise for module in LESSONS for exercise in module.EXERCISES}
 
-__all__ = ["EXERCISES", "Exercise", "LESSONS", "Mistake"]
+#: ``{lesson: (exercise names in course order)}``, the lessons in course order.
+BY_LESSON = {}
+for _name, _exercise in EXERCISES.items():
+    BY_LESSON[_exercise.lesson] = BY_LESSON.get(_exercise.lesson, ()) + (_name,)
+
+__all__ = ["BY_LESSON", "EXERCISES", "Exercise", "LESSONS", "Mistake"]

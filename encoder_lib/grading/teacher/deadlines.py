@@ -28,7 +28,7 @@
   penalty in grades_lms.csv and on the feedback page, which says how late
   and the penalty; the class report lists them.
 
-    python -m encoder_lib.grading.deadlines --student ada --lesson 01_attention --due "2026-12-12 17:00:00 UTC"
+    python -m encoder_lib.grading.teacher.deadlines --student ada --lesson 01_attention --due "2026-12-12 17:00:00 UTC"
 """
 
 import argparse
@@ -39,7 +39,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import report
+from ..exercises import BY_LESSON
+from .files import write_csv
 from .gradebook import due_dates
 from .submissions import SAFE_NAME
 
@@ -99,7 +100,7 @@ def set_extension(root, student, lesson, due, lessons):
     if when is not None:
         found[student, lesson] = when
     rows = [(s, l, f"{d:%Y-%m-%d %H:%M:%S} UTC") for (s, l), d in sorted(found.items())]
-    report.write_csv(Path(root) / EXTENSIONS, EXTENSION_COLUMNS, rows)
+    write_csv(Path(root) / EXTENSIONS, EXTENSION_COLUMNS, rows)
     return when
 
 
@@ -200,9 +201,7 @@ class Penalties:
 
 
 def main(argv=None):
-    from .exercises import EXERCISES
-
-    lessons = list(dict.fromkeys(exercise.lesson for exercise in EXERCISES.values()))
+    lessons = list(BY_LESSON)
     parser = argparse.ArgumentParser(prog="make extension", description="Give one learner a later due date for "
                                      "one lesson (extensions.csv); DUE empty takes the extension back.")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the course folder (default: here)")

@@ -1,0 +1,27 @@
+"""The teacher's side of the course: what ``make grade``, ``make report`` and ``make extension`` run.
+
+Nothing here is imported by a learner's kernel: it imports the learner's
+side (``encoder_lib.grading``: the exercises, their cases and the judge
+that the self-check uses too), never the other way round
+(``tests/test_layers.py`` holds the line).
+
+Grading, in the order it happens:
+
+- ``grade``: ``make grade``, the command: the course's lock, then a plan, then the run, then the report;
+- ``plan``: what a run will do, decided before anything runs (``plan_run`` returns a ``Plan``);
+- ``run``: grading a plan (``grade_class``): workers, each learner recorded as it comes in, then the files;
+- ``learner``: one learner in a worker (``grade_learner``); ``marking``: one answer run and judged;
+  ``cases``: the visible and hidden cases; ``library_calls``: the library functions an answer calls;
+- ``sandbox/``: bubblewrap around the runner, the cgroups and the system-call allow-list;
+- ``workers``: the worker processes; ``stored``: ``grading.json`` and the history of earlier results.
+
+What it reads and writes:
+
+- ``submissions``: ``submitted/`` and the notebooks in it, read without trusting them;
+- ``deadlines``: due dates, extensions (``make extension``) and nbgrader's late penalty;
+- ``gradebook``: nbgrader's ``gradebook.db`` read with sqlite3; ``gradebook_writer``: kept in step through
+  nbgrader, and ``grades.csv``; ``course_config``: the course's ``nbgrader_config.py``;
+- ``outputs``: ``grades_by_exercise.csv`` (its row, ``Result``), ``grades_lms.csv`` and the summary;
+  ``feedback_page``: each learner's page; ``files``: how every file is written, learners' text as plain text;
+- ``class_report/``: ``make report``, what the class got wrong and what to re-teach.
+"""

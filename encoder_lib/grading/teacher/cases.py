@@ -1,0 +1,51 @@
+"""The cases an answer is graded on: the exercise's visible cases (built once per process, the same for the whole
+class) and the hidden ones drawn for each submission from the course's secret, and the time they may take."""
+
+import dataclasses
+import warnings
+from functools import partial
+
+import numpy as np
+
+from ..compare import build_cases, hidden_rngs
+from ..exercises import EXERCISES
+
+#: An exercise's time limit is for its visible cases, as the self-check runs them; its hidden cases get time in
+#: proportion, up to this many times the limit in all.
+MAX_TIME_FACTOR = 3.0
+
+_VISIBLE = {}  # exercise -> [Case]: built once per process, the same for the whole class
+
+
+def _quietly(build, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return build(*args)
+
+
+def visible_cases(name):
+    """The exercise's visible cases and its diagnosis's probes (``Case.probe``, never graded), with their right
+    results and catalogued mistakes (built once)."""
+    if name not in _VISIBLE:
+        _VISIBLE[name] = _quietly(build_cases, EXERCISES[name], (), True)
+    return _VISIBLE[name]
+
+
+def _hidden_only(cases, rng, hidden):
+    return cases(rng, hidden) if hidden else []
+
+
+def hidden_cases(name, secret, submission, mistakes=False):
+    """The hidden cases of one submission (``submission`` its SHA-256): drawn from the secret and its content.
+    Without ``mistakes`` the catalogued mistakes' results are left out (they are needed for wrong answers only,
+    and all-MiniLM-L6-v2's six mistakes cost a second a submission)."""
+    exercise = EXERCISES[name]
+    hidden = dataclasses.replace(exercise, cases=partial(_hidden_only, exercise.cases),
+                                 mistakes=exercise.mistakes if mistakes else ())
+    return _quietly(build_cases, hidden, hidden_rngs(secret, name, submission=submission))
+
+
+def time_allowed(name, n_cases, limits):
+    """The seconds an answer's run may take: the limit for the visible cases, and in proportion for the rest."""
+    return limits.seconds * min(MAX_TIME_FACTOR, max(1.0, n_cases / max(1, len(visible_cases(name)))))
+

@@ -1,0 +1,154 @@
+"""The page each learner gets from ``make grade``: ``feedback/<student_id>/index.html``.
+
+One self-contained page per learner (no scripts, nothing fetched; formulas
+as MathML), with each exercise's points and, where points were lost, why
+and the likely mistake, and for a lesson handed in late, how late and
+nbgrader's penalty; it reads on a phone (375 px wide) without sideways
+scrolling, and a formula too long for the screen scrolls within its own line.
+"""
+
+import functools
+import html
+import re
+from pathlib import Path
+
+from ..exercises import EXERCISES
+from .files import make_folder, plain_text, write_file
+from .submissions import NOTEBOOK
+
+STYLE = """
+body { font: 17px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a;
+       overflow-wrap: anywhere; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem; }
+table { border-collapse: collapse; width: 100%; table-layout: fixed; }
+th, td { text-align: left; vertical-align: top; padding: .4rem .6rem; }
+th { border-bottom: 2px solid #444; } td { border-bottom: 1px solid #ccc; }
+col.exercise { width: 45%; } col.points { width: 7rem; }
+.passed { color: #1b5e20; } .failed, .error, .timeout, .memory, .tampered { color: #b71c1c; } .missing, .not-answered { color: #555; }
+.formula { margin-top: .3rem; display: flex; flex-wrap: wrap; column-gap: 1em; row-gap: .2rem; }
+.formula .part { max-width: 100%; overflow-x: auto; overflow-y: hidden; padding-bottom: .1rem; }
+math { font-size: 1.25rem; } .why { margin: .2rem 0 0; } .late { color: #b71c1c; }
+@media (max-width: 40rem) {
+  body { margin: 1rem auto; padding: 0 .75rem; }
+  table, tbody, tr, td { display: block; width: auto; } thead, colgroup { display: none; }
+  tr { border-bottom: 1px solid #ccc; padding: .4rem 0; } td { border: 0; padding: .15rem 0; }
+  td.points::before { content: "points: "; color: #555; }
+  math { font-size: 1.1rem; }
+}
+"""
+
+
+#: Where a formula may wrap: after a comma or semicolon followed by a space (``\quad``, ``\qquad``, ``\ ``,
+#: ``\,``), outside any braces.
+_BREAKS = ("\\qquad", "\\quad", "\\ ", "\\,")
+
+
+def formula_parts(latex):
+    r"""``latex`` cut where it may wrap (MathML does not wrap in a browser): after a ``,`` or ``;`` followed by a
+    space, outside any braces (so never inside a subscript or a fraction). A part that opens a ``\left`` the
+    next closes has its ``\left`` and ``\right`` as plain delimiters.
+
+    >>> formula_parts(r"a = 1,\quad b = \frac{f(1,\ 2)}{2};\quad c_{i,\,j}")
+    ['a = 1,', 'b = \\frac{f(1,\\ 2)}{2};', 'c_{i,\\,j}']
+    >>> formula_parts(r"g\!\left(x,\, y\right) z")
+    ['g\\!(x,', 'y) z']
+    """
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(latex):
+        c = latex[i]
+        if c == "\\" and latex[i + 1:i + 2] and latex[i + 1] in "{}":
+            i += 2  # an escaped brace is text
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(0, depth - 1)
+        elif c in ",;" and depth == 0:
+            space = next((b for b in _BREAKS if latex.startswith(b, i + 1)), None)
+            if space:
+                parts.append(latex[start:i + 1].strip())
+                start = i = i + 1 + len(space)
+                continue
+        i += 1
+    parts.append(latex[start:].strip())
+    parts = [part for part in parts if part]
+    if len(parts) > 1 and any(part.count("\\left") != part.count("\\right") for part in parts):
+        parts = [re.sub(r"\\(?:left|right)(?![a-zA-Z])\s*", "", part) for part in parts]
+    return parts
+
+
+@functools.lru_cache(maxsize=None)
+def _formula(latex):
+    try:
+        from latex2mathml.converter import convert
+
+        return "".join(f"<span class=\"part\">{convert(part)}</span>" for part in formula_parts(latex))
+    except Exception:  # a formula the converter cannot read: show its source
+        return f"<code>{html.escape(latex)}</code>"
+
+
+def feedback_page(student, rows, late=None):
+    """One learner's page; ``late`` (``{lesson: deadlines.Lateness}``) says which lessons came late, how late and
+    the penalty, which the lesson's points and the total are less."""
+    late = late or {}
+    by_lesson = {}
+    for r in rows:
+        if r.exercise != NOTEBOOK:
+            by_lesson[r.lesson] = by_lesson.get(r.lesson, 0.0) + r.points
+    total = sum(max(0.0, points - (late[lesson].penalty if late.get(lesson) else 0.0))
+                for lesson, points in by_lesson.items())
+    maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
+    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+             f"<title>Feedback for {html.escape(student)}</title><style>{STYLE}</style></head><body>",
+             f"<h1>Your exercises, {html.escape(student)}: {total:g} of {maximum:g} points</h1>",
+             "<p>Each exercise was graded on its own: its answer cell ran alone, on the checks its self-check shows "
+             "and on hidden ones with other shapes and values.</p>"]
+    lessons = {}
+    for r in rows:
+        lessons.setdefault(r.lesson, []).append(r)
+    for lesson, lesson_rows in lessons.items():
+        points = sum(r.points for r in lesson_rows)
+        most = sum(r.max_points for r in lesson_rows)
+        lateness = late.get(lesson)
+        if lateness:
+            counted = max(0.0, points - lateness.penalty)
+            parts.append(f"<h2>{html.escape(lesson)}: {counted:g} of {most:g}</h2>")
+            said = lateness.words()
+            parts.append(f"<p class=\"late\"><strong>{html.escape(said[:1].upper() + said[1:])}</strong>"
+                         + (f": {points:g} points before it" if lateness.penalty else "")
+                         + " (by the time the exchange recorded; the penalty is nbgrader's late-penalty setting's)."
+                         + "</p>")
+        else:
+            parts.append(f"<h2>{html.escape(lesson)}: {points:g} of {most:g}</h2>")
+        parts.append("<table><colgroup><col class=\"exercise\"><col class=\"points\"><col></colgroup>"
+                     "<thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">points</th>"
+                     "<th scope=\"col\">result</th></tr></thead><tbody>")
+        for r in lesson_rows:
+            if r.exercise == NOTEBOOK:
+                parts.append(f"<tr><td>the notebook</td><td></td><td class=\"tampered\">changed where it should not "
+                             f"be: {html.escape(plain_text(r.note))}</td></tr>")
+                continue
+            exercise = EXERCISES[r.exercise]
+            why = f"<p class=\"why\">{html.escape(plain_text(r.note))}</p>" if r.note else ""
+            parts.append(f"<tr><td><code>{html.escape(r.exercise)}</code><div class=\"formula\">"
+                         f"{_formula(exercise.formula)}</div></td><td class=\"points\">{r.points:g} of {r.max_points:g}</td>"
+                         f"<td class=\"{r.status.replace(' ', '-')}\"><strong>{html.escape(r.status)}</strong>{why}</td></tr>")
+        parts.append("</tbody></table>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_feedback(root, results, late=None):
+    """One page per learner; ``late``: ``{(student, lesson): deadlines.Lateness}``."""
+    by_student, own = {}, {}
+    for r in results:
+        by_student.setdefault(r.student_id, []).append(r)
+    for (student, lesson), lateness in (late or {}).items():
+        if lateness:
+            own.setdefault(student, {})[lesson] = lateness
+    make_folder(Path(root) / "feedback")
+    for student, rows in by_student.items():
+        write_file(make_folder(Path(root) / "feedback" / student) / "index.html",
+                   feedback_page(student, rows, own.get(student)))
+

@@ -1,0 +1,166 @@
+"""Grading a ``plan.Plan``: every task in parallel workers, each learner recorded as it comes in, then every file.
+
+``grade_class(plan)`` moves the earlier results of changed submissions to
+``history/``, grades the plan's tasks (``learner.grade_learner``, one worker
+per core unless ``jobs`` says; a worker that dies costs only its learner,
+whose lessons are then reported as not graded and graded again on the next
+run), stores and records each learner's results as they come in
+(``grading.json``, ``gradebook.db``), and writes grades_by_exercise.csv,
+grades_lms.csv and the feedback pages for the whole class. This process is
+the only writer of every file.
+"""
+
+import contextlib
+import os
+import time
+
+from . import deadlines, sandbox
+from .feedback_page import write_feedback
+from .gradebook_writer import GradebookWriter
+from ..exercises import EXERCISES
+from .cases import visible_cases
+from .learner import grade_learner, machine_failure
+from .outputs import by_hand, write_csvs, write_lms_csv
+from .stored import keep_history, store
+from .submissions import NOTEBOOK
+from .workers import WorkerDied, Workers
+
+
+def limits_text(session, limits):
+    """In words, what bounds each sandbox on this machine."""
+    per_exercise = f"{limits.seconds:g} s and {limits.memory_bytes // 2**20} MiB an exercise"
+    if session.cgroups is not None:
+        return (f"{per_exercise}; each sandbox in a cgroup (v{session.cgroups.version}) of its own: at most "
+                f"{(limits.memory_bytes + sandbox.SANDBOX_EXTRA_BYTES) // 2**20} MiB and {sandbox.SANDBOX_TASKS} tasks")
+    threads = "answers may start threads" if os.geteuid() != 0 else "answers may start no threads"
+    return f"{per_exercise}; no cgroups here: limits per process only ({threads})"
+
+
+def penalties_of(root, due):
+    """nbgrader's late-penalty plugin, made before anything is graded where a lesson has a due date (None
+    otherwise); SystemExit with a sentence when the course's setting cannot be used."""
+    if not due:
+        return None
+    try:
+        return deadlines.Penalties(root)
+    except Exception as exc:  # the course's plugin_class or penalty_method: said before anything is graded
+        raise SystemExit(f"nbgrader's late-penalty setting in nbgrader_config.py (AssignLatePenalties, "
+                         f"LateSubmissionPlugin) cannot be used: {type(exc).__name__}: {exc}") from None
+
+
+class Recorder:
+    """Keeps what grading finds: every lesson's results, each hand-in's lateness, and the gradebook in step."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.results = dict(plan.known)  # (student, lesson) -> [Result]
+        self.deadlines = deadlines.Deadlines.read(plan.root)  # the gradebook's due dates, extensions.csv
+        self.penalties = penalties_of(plan.root, self.deadlines.due)
+        self.late = {}  # (student, lesson) -> deadlines.Lateness
+        self.notices, self.machine = list(plan.notices), []  # machine: (student, lesson, why)
+        self.regraded = 0
+
+    def lateness(self, student, lesson, rows):
+        """The ``deadlines.Lateness`` of a handed-in lesson with these results: by the exchange's time (none: never
+        late) against its due date or the learner's extension, the penalty nbgrader's setting takes from its
+        grader's points."""
+        score = sum(r.points for r in rows if r.exercise != NOTEBOOK)
+        late = self.deadlines.lateness(student, lesson, self.plan.exchange.get((student, lesson)), score,
+                                       self.penalties)
+        self.late[student, lesson] = late
+        return late
+
+    def record(self, gradebook, student, lesson, rows):
+        problem = gradebook.record(student, lesson, self.plan.handed_in[student, lesson], rows,
+                                   self.lateness(student, lesson, rows))
+        if problem:
+            self.notices.append(f"{student} {lesson}: {problem}")
+
+    def take(self, gradebook, student, graded):
+        """Keep one worker's results: stored and recorded, unless the machine failed on them."""
+        for lesson, lesson_graded in graded.items():
+            self.results[student, lesson] = lesson_graded.results
+            if lesson_graded.failure:
+                self.machine.append((student, lesson, lesson_graded.failure))
+                continue
+            store(self.plan.root / "autograded" / student / lesson, lesson_graded.digest, self.plan.version,
+                  lesson_graded.results)
+            self.record(gradebook, student, lesson, lesson_graded.results)
+            self.regraded += 1
+        gradebook.commit()  # one learner at a time: an interrupted run loses none it recorded
+
+    def every_lateness(self):
+        """Every hand-in's lateness (also of one this run did not grade: STUDENT=, LESSON=), from its points."""
+        return {key: self.late[key] if key in self.late else self.lateness(*key, self.results[key])
+                for key in self.plan.exchange if key in self.results}
+
+
+def _worker_died(task, died):
+    return {lesson: machine_failure(task.student_id, lesson, died.why) for lesson, _ in task.lessons}
+
+
+def _grade_tasks(plan, recorder, jobs, out):
+    """Grade the plan's tasks in ``jobs`` workers, recording each learner as they come in; then grades.csv."""
+    started = time.perf_counter()
+    with Workers(grade_learner, jobs) if plan.tasks else contextlib.nullcontext() as pool:
+        results = pool.results(plan.tasks) if plan.tasks else ()  # forked before the gradebook opens
+        gradebook = GradebookWriter(plan.root, plan.students)
+        try:
+            for (student, lesson), rows in sorted(recorder.results.items()):
+                if (student, lesson) in plan.handed_in:  # unchanged since the last run: the gradebook has it
+                    recorder.record(gradebook, student, lesson, rows)
+            for done, (task, value) in enumerate(results, 1):
+                recorder.take(gradebook, task.student_id,
+                              _worker_died(task, value) if isinstance(value, WorkerDied) else value[1])
+                if done % max(1, len(plan.tasks) // 10) == 0 or done == len(plan.tasks):
+                    out(f"  {done} of {len(plan.tasks)} learners graded ({time.perf_counter() - started:.0f} s)")
+        finally:
+            gradebook.close()
+
+
+def _write(plan, recorder):
+    """Every file for the whole class; returns the results in order, with what was marked by hand, and lateness."""
+    ordered = [r for student in plan.students for lesson in plan.lessons for r in recorder.results[student, lesson]]
+    late = recorder.every_lateness()
+    ordered = by_hand(ordered, plan.root)  # what the teacher marked in formgrader
+    write_csvs(plan.root, ordered, late)
+    write_feedback(plan.root, ordered, late)
+    write_lms_csv(plan.root, ordered, list(plan.lessons),
+                  {key: lateness.penalty for key, lateness in late.items() if lateness.penalty})
+    return ordered, late
+
+
+def _summary(plan, recorder, late, **said):
+    missing = sum(rows[0].status == "missing" for rows in recorder.results.values())
+    choices = plan.choices
+    return {"learners": len(plan.students), "lessons": len(plan.lessons),
+            "set_lessons": choices.set_lessons and list(plan.lessons), "only_students": choices.only_students,
+            "only_lessons": choices.only_lessons, "handed_in": len(plan.students) * len(plan.lessons) - missing,
+            "missing": missing, "late": sum(bool(lateness) for lateness in late.values()),
+            "untimed": sum(when is None and lesson in recorder.deadlines.due
+                           for (_, lesson), when in plan.exchange.items()),
+            "regraded": recorder.regraded, "history": said.pop("history"), **plan.counts, "unsafe": plan.unsafe,
+            "notices": recorder.notices, "machine": recorder.machine, **said}
+
+
+def grade_class(plan, *, jobs=None, out=print):
+    """Grade ``plan`` (a ``plan.Plan``); returns ``(results, summary dict)``."""
+    started = time.perf_counter()
+    recorder = Recorder(plan)
+    kept = sum(bool(keep_history(plan.root / "autograded" / student / lesson, digest, lesson))
+               for student, lesson, digest in plan.changed)
+    for name in EXERCISES:  # built once here; the workers inherit them
+        visible_cases(name)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(plan.tasks))) if plan.tasks else 0
+    session = sandbox.open_session()
+    try:
+        described = limits_text(session, plan.limits)
+        if plan.tasks:
+            out(f"grading {sum(len(t.lessons) for t in plan.tasks)} submissions of {len(plan.tasks)} learners "
+                f"with {jobs} worker{'s' * (jobs > 1)}" + (" WITHOUT a sandbox (--unsafe)" if plan.unsafe else ""))
+        _grade_tasks(plan, recorder, jobs, out)
+    finally:
+        sandbox.close_session()
+    ordered, late = _write(plan, recorder)
+    return ordered, _summary(plan, recorder, late, history=kept, jobs=jobs, limits=described,
+                             seconds=time.perf_counter() - started)
