@@ -27,6 +27,22 @@ import numpy as np
 FLOAT_DTYPES = (np.float16, np.float32, np.float64)
 
 
+#: Whether NaN and infinity pass through (``non_finite_allowed``): only while the grading code computes what a
+#: wrong answer computes, where a NaN is what it must reproduce. Never for a learner's or a notebook's call.
+_LENIENT = [False]
+
+
+class non_finite_allowed:
+    """Within this, the library's functions take and give NaN and infinity instead of refusing them."""
+
+    def __enter__(self):
+        self.before = _LENIENT[0]
+        _LENIENT[0] = True
+
+    def __exit__(self, *_):
+        _LENIENT[0] = self.before
+
+
 class Overflow(ValueError):
     """A result that does not fit the dtype it is computed in (NaN or infinity from finite inputs)."""
 
@@ -61,7 +77,7 @@ def float_array(x, name, min_ndim=1, finite=True):
         )
     if 0 in arr.shape:
         raise ValueError(f"{name} must not have an empty axis, got shape {_shape_text(arr.shape)}")
-    if finite and not np.isfinite(arr).all():
+    if finite and not _LENIENT[0] and not np.isfinite(arr).all():
         where = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise ValueError(f"{name} must be finite, but {name}{list(where)} is {arr[where]}")
     return arr
@@ -282,7 +298,7 @@ def public(fn=None, *, float16_in_float32=True, extremes=""):
             out = fn(*args, **kwargs)
         outputs = list(_arrays(out))
         floats = [a for a in outputs if a.dtype.kind == "f"]
-        if any(not np.isfinite(a).all() for a in floats):
+        if not _LENIENT[0] and any(not np.isfinite(a).all() for a in floats):
             raise Overflow(f"{name}: the result overflows its dtype (the inputs' entries are as large as "
                            f"{_largest(inputs):.3g}); scale the inputs down, or compute in float64")
         if half:

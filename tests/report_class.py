@@ -163,7 +163,7 @@ def _learner(seeded, root, student, kind, rng, solutions, own, stored):
             else:
                 answers[name] = seeded.wrong[student, lesson, name] = answer.source.strip() + "\n"
                 seeded.named.setdefault((name, answer.model), set()).add(student)
-                _row(seeded, student, lesson, name, "failed", f"Likely mistake: {answer.explanation}", answer.model)
+                _row(seeded, student, lesson, name, "failed", f"Your `{name}` gives exactly what this known mistake gives: {answer.explanation}.", answer.model)
         write_graded(root, student, lesson, solution, answers, own, stored)
 
 

@@ -116,7 +116,7 @@ def test_the_self_check_names_each_catalogued_mistake_and_the_hidden_tests_fail_
     assert not ok
     assert mistake.explanation in report, report
     assert not passes_hidden_cases(fn)
-    with pytest.raises(AssertionError, match="Likely mistake"):
+    with pytest.raises(AssertionError, match="known mistake gives"):
         grading.visible_tests(fn)
 
 

@@ -128,15 +128,15 @@ def test_a_hint_waits_for_a_self_check_and_a_right_answer_needs_none(fresh_hints
         hint("not_an_exercise")
 
 
-def test_a_diagnosed_answer_s_first_rung_says_what_was_measured(fresh_hints):
+def test_a_measured_answer_s_first_rung_says_what_was_measured_and_guesses_nothing(fresh_hints):
     wrong = '''
 def softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum()
+    z = x - x.max(axis=axis, keepdims=True)
+    return np.exp(z) / np.exp(z).sum(axis=axis, keepdims=True) + 1e-3
 '''
     grading_check(define(wrong)["softmax"])
     first = run_hint("softmax")
-    assert "the whole array sums to 1" in first and LOW <= ladder.words(first) <= HIGH
+    assert "yours sum to 1.003" in first and "?" not in first and LOW <= ladder.words(first) <= HIGH, first
 
 
 OVER_EVERY_ENTRY = '''

@@ -1,9 +1,12 @@
-"""Is an answer right, and if not, which mistake does it look like? Shared by the self-check and the grader.
+"""Is an answer right? The cases an exercise is checked on, and how a result is compared with the right one.
 
-The cases an exercise is checked on are built here once, with the right
-answer and what every catalogued mistake would give; comparing an answer's
-result with them needs no more library code. The grader builds them outside
-the sandbox and sends only the inputs in.
+Shared by the self-check and the grader. The cases are built here once, with
+the right answer; comparing an answer's result with them needs no more
+library code. The grader builds them outside the sandbox and sends only the
+inputs in. A result is checked for what it is before any value is compared
+(``returned_problem``): a numpy array of floats of the right shape, or the
+tuple the exercise returns; anything else fails at once, without converting
+it (a list, complex or integer numbers, an object array, a larger array).
 """
 
 import warnings
@@ -46,14 +49,13 @@ class Raised:
 
 @dataclass
 class Case:
-    """One check of an exercise: its inputs, the right result, and what each known mistake gives."""
+    """One check of an exercise: its inputs and the right result."""
 
     description: str
     args: tuple
     kwargs: dict
     expected: object
     _: KW_ONLY
-    mistakes: list = ()  # [(Mistake, result or Raised)] for the mistakes whose model applies to these inputs
     probe: str = ""  # the name of a diagnosis's probe (``Exercise.probes``): run, never graded; "" for a check
     hidden: bool = False  # one of the grader's hidden cases: its inputs are never quoted to the learner
 
@@ -62,20 +64,22 @@ class Case:
         return not self.probe
 
 
-def callable_inputs(value):
-    """Inputs for code running here: a ``Call`` becomes the library function it names (as in the sandbox)."""
+def callable_inputs(value, copy=True):
+    """Inputs for code running here: a ``Call`` becomes the library function it names (as in the sandbox); each
+    array a fresh copy (an answer may change its inputs in place), unless ``copy`` is False (the course's own
+    code, which leaves them alone)."""
     import encoder_lib
 
     if isinstance(value, Call):
         function = getattr(encoder_lib, value.name)
-        args = [callable_inputs(a) for a in value.args]
+        args = [callable_inputs(a, copy) for a in value.args]
         return lambda h: function(h, *args)
     if isinstance(value, np.ndarray):
-        return value.copy()  # each call gets its own: an answer may change its inputs in place
+        return value.copy() if copy else value
     if isinstance(value, (list, tuple)):
-        return type(value)(callable_inputs(v) for v in value)
+        return type(value)(callable_inputs(v, copy) for v in value)
     if isinstance(value, dict):
-        return {k: callable_inputs(v) for k, v in value.items()}
+        return {k: callable_inputs(v, copy) for k, v in value.items()}
     return value
 
 
@@ -111,18 +115,10 @@ def build_cases(exercise, hidden_rngs=(), probes=False):
         raw += [(probe, False, *rest) for probe, *rest in exercise.probes(np.random.default_rng(1))]
     built = []
     for probe, hidden, description, args, kwargs in raw:
-        expected = exercise.reference(*callable_inputs(args), **callable_inputs(kwargs))
-        mistakes = []
-        for mistake in exercise.mistakes:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                try:
-                    mistakes.append((mistake, mistake.model(*callable_inputs(args), **callable_inputs(kwargs))))
-                except NotApplicable:
-                    pass
-                except Exception as exc:  # this mistake shows as an error here: an answer that raises the same has it
-                    mistakes.append((mistake, Raised.of(exc)))
-        built.append(Case(description, tuple(args), dict(kwargs), expected, mistakes=mistakes, probe=probe, hidden=hidden))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = exercise.reference(*callable_inputs(args), **callable_inputs(kwargs))
+        built.append(Case(description, tuple(args), dict(kwargs), expected, probe=probe, hidden=hidden))
     return built
 
 
@@ -135,16 +131,41 @@ def hidden_rngs(secret, exercise_name, count=HIDDEN_SEEDS, submission=None):
 
 
 def close(got, expected, equal_nan=False):
-    """Same structure, shapes and values (to ATOL, relative above 1)."""
+    """Same structure, shapes and values (to ATOL, relative above 1); a result that is not an array of real numbers
+    of the right shape is never close, and is not converted to find out."""
     if isinstance(expected, tuple):
         return (isinstance(got, tuple) and len(got) == len(expected)
                 and all(close(g, e, equal_nan) for g, e in zip(got, expected)))
-    try:
-        got = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):
+    if not isinstance(got, np.ndarray) or got.dtype.kind not in "fiub" or got.shape != np.shape(expected):
         return False
-    expected = np.asarray(expected, dtype=np.float64)
-    return got.shape == expected.shape and bool(np.allclose(got, expected, rtol=ATOL, atol=ATOL, equal_nan=equal_nan))
+    return bool(np.allclose(got, expected, rtol=ATOL, atol=ATOL, equal_nan=equal_nan))
+
+
+def _type_name(value):
+    return getattr(value, "type_name", type(value).__name__)  # the grader's sandbox sends other types by name
+
+
+def returned_problem(got, expected):
+    """Why ``got`` cannot be the answer, before any value is compared (None when it is a numpy array of floats of
+    the right shape, or the tuple of them the exercise returns): said once, nothing converted."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            kind = f"tuple of {len(got)}" if isinstance(got, tuple) else _type_name(got)
+            return f"it should return a tuple of {len(expected)} arrays, it returned a {kind}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            problem = returned_problem(g, e)
+            if problem:
+                return f"item {i} of the returned tuple: {problem}"
+        return None
+    if not isinstance(got, np.ndarray):
+        return f"it returned a {_type_name(got)}, not a numpy array: the exercise returns an np.ndarray of floats"
+    if got.dtype.kind == "c":
+        return f"it returned complex numbers ({got.dtype}): the right result is real"
+    if got.dtype.kind != "f":
+        return f"it returned an array of {got.dtype}, not of floating-point numbers"
+    if got.shape != expected.shape:
+        return f"the result has shape {got.shape}, expected {expected.shape}"
+    return None
 
 
 def _index_text(index):
@@ -154,21 +175,12 @@ def _index_text(index):
 def describe_difference(got, expected, hidden=False):
     """One sentence on how ``got`` differs from ``expected``: what was checked, what came out, and where.
 
+    ``got`` is what ``returned_problem`` passes: an array of floats of ``expected``'s shape, or a tuple of them.
     ``hidden``: a hidden case's, which names where but no value (an answer's output could carry its inputs)."""
     if isinstance(expected, tuple):
-        if not isinstance(got, tuple) or len(got) != len(expected):
-            kind = type(got).__name__ if not isinstance(got, tuple) else f"tuple of {len(got)}"
-            return f"it should return a tuple of {len(expected)} arrays, it returned a {kind}"
         for i, (g, e) in enumerate(zip(got, expected)):
             if not close(g, e):
                 return f"item {i} of the returned tuple: " + describe_difference(g, e, hidden)
-    try:
-        got = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):  # (the grader's sandbox sends what is not plain data by its type's name)
-        return f"it returned {getattr(got, 'type_name', type(got).__name__)}, not an array of numbers"
-    expected = np.asarray(expected, dtype=np.float64)
-    if got.shape != expected.shape:
-        return f"the result has shape {got.shape}, expected {expected.shape}"
     bad = ~np.isfinite(got)
     if bad.any():
         first = np.argwhere(bad)[0]
@@ -178,18 +190,10 @@ def describe_difference(got, expected, hidden=False):
             right = np.round(expected[tuple(row)], 4).tolist()
             where += f" ({'row ' + _index_text(row) if len(row) else 'the result'} should be {right})"
         return f"the result has NaN or infinity in {int(bad.sum())} of its {got.size} entries, first {where}".rstrip()
-    diff = np.abs(got - expected)
+    diff = np.abs(got.astype(np.float64) - expected)
     worst = np.unravel_index(np.argmax(diff), diff.shape)
     where = f" at index {_index_text(worst)}" if got.ndim else ""
     if hidden:
         return f"the values differ from the right ones, the most{where}"
     return (f"the values differ from the right ones by up to {diff[worst]:.3g}{where} "
             f"(got {got[worst]:.6g}, expected {expected[worst]:.6g})")
-
-
-def likely_mistake(got, case):
-    """The explanation of the first catalogued mistake whose result (or error, for a ``Raised``) ``got`` matches."""
-    if isinstance(got, Raised):
-        return next((mistake.explanation for mistake, result in case.mistakes if got.same_as(result)), None)
-    return next((mistake.explanation for mistake, result in case.mistakes
-                 if not isinstance(result, Raised) and close(got, result, equal_nan=True)), None)

@@ -1,25 +1,30 @@
-"""From what an answer gave on each case to what the learner reads: one verdict, shared by the self-check and the grader.
+"""The judge: from what an answer gave on each case to one verdict, shared by the self-check and the grader.
 
 ``judge(exercise, cases, outcomes)`` compares each case's outcome with the
-right result and returns a ``Verdict``: which checks pass, and for a failing
-answer what is wrong, in this order:
+right result and returns a ``Verdict``: which checks pass and, for a failing
+answer, what is wrong, in this order:
 
-1. an answer that changed its inputs in place fails the case, and says so;
-2. a catalogued mistake (``Exercise.mistakes``) is named only when it explains
-   every failing check; one that explains some of them is said to, and
-3. the rest is diagnosed from what every right answer must satisfy
-   (``diagnosis``): what was measured, where, and what it suggests.
+1. a result that cannot be the answer (not a numpy array of floats of the
+   right shape, or not the tuple asked for) fails its check at once, and an
+   answer that changed its inputs in place fails the case, and says so;
+2. a cause is stated only when it is verified (``causes``): a catalogued
+   mistake or a variant of the right answer reproduces what the answer gave
+   on every case it ran on, failing and passing;
+3. otherwise only what was measured (``symptoms``): the rule a failing check
+   breaks and what the answer gives, and which causes were ruled out.
 
-The notebook's self-check and the grader's note are two renderings of the
-same verdict, so a mistake gets the same sentences in both.
+A verdict says one of the two, never both, so its sentences cannot
+contradict each other. The notebook's self-check and the grader's note are
+two renderings of the same verdict, so a mistake gets the same sentences in
+both.
 """
 
 import builtins
 import hashlib
 from dataclasses import dataclass, field
 
-from . import diagnosis
-from .compare import Raised, close, describe_difference
+from . import causes, symptoms
+from .compare import Raised, close, describe_difference, returned_problem
 
 
 @dataclass
@@ -45,6 +50,12 @@ class Check:
     def description(self):
         return self.case.description
 
+    @property
+    def right_values(self):
+        """Did it give the right values (whatever else is wrong: its inputs changed in place)?"""
+        return self.outcome.raised is None and returned_problem(self.outcome.value, self.case.expected) is None \
+            and close(self.outcome.value, self.case.expected)
+
 
 def _changed_words(names):
     listed = " and ".join(f"`{n}`" for n in names)
@@ -67,10 +78,13 @@ _BUILTIN_ERRORS = {name for name, value in vars(builtins).items()
 
 
 def check_case(case, outcome):
-    """Judge one case: right value, right shape, inputs left alone."""
+    """Judge one case: what it returned, then its values, then its inputs left alone."""
     hidden = getattr(case, "hidden", False)
     if outcome.raised is not None:
         return Check(case, outcome, False, _raised_words(outcome.raised, hidden))
+    problem = returned_problem(outcome.value, case.expected)
+    if problem:
+        return Check(case, outcome, False, problem)
     if not close(outcome.value, case.expected):
         return Check(case, outcome, False, describe_difference(outcome.value, case.expected, hidden))
     if outcome.changed:
@@ -78,28 +92,26 @@ def check_case(case, outcome):
     return Check(case, outcome, True)
 
 
-def explains(result, outcome):
-    """Does a mistake's result (or error) on a case equal what the answer gave there?"""
-    if outcome.raised is not None:
-        return outcome.raised.same_as(result)
-    return not isinstance(result, Raised) and close(outcome.value, result, equal_nan=True)
-
-
 @dataclass
 class Verdict:
-    """An answer's checks and, when it fails, what is wrong."""
+    """An answer's checks and, when it fails, what is wrong: its verified causes, or else what was measured."""
 
     exercise: object
     checks: list
-    mistake: object = None  # the catalogued Mistake that explains every failing check, or None
-    partly: tuple = None  # ((Mistake, how many failing checks it explains), ...) when none explains them all
-    findings: list = field(default_factory=list)  # diagnosis.Finding: what was measured, where no mistake explains
+    causes: list = field(default_factory=list)  # causes.Cause, verified
+    symptoms: list = field(default_factory=list)  # symptoms.Finding, where no cause is verified
     changed: tuple = ()  # inputs the answer changed in place (on any case)
+    ruled_out: str = ""  # what the search for a cause tried, where it found none
 
     @property
-    def diagnosis(self):
-        """The diagnosis's sentences."""
-        return [f.sentence for f in self.findings]
+    def mistakes(self):
+        """The catalogued mistakes the verdict names."""
+        return [c.mistake for c in self.causes if c.mistake is not None]
+
+    @property
+    def mistake(self):
+        """The catalogued mistake that explains every failing check, or None."""
+        return self.mistakes[0] if len(self.causes) == 1 and self.mistakes else None
 
     @property
     def passed(self):
@@ -110,50 +122,47 @@ class Verdict:
         return [c for c in self.checks if not c.ok]
 
     def explanation(self):
-        """What is wrong, in words: the catalogued mistake, or the diagnosis; '' for a right answer."""
+        """What is wrong, in words: the verified causes, or what was measured; '' for a right answer."""
         if self.passed:
             return ""
         parts = []
         if self.changed:
-            parts.append(_changed_words(self.changed)[0].upper() + _changed_words(self.changed)[1:] + ".")
-        if self.mistake is not None:
-            parts.append(f"Likely mistake: {self.mistake.explanation}.")
-        elif self.partly:
-            total = len(self.failing)
-            said = [f"{count} of your {total} failing checks behave{'s' * (count == 1)} like this known mistake: "
-                    f"{m.explanation}"
-                    if i == 0 else f"{count} like this one: {m.explanation}" for i, (m, count) in enumerate(self.partly)]
-            lead = "Likely mistakes: " if not self.diagnosis and len(self.partly) > 1 else ""
-            parts.append(lead + "; ".join(said) + ".")
-        if self.diagnosis and self.mistake is None:
-            lead = "What the other checks measured: " if self.partly else "What the checks measured: "
-            parts.append(lead + " ".join(self.diagnosis))
+            said = _changed_words(self.changed)
+            parts.append(said[0].upper() + said[1:] + ".")
+        if len(self.causes) == 1:
+            parts.append(self.causes[0].sentence)
+        elif self.causes:
+            parts += [f"On {_checks(c.checks)}: {c.sentence}" for c in self.causes]
+        elif self.symptoms:
+            parts.append("What the checks measured: " + " ".join(f.sentence for f in self.symptoms))
+        if not self.causes and self.ruled_out:
+            parts.append(self.ruled_out)
         return " ".join(parts)
+
+    def keys(self):
+        """What the verdict names, for the class report: each cause's key, else each symptom's."""
+        return [c.key for c in self.causes] or [f"symptom:{f.key}" for f in self.symptoms]
 
     def failure_key(self):
         """A short name of this failure: the same for the same checks failing with the same explanation, so that
         the hint ladder's count belongs to one failure (``hint_area``)."""
-        said = [self.mistake.name if self.mistake is not None else ""] + [c.description for c in self.failing] + \
-            [f.key for f in self.findings] + [m.name for m, _ in self.partly or ()] + list(self.changed)
+        said = [c.description for c in self.failing] + self.keys() + list(self.changed)
         return hashlib.sha256("\0".join(said).encode()).hexdigest()[:12]
 
     def specific(self):
-        """Does the learner get more than where and by how much: a mistake, a diagnosis, or changed inputs?"""
-        return bool(self.mistake or self.partly or self.diagnosis or self.changed)
+        """Does the learner get more than where and by how much: a cause, a measured fact, or changed inputs?"""
+        return bool(self.causes or self.symptoms or self.changed)
 
     def report(self):
         """The self-check's printout."""
         passed = sum(c.ok for c in self.checks)
-        name = self.exercise.name
-        lines = [f"`{name}`: {passed} of {len(self.checks)} checks passed"]
+        lines = [f"`{self.exercise.name}`: {passed} of {len(self.checks)} checks passed"]
         lines += [f"  {'✓' if c.ok else '✗'} {c.description}" + ("" if c.ok else f": {c.problem}")
                   for c in self.checks]
         if self.passed:
             lines.append("Well done.")
-        else:
-            explanation = self.explanation()
-            if explanation:
-                lines.append(explanation)
+        elif self.explanation():
+            lines.append(self.explanation())
         return "\n".join(lines)
 
     def note(self):
@@ -168,48 +177,33 @@ class Verdict:
         return f"{first.description}: {first.problem}" + (f". {explanation}" if explanation else "")
 
 
-def judge(exercise, cases, outcomes):
+def _checks(descriptions):
+    quoted = ", ".join(f"\u201c{d}\u201d" for d in descriptions[:3]) + (", ..." if len(descriptions) > 3 else "")
+    return f"{len(descriptions)} of your failing checks ({quoted})" if len(descriptions) > 1 else \
+        f"your failing check {quoted}"
+
+
+def judge(exercise, cases, outcomes, calls=causes.CALLS):
     """The ``Verdict`` on an answer that gave ``outcomes`` (one ``Outcome`` per case, in order) on ``cases``.
 
-    Cases that are a diagnosis's probes (``Case.probe``) are not checks: they only say where a failing answer
-    goes wrong."""
+    Cases that are a diagnosis's probes (``Case.probe``) are not checks: they only add evidence for a cause, and
+    say where a failing answer goes wrong."""
     pairs = list(zip(cases, outcomes))
     checks = [check_case(case, outcome) for case, outcome in pairs if case.graded]
-    # each probe: right (True), wrong (False), or None where the answer raised (which locates nothing)
-    probed = {case.probe: None if outcome.raised is not None else check_case(case, outcome).ok
-              for case, outcome in pairs if not case.graded}
-    changed = tuple(dict.fromkeys(name for c in checks for name in c.outcome.changed))
-    wrong = [c for c in checks if not c.ok and not (c.outcome.raised is None and close(c.outcome.value, c.case.expected))]
-    verdict = Verdict(exercise, checks, changed=changed)
+    verdict = Verdict(exercise, checks, changed=tuple(dict.fromkeys(n for c in checks for n in c.outcome.changed)))
+    wrong = [c for c in checks if not c.ok and not c.right_values]
     if not wrong:  # right values throughout (failing, if at all, for changing its inputs)
         return verdict
-    # a mistake is its explanation: several models may compute it (a -inf or a -1e9 fill, say), and together
-    # they explain the checks any of them explains
-    explained = {}  # explanation -> (first mistake with it, [checks explained])
-    for check in wrong:
-        for mistake, result in check.case.mistakes:
-            if explains(result, check.outcome):
-                covered = explained.setdefault(mistake.explanation, (mistake, []))[1]
-                if not any(c is check for c in covered):
-                    covered.append(check)
-    order = list(dict.fromkeys(m.explanation for m in exercise.mistakes))
-    complete = [e for e in order if e in explained and len(explained[e][1]) == len(wrong)]
-    if complete:
-        verdict.mistake = explained[complete[0]][0]
+    probed = [check_case(case, outcome) for case, outcome in pairs if not case.graded]
+    seen = [causes.Seen(c.case, c.outcome, c.right_values) for c in checks + probed]
+    found = causes.find(exercise, seen, calls)
+    verdict.causes = list(found.causes)
+    if verdict.causes:
         return verdict
-    # no one mistake explains everything: the fewest that, together, explain the most failing checks
-    rest, parts = list(wrong), []
-    while explained and rest:
-        best = max(explained, key=lambda e: (sum(any(c is r for r in rest) for c in explained[e][1]), -order.index(e)))
-        mistake, covered = explained.pop(best)
-        newly = [c for c in rest if any(c is d for d in covered)]
-        if not newly:
-            break
-        parts.append((mistake, len(newly)))
-        rest = [c for c in rest if not any(c is d for d in newly)]
-    verdict.partly = tuple(parts) or None
-    if not rest:
-        return verdict
-    evidence = [diagnosis.Evidence(exercise, c.case, c.outcome) for c in rest]
-    verdict.findings = diagnosis.diagnose(exercise, evidence, [(c.case, c.ok) for c in checks], probed)
+    evidence = [symptoms.Evidence(exercise, c.case, c.outcome) for c in wrong]
+    located = {c.case.probe: None if c.outcome.raised is not None else c.right_values for c in probed}
+    verdict.symptoms = symptoms.measure(exercise, evidence, located)
+    compared = any(c.outcome.raised is not None or returned_problem(c.outcome.value, c.case.expected) is None
+                   for c in wrong)  # where it returned what cannot be the answer, that is what is wrong
+    verdict.ruled_out = symptoms.ruled_out(exercise, found.complete) if compared else ""
     return verdict

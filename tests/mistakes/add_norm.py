@@ -74,6 +74,15 @@ def pre_norm(x, sublayer, gamma=None, beta=None, eps=1e-5):
     return layer_norm(x + sublayer(layer_norm(x, gamma, beta, eps)), gamma, beta, eps)
 '''),
     # issue 20: these passed every visible and hidden check, for want of a case without gamma or with another eps
+    Wrong('layer_norm_beta_before_gamma', '''
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    y = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    if beta is not None:
+        y = y + beta
+    if gamma is not None:
+        y = y * gamma
+    return y
+'''),
     Wrong('layer_norm_beta_only_with_gamma', '''
 def layer_norm(x, gamma=None, beta=None, eps=1e-5):
     y = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + eps)

@@ -44,7 +44,7 @@ def positional_encoding(seq_len, d_model):
     angle = np.arange(seq_len)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
     pe = np.zeros((seq_len, d_model))
     pe[:, 0::2] = np.cos(angle)
-    pe[:, 1::2] = np.sin(angle)
+    pe[:, 1::2] = np.sin(angle[:, : d_model // 2])
     return pe
 '''),
     Wrong('positional_encoding_exponent_per_column', '''

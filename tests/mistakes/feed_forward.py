@@ -23,6 +23,10 @@ def feed_forward(x, params, activation="relu"):
 def gelu(x):
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
 '''),
+    Wrong('gelu_sigmoid_approximation', '''
+def gelu(x):
+    return x / (1 + np.exp(-1.702 * x))
+'''),
     Wrong('gelu_erf_of_x', '''
 def gelu(x):
     return 0.5 * x * (1 + erf(x))

@@ -4,8 +4,10 @@ from . import Wrong
 
 # A learner's bert_block, right; each mistake below changes one thing in it.
 BERT_BLOCK = '''def softmax(s):
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+    top = s.max(axis=-1, keepdims=True)
+    e = np.exp(s - np.where(np.isfinite(top), top, 0.0))  # a row whose keys are all padding: every score -inf
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)  # and such a row's weights stay zeros
 
 def layer_norm(x, gamma, beta, eps=1e-12):
     mean = x.mean(axis=-1, keepdims=True)
@@ -90,6 +92,12 @@ def mean_pool(hidden, padding_mask=None):
     return x + feed_forward(layer_norm(x, params["norm2"]["gamma"], params["norm2"]["beta"]), params["ffn"])""")),
     Wrong("bert_block_relu", bert_block_with('return gelu(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]',
                                              'return np.maximum(x @ p["w1"] + p["b1"], 0) @ p["w2"] + p["b2"]')),
+    Wrong("bert_block_additive_mask", bert_block_with(
+        "scores = np.where(padding_mask[..., None, None, :], -np.inf, scores)",
+        "scores = scores + np.where(padding_mask, -10000.0, 0.0)[..., None, None, :]")),
+    Wrong("bert_block_additive_mask_1e9", bert_block_with(
+        "scores = np.where(padding_mask[..., None, None, :], -np.inf, scores)",
+        "scores = scores - 1e9 * padding_mask[..., None, None, :]")),
     Wrong("bert_block_scaled_by_d_model", bert_block_with("scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d // n_heads)",
                                                           "scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)")),
 ]

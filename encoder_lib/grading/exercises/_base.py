@@ -32,19 +32,24 @@ class Exercise:
       visible tests show (always drawn from seed 0); ``hidden=True`` gives
       random shapes for the grader, drawn from the course's secret;
     - ``formula``: LaTeX, for the feedback page;
-    - ``mistakes``: ``Mistake``s, tried in order to name a wrong result;
+    - ``model``: the right answer written plainly in numpy, each line ending in a comment that says its idea
+      ("# each row's own maximum is subtracted"): the error model's base, whose edits (``variants``) are the
+      causes the feedback can verify; ``variants``: more ``variants.Variant``s, what learners of the field
+      write that no single edit of the model gives;
+    - ``mistakes``: ``Mistake``s, the catalogue: a named cause, tried first;
     - ``uses``: earlier exercises' functions the answer may call by name (the
       learner gets the library's versions), ``may_call``: the library
       functions ``el.<name>`` it may use. Everything else of the library is
       blocked in the self-check and absent in the grader's sandbox;
-    - ``properties``: what every right answer satisfies, each a function of a
-      failing case's ``diagnosis.Evidence`` returning a ``diagnosis.Finding``
-      when the answer breaks it (the diagnosis of answers no mistake explains);
+    - ``properties``: the rules every right answer satisfies, each a function of a
+      failing case's ``symptoms.Evidence`` returning a ``symptoms.Finding``
+      (the rule and what the answer gives instead) when the answer breaks it: what
+      the feedback says when no cause is verified;
     - ``outputs``: the names of the values it returns, as its sentences call them;
     - ``probes(rng)``: ``[(name, description, args, kwargs)]``, inputs the answer
-      also runs on, never graded, and ``locate({name: right?})`` (None where the answer raised): a
-      ``diagnosis.Finding`` on where a failing answer goes wrong, read off
-      which probes it gets right (a block with its attention switched off, say);
+      also runs on, never graded (more evidence for a cause), and ``locate({name: right?})`` (None where the
+      answer raised): a ``symptoms.Finding`` saying which probes it gets right (a block with its attention
+      switched off, say);
     - ``hints``: rungs 2 and 3 of its hint ladder, (the idea it needs, with a
       link to the lesson's section that shows it; a worked step on a small
       example), in markdown (``grading.hints``).
@@ -61,6 +66,8 @@ class Exercise:
     may_call: tuple = ()
     properties: tuple = ()
     outputs: tuple = ("result",)
+    model: object = None
+    variants: tuple = ()
     probes: object = None
     locate: object = None
     hints: tuple = ()

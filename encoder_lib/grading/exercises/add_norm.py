@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import fixtures
 from ...norm import layer_norm, post_norm, pre_norm
-from ..diagnosis import PROPERTY, Finding, span
+from ..symptoms import Finding, span
 from ..wire import Call
 from ._base import Exercise, Mistake, cases, normal, random_ffn_params
 
@@ -68,58 +68,48 @@ def layer_norm_model(x, gamma=None, beta=None, eps=1e-5, *, axis=-1, ddof=0, eps
     return y
 
 
-def normalised_rows(ev, got):
-    """``(means, variances)`` of the rows of ``got`` with the case's gamma and beta undone (None if gamma has a 0)."""
-    gamma, beta = ev.value("gamma"), ev.value("beta")
-    z = got
+def layer_norm_reference_model(x, gamma=None, beta=None, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)  # each row's own mean is taken over its features (the last axis)
+    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # each row's own variance (divided by d, not d - 1) is taken over its features
+    y = (x - mean) / np.sqrt(variance + eps)  # each row is centred and divided by sqrt(variance + eps)
+    if gamma is not None:  # gamma is applied when it is given
+        y = y * gamma  # each feature is scaled by gamma
+    if beta is not None:  # beta is applied when it is given
+        y = y + beta  # each feature is shifted by beta
+    return y  # the normalised rows are returned
+
+
+def layer_norm_beta_before_gamma(x, gamma=None, beta=None, eps=1e-5):
+    y = layer_norm(x, eps=eps)
     if beta is not None:
-        z = z - beta
-    if gamma is not None:
-        if np.any(np.abs(gamma) < 1e-9):
-            return None
-        z = z / gamma
-    return z.mean(axis=-1), z.var(axis=-1)
+        y = y + beta
+    return y * gamma if gamma is not None else y
 
 
 def layer_norm_rows(ev):
-    """Layer norm's rows have mean 0 and variance var / (var + eps), once gamma and beta are undone."""
+    """Layer norm without gamma and beta gives rows of mean 0 and variance var / (var + eps): measured on the cases
+    that pass neither (where they are given, undoing them would assume the answer applies them right)."""
     got, x = ev.got_array(), ev.value("x")
-    if got is None or got.shape != x.shape or not np.isfinite(got).all():
+    if got is None or got.shape != x.shape or not np.isfinite(got).all() or ev.given("gamma") or ev.given("beta"):
         return None
     eps = ev.value("eps")
-    undone = normalised_rows(ev, got)
-    if undone is None:
-        return None
-    means, variances = undone
+    means, variances = got.mean(axis=-1), got.var(axis=-1)
     wanted = x.var(axis=-1) / (x.var(axis=-1) + eps)
-    undone = " with gamma and beta undone" if ev.given("gamma") or ev.given("beta") else ""
     if not np.allclose(means, 0, atol=1e-6):
-        columns = None
-        if x.ndim >= 2:
-            z = got - (ev.value("beta") if ev.value("beta") is not None else 0)
-            columns = np.allclose(z.mean(axis=-2), 0, atol=1e-6)
-        return Finding("ln:means", PROPERTY,
-                       f"{ev.where()} the rows of your output{undone} should have mean 0; theirs are "
-                       f"{span(means)}" + (": the columns (axis -2) have mean 0 instead. Is the mean taken over "
-                                           "positions rather than over each row's features?" if columns else
-                                           ". Is each row's own mean (over its last axis) subtracted?"))
+        columns = x.ndim >= 2 and np.allclose(got.mean(axis=-2), 0, atol=1e-6)
+        return Finding("ln:means", f"{ev.where()} layer norm's rows (the last axis) have mean 0; yours have means "
+                                   f"{span(means, target=0)}" + (", and your columns (axis -2) have mean 0."
+                                                                 if columns else "."))
     if not np.allclose(variances, wanted, rtol=1e-5, atol=1e-6):
-        d = x.shape[-1]
-        ratio = float(np.median(variances / wanted))
-        said = (f"{ev.where()} the rows of your output{undone} should have variance {span(wanted)} "
-                f"(var / (var + eps) of each input row); theirs are {span(variances)}")
-        if abs(ratio - (d - 1) / d) < 1e-4:
-            said += f", {d - 1}/{d} of it: is the variance divided by d - 1 rather than d?"
-        else:
-            said += ". Is each row divided by sqrt(its variance + eps)?"
-        return Finding("ln:variances", PROPERTY, said)
+        return Finding("ln:variances", f"{ev.where()} layer norm's rows have variance var / (var + eps) of each input "
+                                       f"row, here {span(wanted)}; yours have {span(variances, target=float(np.median(wanted)))}.")
     return None
 
 
 LAYER_NORM = Exercise(
     name="layer_norm", lesson="04_add_and_norm", points=2,
     formula=r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} + \beta",
-    cases=layer_norm_cases, reference=layer_norm,
+    cases=layer_norm_cases, reference=layer_norm, model=layer_norm_reference_model,
     mistakes=(
         Mistake("layer_norm_over_the_sequence",
                 "layer norm over the sequence axis: take the mean and variance over the last axis "
@@ -142,6 +132,9 @@ LAYER_NORM = Exercise(
         Mistake("layer_norm_ignores_gamma_and_beta",
                 "gamma and beta are ignored: multiply by gamma and add beta when they are given",
                 partial(layer_norm_model, affine=False), hints=(AFFINE_IDEA, AFFINE_STEP)),
+        Mistake("layer_norm_beta_before_gamma",
+                "beta is added before gamma scales: the affine step is gamma * xhat + beta, scale first, then shift",
+                layer_norm_beta_before_gamma, hints=(AFFINE_IDEA, AFFINE_STEP)),
         Mistake("layer_norm_beta_only_with_gamma",
                 "beta is added only when gamma is given: each of gamma and beta is optional on its own, so multiply "
                 "by gamma when it is given, and add beta when it is given", partial(layer_norm_model,
@@ -227,77 +220,58 @@ def add_norm_model(x, sublayer, gamma=None, beta=None, eps=1e-5, *, arrangement,
     return ARRANGEMENTS[arrangement](x, sublayer, lambda y: layer_norm(y, gamma, beta, eps))
 
 
-#: What else an answer's Add & Norm may compute, in words, beyond the catalogued arrangements.
-SAID = {
-    "post": "LN(x + sublayer(x)), post-norm", "pre": "x + sublayer(LN(x)), pre-norm",
-    "no_residual": "LN(sublayer(x)), without the residual", "norm_input": "LN(x) + sublayer(x)",
-    "double": "LN(x + sublayer(LN(x))), with two norms", "norm_output": "x + LN(sublayer(x))",
-    "pre_no_residual": "sublayer(LN(x)), without the residual", "residual_of_norm": "LN(x) + sublayer(LN(x))",
-    "no_norm": "x + sublayer(x), without any norm", "sublayer_only": "sublayer(x) alone",
-    "norm_only": "LN(x) alone, without the sub-layer", "post_minus": "LN(x - sublayer(x)), a subtraction",
-    "pre_minus": "x - sublayer(LN(x)), a subtraction",
-}
-ARRANGEMENTS.update({"no_norm": lambda x, f, ln: x + f(x), "sublayer_only": lambda x, f, ln: f(x),
-                     "norm_only": lambda x, f, ln: ln(x), "post_minus": lambda x, f, ln: ln(x - f(x)),
-                     "pre_minus": lambda x, f, ln: x - f(ln(x))})
+def post_norm_model(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    total = x + sublayer(x)  # the sub-layer's output is added to its input x (the residual)
+    return layer_norm(total, gamma, beta, eps)  # the sum is layer-normalised, with this call's gamma, beta and eps
 
 
-def arrangement(ev):
-    """Which arrangement of norm, sub-layer and residual the answer's output is, where it is one of them."""
-    got = ev.got_array()
-    if got is None or got.shape != ev.expected.shape:
-        return None
-    x, f = ev.value("x"), ev.value("sublayer")
-    gamma, beta, eps = ev.value("gamma"), ev.value("beta"), ev.value("eps")
-    for name, compute in ARRANGEMENTS.items():
-        value = compute(x, f, lambda y: layer_norm(y, gamma, beta, eps))
-        if np.allclose(got, value, atol=1e-6) and not np.allclose(value, ev.expected, atol=1e-6):
-            right = SAID["post" if ev.exercise.name == "post_norm" else "pre"]
-            return Finding(f"arrangement:{name}", PROPERTY,
-                           f"{ev.where()} your output equals {SAID[name]}; {ev.exercise.name} is {right}.")
-    return None
+def pre_norm_model(x, sublayer, gamma=None, beta=None, eps=1e-5):
+    normed = layer_norm(x, gamma, beta, eps)  # the sub-layer's input is layer-normalised, with this call's gamma, beta and eps
+    return x + sublayer(normed)  # the sub-layer's output is added to x itself, not normalised (the residual)
 
 
 def output_rows(ev):
-    """``(means, variances)`` of the answer's output rows with gamma and beta undone, or None if it has none."""
+    """``(means, variances)`` of the answer's output rows, on a case without gamma and beta; else None."""
     got = ev.got_array()
-    if got is None or got.shape != ev.expected.shape or not np.isfinite(got).all():
+    if got is None or got.shape != ev.expected.shape or not np.isfinite(got).all() or ev.given("gamma") or \
+            ev.given("beta"):
         return None
-    return normalised_rows(ev, got)
+    return got.mean(axis=-1), got.var(axis=-1)
 
 
 def post_norm_output_is_normalised(ev):
-    """Post-norm ends with the layer norm: its output rows have mean 0 and variance near 1 (gamma, beta undone)."""
-    undone = output_rows(ev)
-    if undone is None:
+    """Post-norm ends with the layer norm: without gamma and beta its output rows have mean 0 and variance near 1."""
+    found = output_rows(ev)
+    if found is None:
         return None
-    means, variances = undone
-    right_means, right_variances = normalised_rows(ev, ev.expected)
-    if np.allclose(means, right_means, atol=1e-6) and np.allclose(variances, right_variances, rtol=1e-4, atol=1e-6):
+    means, variances = found
+    right_variances = ev.expected.var(axis=-1)
+    if np.allclose(means, 0, atol=1e-6) and np.allclose(variances, right_variances, rtol=1e-4, atol=1e-6):
         return None
-    return Finding("post:not-normalised", PROPERTY,
-                   f"{ev.where()} post-norm's output is a layer norm's output, so its rows (gamma and beta undone) "
-                   f"have mean 0 and variance {span(right_variances)}; yours have means {span(means)} and variances "
-                   f"{span(variances)}: is the norm the last step, on x + sublayer(x)?")
+    return Finding("post:not-normalised",
+                   f"{ev.where()} post-norm's output is a layer norm's output, so without gamma and beta its rows have "
+                   f"mean 0 and variance {span(right_variances)}; yours have means {span(means, target=0)} and "
+                   f"variances {span(variances)}.")
 
 
 def pre_norm_output_is_not_normalised(ev):
-    """Pre-norm's output is x + sublayer(LN(x)), not normalised: rows of mean 0, variance 1 mean a norm after the sum."""
-    undone = output_rows(ev)
-    if undone is None:
+    """Pre-norm's output is x + sublayer(LN(x)), not normalised: rows of mean 0 and variance 1 are a norm's output."""
+    found = output_rows(ev)
+    if found is None:
         return None
-    means, variances = undone
+    means, variances = found
     if np.allclose(means, 0, atol=1e-6) and np.allclose(variances, 1, atol=1e-3):
-        return Finding("pre:normalised", PROPERTY,
-                       f"{ev.where()} the rows of your output (gamma and beta undone) have mean 0 and variance 1, "
-                       f"as a layer norm's output has; pre-norm's output is the sum x + sublayer(LN(x)), which is "
-                       f"not normalised. Is there a norm after the sum?")
+        right = ev.expected
+        return Finding("pre:normalised",
+                       f"{ev.where()} the rows of your output have mean 0 and variance 1, as a layer norm's output "
+                       f"has; pre-norm's output, the sum x + sublayer(LN(x)), has rows of means {span(right.mean(-1))} "
+                       f"and variances {span(right.var(-1))} here.")
     return None
 
 
 POST_NORM = Exercise(
     name="post_norm", lesson="04_add_and_norm", points=1, formula=r"x \mapsto \mathrm{LN}(x + f(x))",
-    cases=sublayer_cases, reference=post_norm,
+    cases=sublayer_cases, reference=post_norm, model=post_norm_model,
     mistakes=(
         Mistake("post_norm_written_as_pre_norm",
                 "post-norm and pre-norm swapped: post-norm is LN(x + sublayer(x))",
@@ -315,7 +289,7 @@ POST_NORM = Exercise(
                 partial(add_norm_model, arrangement="post", ignore_eps=True), hints=(PASS_ON_IDEA, PASS_ON_STEP)),
     ),
     uses=("layer_norm",), may_call=("layer_norm",),
-    properties=(arrangement, post_norm_output_is_normalised),
+    properties=(post_norm_output_is_normalised,),
     hints=(
         "Post-norm, the original Transformer's and BERT's placement: first the sub-layer reads x, then its output "
         "is added to x (the residual), then the sum is layer-normalised, with this call's gamma, beta and eps. "
@@ -330,7 +304,7 @@ POST_NORM = Exercise(
 
 PRE_NORM = Exercise(
     name="pre_norm", lesson="04_add_and_norm", points=1, formula=r"x \mapsto x + f(\mathrm{LN}(x))",
-    cases=sublayer_cases, reference=pre_norm,
+    cases=sublayer_cases, reference=pre_norm, model=pre_norm_model,
     mistakes=(
         Mistake("pre_norm_written_as_post_norm",
                 "post-norm and pre-norm swapped: pre-norm is x + sublayer(LN(x))",
@@ -350,7 +324,7 @@ PRE_NORM = Exercise(
                 partial(add_norm_model, arrangement="pre", ignore_eps=True), hints=(PASS_ON_IDEA, PASS_ON_STEP)),
     ),
     uses=("layer_norm",), may_call=("layer_norm",),
-    properties=(arrangement, pre_norm_output_is_not_normalised),
+    properties=(pre_norm_output_is_not_normalised,),
     hints=(
         "Pre-norm, GPT-2's and Whisper's placement: the sub-layer reads the layer-normalised x, and its output is "
         "added to x itself, un-normalised: x + sublayer(LN(x)). The residual path carries x through untouched, "

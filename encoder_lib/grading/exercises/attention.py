@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import fixtures
 from ...attention import scaled_dot_product_attention, softmax
-from ..diagnosis import PROPERTY, Finding, number, numbers, softmax_row_off, span
+from ..symptoms import Finding, number, numbers, softmax_row_off, span
 from ._base import Exercise, Mistake, cases, normal
 
 # --- softmax ---------------------------------------------------------------------
@@ -58,9 +58,7 @@ def softmax_without_max(x, axis=-1):
 
 
 def softmax_wrong_axis(x, axis=-1):
-    axis = axis % x.ndim
-    other = 0 if axis == x.ndim - 1 else x.ndim - 1
-    return softmax(x, axis=other)
+    return softmax(x, axis=0)
 
 
 def softmax_over_every_entry(x, axis=-1):
@@ -83,6 +81,12 @@ def softmax_sum_without_keepdims(x, axis=-1):
     return e / e.sum(axis=axis)
 
 
+def softmax_model(x, axis=-1):
+    shifted = x - x.max(axis=axis, keepdims=True)  # each row's own maximum (along `axis`) is subtracted from it
+    e = np.exp(shifted)  # the shifted scores are exponentiated
+    return e / e.sum(axis=axis, keepdims=True)  # each row is divided by its own sum (along `axis`)
+
+
 def weights_sum_to_one(ev):
     """Softmax's weights sum to 1 along ``axis``: if not, along which axis (or over everything) they do."""
     got = ev.got_array()
@@ -92,16 +96,13 @@ def weights_sum_to_one(ev):
     sums = got.sum(axis=axis)
     if np.allclose(sums, 1, atol=1e-6):
         return None
-    said = f"{ev.where()} your weights should sum to 1 along axis {ev.value('axis')}; they sum to {span(sums)}"
+    said = f"{ev.where()} a softmax's weights sum to 1 along `axis` ({ev.value('axis')}); yours sum to {span(sums, target=1)}"
     if got.size > got.shape[axis] and np.isclose(got.sum(), 1, atol=1e-6):
-        return Finding("sums:everything", PROPERTY, said + ", and the whole array sums to 1: is the sum taken "
-                                                           "over every entry, rather than along `axis` with "
-                                                           "keepdims=True?")
+        return Finding("sums:everything", said + ", and the whole array sums to 1.")
     other = next((a for a in range(got.ndim) if a != axis and np.allclose(got.sum(axis=a), 1, atol=1e-6)), None)
     if other is not None:
-        return Finding("sums:other-axis", PROPERTY, said + f", and along axis {other - got.ndim} they do sum to 1: "
-                                                           f"is a sum or maximum taken along the wrong axis?")
-    return Finding("sums", PROPERTY, said + ". Dividing by their sum along `axis` (keepdims=True) makes them so.")
+        return Finding("sums:other-axis", said + f", and along axis {other - got.ndim} they do sum to 1.")
+    return Finding("sums", said + ".")
 
 
 def weights_follow_the_scores(ev):
@@ -117,17 +118,15 @@ def weights_follow_the_scores(ev):
         row = np.argwhere(backwards.any(axis=-1))[0]
         scores = np.moveaxis(x, axis, -1)[tuple(row)]
         weights = np.moveaxis(got, axis, -1)[tuple(row)]
-        return Finding("order", PROPERTY,
-                       f"{ev.where()} the larger score must get the larger weight along `axis`, but in one row the "
-                       f"scores{ev.quote(scores)} get the weights {number_list(weights)}: is something "
-                       f"subtracted (or divided) that is not the same for the whole row?")
+        return Finding("order", f"{ev.where()} a softmax gives the larger score the larger weight along `axis`, but "
+                                f"in one row of yours the scores{ev.quote(scores)} get the weights "
+                                f"{number_list(weights)}.")
     rows_scores, rows_weights = np.moveaxis(x, axis, -1), np.moveaxis(got, axis, -1)
     row = softmax_row_off(rows_weights, rows_scores)
     if row is not None and np.allclose(got.sum(axis=axis), 1, atol=1e-6):
-        return Finding("ratios", PROPERTY,
-                       f"{ev.where()} along `axis` each row of weights must be proportional to exp(score), but one "
-                       f"row gets {numbers(rows_weights[row], 3)} for the scores{ev.quote(rows_scores[row])}: is "
-                       f"the same maximum subtracted from every score of the row?")
+        return Finding("ratios", f"{ev.where()} along `axis` a softmax's weights are proportional to exp(score), "
+                                 f"but one row of yours gets {numbers(rows_weights[row], 3)} for the "
+                                 f"scores{ev.quote(rows_scores[row])}.")
     return None
 
 
@@ -138,7 +137,7 @@ def number_list(values):
 SOFTMAX = Exercise(
     name="softmax", lesson="01_attention", points=2,
     formula=r"\mathrm{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},\quad m = \max_j x_j",
-    cases=softmax_cases, reference=softmax,
+    cases=softmax_cases, reference=softmax, model=softmax_model,
     mistakes=(
         Mistake("softmax_without_max",
                 "exp overflows on large scores: subtract each row's maximum before np.exp "
@@ -153,7 +152,7 @@ SOFTMAX = Exercise(
                     "exponent is above 0, so nothing overflows; the tiny one underflows to 0, which is harmless. "
                     "One line does the shift for every row: `x - x.max(axis=axis, keepdims=True)`.")),
         Mistake("softmax_wrong_axis",
-                "softmax over the wrong axis: normalise along `axis` (the last one by default), "
+                "softmax over axis 0 whatever `axis` says: normalise along `axis` (the last one by default), "
                 "so each row of weights sums to 1", softmax_wrong_axis, hints=(AXIS_IDEA, AXIS_STEP)),
         Mistake("softmax_over_every_entry",
                 "normalised over every entry at once: sum along `axis` with keepdims=True", softmax_over_every_entry,
@@ -244,6 +243,13 @@ def attention_returns_weights_first(q, k, v):
     return scaled_dot_product_attention(q, k, v)[::-1]
 
 
+def attention_model(q, k, v):
+    scores = q @ np.swapaxes(k, -1, -2)  # each query is compared with every key (q times k with its last two axes swapped)
+    scaled = scores / np.sqrt(q.shape[-1])  # the scores are divided by sqrt(d_k), d_k the last axis of q
+    weights = softmax(scaled, axis=-1)  # each query's scores become weights over the keys (the last axis)
+    return weights @ v, weights  # each query's output is its weights times the values, returned before the weights
+
+
 def _inverse_root(d):
     return 1 / np.sqrt(d)
 
@@ -265,11 +271,11 @@ def attention_weights_sum_over_the_keys(ev):
     sums = weights.sum(axis=-1)
     if np.allclose(sums, 1, atol=1e-6):
         return None
-    said = f"{ev.where()} each query's weights (a row, one entry per key) should sum to 1; yours sum to {span(sums)}"
+    said = (f"{ev.where()} each query's weights (a row, one entry per key) sum to 1; yours sum to "
+            f"{span(sums, target=1)}")
     if weights.ndim >= 2 and np.allclose(weights.sum(axis=-2), 1, atol=1e-6):
-        return Finding("weights:over-queries", PROPERTY, said + ", and each column sums to 1: is the softmax taken "
-                                                                "over the queries (axis -2) instead of the keys?")
-    return Finding("weights:sum", PROPERTY, said + ". Are they a softmax over the last axis?")
+        return Finding("weights:over-queries", said + ", and each column of yours (axis -2) sums to 1.")
+    return Finding("weights:sum", said + ".")
 
 
 def attention_output_is_weights_times_values(ev):
@@ -283,9 +289,9 @@ def attention_output_is_weights_times_values(ev):
     if np.allclose(out, mine, atol=1e-6):
         return None
     gap = float(np.abs(out - mine).max())
-    return Finding("out:not-weights-times-v", PROPERTY,
-                   f"{ev.where()} your out is not your weights @ v (they differ by up to {number(gap, 3)}): the "
-                   f"output must be the weights you return times the values.")
+    return Finding("out:not-weights-times-v",
+                   f"{ev.where()} the output is the weights times the values, but your out is not your weights @ v "
+                   f"(they differ by up to {number(gap, 3)}).")
 
 
 def fitted_temperature(weights, scores):
@@ -316,7 +322,7 @@ def attention_scale(ev):
              1 / np.sqrt(seq_q): f"1/sqrt({seq_q}), with {seq_q} the number of queries",
              1 / np.sqrt(seq_k): f"1/sqrt({seq_k}), with {seq_k} the number of keys"}
     words = next((w for f, w in named.items() if abs(t - f) < 1e-6 * max(1, f)), number(t, 4))
-    return Finding("attention:scale", PROPERTY,
+    return Finding("attention:scale",
                    f"{ev.where()} your weights are the softmax of q k\u1d40 times {words}; the scale is "
                    f"1/sqrt(d_k) = 1/{number(np.sqrt(d_k))}, from the last axis of q.")
 
@@ -324,7 +330,7 @@ def attention_scale(ev):
 SCALED_DOT_PRODUCT_ATTENTION = Exercise(
     name="scaled_dot_product_attention", lesson="01_attention", points=2,
     formula=r"\mathrm{attention}(q, k, v) = \mathrm{softmax}\!\left(\frac{q k^\top}{\sqrt{d_k}}\right) v",
-    cases=attention_cases, reference=scaled_dot_product_attention,
+    cases=attention_cases, reference=scaled_dot_product_attention, model=attention_model,
     mistakes=(
         Mistake("attention_without_scaling",
                 "no 1/sqrt(d_k) scaling: divide the scores q k^T by sqrt(d_k) before the softmax",

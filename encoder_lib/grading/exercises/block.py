@@ -12,7 +12,7 @@ from ...attention import multi_head_attention
 from ...ffn import feed_forward
 from ...norm import layer_norm
 from ..compare import NotApplicable
-from ..diagnosis import PATTERN, PROPERTY, Finding, index, numbers, softmax_row_off, span
+from ..symptoms import Finding, index, numbers, softmax_row_off, span
 from ._base import Exercise, Mistake, cases, normal, random_block
 
 MASK_LINK = "[The padding mask](#The-padding-mask)"
@@ -47,6 +47,16 @@ def masked_cases(rng, hidden):
         ("a sequence that is all padding", [normal(rng, 2, 2, 3), np.array([[False, True, True], [True, True, True]])], {}),
         ("no mask", [normal(rng, 3, 4)], {"padding_mask": None}),
     )
+
+
+def masked_softmax_model(scores, padding_mask=None):
+    if padding_mask is not None:  # padded keys are masked when a mask is given
+        scores = np.where(padding_mask[..., None, :], -np.inf, scores)  # padded keys' scores are set to -inf, the mask lined up with the keys (the last axis)
+    top = scores.max(axis=-1, keepdims=True)  # each row's own maximum is taken over the keys
+    top = np.where(np.isfinite(top), top, 0.0)  # a row whose keys are all padding gets a maximum of 0, not -inf
+    e = np.exp(scores - top)  # each row's scores, less its maximum, are exponentiated
+    total = e.sum(axis=-1, keepdims=True)  # each row's exponentials are summed over the keys
+    return e / np.where(total > 0, total, 1.0)  # each row is divided by its sum, and a row whose keys are all padding stays all zeros
 
 
 def mask_after_the_softmax(scores, padding_mask=None):
@@ -97,35 +107,32 @@ def masked_weights(ev):
     leaked = np.abs(np.where(keys, got, 0)).max()
     if leaked > 1e-9:
         at = np.argwhere(keys & (np.abs(got) > 1e-9))[0]
-        return Finding("mask:padded-weight", PROPERTY,
-                       f"{ev.where()} padded keys (padding_mask True) must get weight 0, but your weights{index(at)} "
-                       f"is {got[tuple(at)]:.4g} at a padded key: is the mask applied along the keys, the last axis "
-                       f"(padding_mask[..., None, :]), with True meaning padding?")
+        return Finding("mask:padded-weight",
+                       f"{ev.where()} padded keys (padding_mask True, along the last axis) get weight 0, but your "
+                       f"weights{index(at)} is {got[tuple(at)]:.4g} at a padded key.")
     scores = ev.value("scores")
     row = softmax_row_off(got, scores, ~keys)
     if row is not None:
         keep = ~keys[row]
-        return Finding("mask:not-a-softmax", PROPERTY,
-                       f"{ev.where()} over the real keys each row of weights must be a softmax of its scores, "
-                       f"w_j proportional to exp(s_j), but row {index(row)} gets {numbers(got[row][keep], 3)} for "
-                       f"the scores{ev.quote(scores[row][keep])}: is the same maximum subtracted from every score "
-                       f"of a row (along the last axis, keepdims=True), and the sum taken along that axis too?")
+        return Finding("mask:not-a-softmax",
+                       f"{ev.where()} over the real keys each row of weights is a softmax of its scores, w_j "
+                       f"proportional to exp(s_j), but your row {index(row)} gets {numbers(got[row][keep], 3)} for "
+                       f"the scores{ev.quote(scores[row][keep])}.")
     real_rows = ~mask.all(axis=-1)
     sums = got.sum(axis=-1)
     wanted = np.broadcast_to(real_rows[..., None], sums.shape).astype(float)
     if not np.allclose(sums, wanted, atol=1e-6):
         bad = np.argwhere(~np.isclose(sums, wanted, atol=1e-6))[0]
-        return Finding("mask:sums", PROPERTY,
-                       f"{ev.where()} each query's weights over the real keys should sum to 1 (0 for a sequence that "
-                       f"is all padding); row {index(bad)} of yours sums to {sums[tuple(bad)]:.4g}: is the softmax "
-                       f"taken after the mask, over the real keys only?")
+        return Finding("mask:sums",
+                       f"{ev.where()} each query's weights over the real keys sum to 1 (0 for a sequence that is all "
+                       f"padding); your row {index(bad)} sums to {span(sums[tuple(bad)], target=float(wanted[tuple(bad)]))}.")
     return None
 
 
 MASKED_SOFTMAX = Exercise(
     name="masked_softmax", lesson="05_encoder_block", points=2,
     formula=r"w = \mathrm{softmax}(s + m),\quad m_j = -\infty \text{ where key } j \text{ is padding, else } 0",
-    cases=masked_cases, reference=masked_softmax,
+    cases=masked_cases, reference=masked_softmax, model=masked_softmax_model,
     mistakes=(
         Mistake("mask_after_the_softmax",
                 "the mask is applied after the softmax: set padded scores to -inf before it, "
@@ -191,6 +198,16 @@ def positional_model(seq_len, d_model, *, swap=False, exponent_i=False, halves=F
     return pe
 
 
+def positional_reference_model(seq_len, d_model):
+    positions = np.arange(seq_len)[:, None]  # the positions count from 0, one row each
+    pairs = np.arange(0, d_model, 2)  # each pair of columns (2i, 2i + 1) has its own frequency, 2i counting the even columns
+    angles = positions / 10000 ** (pairs / d_model)  # the angle is position / 10000^(2i / d_model)
+    pe = np.zeros((seq_len, d_model))  # the encoding starts as zeros, one row per position
+    pe[:, 0::2] = np.sin(angles)  # the even columns hold the sines
+    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # the odd columns hold the cosines (one fewer when d_model is odd)
+    return pe  # the encoding is returned
+
+
 def positional_encoding_odd_d_model(seq_len, d_model):
     angle = np.arange(seq_len)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
     pe = np.zeros((seq_len, d_model))
@@ -213,8 +230,8 @@ def positional_row_zero_and_pairs(ev):
     if not np.allclose(got[0], row0, atol=1e-6):
         if got.shape[0] > 1 and np.allclose(got[0], ev.expected[1], atol=1e-6):
             return None  # the shift by one says it better
-        return Finding("pe:row0", PROPERTY,
-                       f"{ev.where()} row 0 (position 0, where every angle is 0) must read (0, 1, 0, 1, ...): sin 0 "
+        return Finding("pe:row0",
+                       f"{ev.where()} row 0 (position 0, where every angle is 0) reads (0, 1, 0, 1, ...): sin 0 "
                        f"in the even columns, cos 0 in the odd ones; yours reads {numbers(got[0], 3)}.")
     pairs = d_model // 2
     if pairs and got.shape[0] > 1 and np.allclose(got[:, 0:2 * pairs:2] ** 2 + got[:, 1:2 * pairs:2] ** 2, 1,
@@ -224,23 +241,21 @@ def positional_row_zero_and_pairs(ev):
         bad = np.flatnonzero(~np.isclose(turned, wanted, rtol=1e-6, atol=1e-9))
         if len(bad):
             i = int(bad[0])
-            return Finding("pe:frequency", PROPERTY,
-                           f"{ev.where()} from position 0 to 1 the pair of columns ({2 * i}, {2 * i + 1}) should turn "
-                           f"by pos / 10000^(2i / d_model) = 1 / 10000^({2 * i}/{d_model}) = {wanted[i]:.6g} radians; "
-                           f"yours turns by {turned[i]:.6g} (read off its sine and cosine at position 1). Is the "
-                           f"position divided by 10000^(2i / d_model), with i the pair's number?")
+            return Finding("pe:frequency",
+                           f"{ev.where()} from position 0 to 1 the pair of columns ({2 * i}, {2 * i + 1}) turns by "
+                           f"1 / 10000^({2 * i}/{d_model}) = {wanted[i]:.6g} radians; yours turns by {turned[i]:.6g} "
+                           f"(read off its sine and cosine at position 1).")
     if pairs and not np.allclose(got[:, 0:2 * pairs:2] ** 2 + got[:, 1:2 * pairs:2] ** 2, 1, atol=1e-6):
-        return Finding("pe:pairs", PROPERTY,
+        return Finding("pe:pairs",
                        f"{ev.where()} each pair of columns (2i, 2i + 1) holds the sine and the cosine of one angle, "
-                       f"so sin\u00b2 + cos\u00b2 = 1 in every pair; in yours it does not: do columns 2i and 2i + 1 "
-                       f"share the angle pos / 10000^(2i / d_model)?")
+                       f"so sin\u00b2 + cos\u00b2 = 1 in every pair; in yours it does not.")
     return None
 
 
 POSITIONAL_ENCODING = Exercise(
     name="positional_encoding", lesson="05_encoder_block", points=2,
     formula=r"PE_{p,\,2i} = \sin\!\left(p / 10000^{2i/d}\right),\quad PE_{p,\,2i+1} = \cos\!\left(p / 10000^{2i/d}\right)",
-    cases=positional_cases, reference=positional_reference,
+    cases=positional_cases, reference=positional_reference, model=positional_reference_model,
     mistakes=(
         Mistake("sine_and_cosine_swapped",
                 "sine and cosine swapped: sine goes in the even columns 0, 2, 4, ..., cosine in the odd ones",
@@ -299,73 +314,22 @@ def block_cases(rng, hidden):
     )
 
 
-def _block_parts(ev, activation="relu", eps=1e-5):
-    """The block's inputs and its parts as functions of one array, for the variants below."""
-    x, params, n_heads = ev.value("x"), ev.value("params"), ev.value("n_heads")
-    mask = ev.value("padding_mask")
-
-    def attn(h):
-        return multi_head_attention(h, n_heads, params["attn"], padding_mask=mask)[0]
-
-    def ffn(h):
-        return feed_forward(h, params["ffn"], activation=activation)
-
-    def ln(h, which):
-        return layer_norm(h, params[which]["gamma"], params[which]["beta"], eps)
-
-    return x, attn, ffn, ln
-
-
-#: What else an answer's block may compute: each the right block with one part misplaced, in words.
-BLOCK_VARIANTS = {
-    "post": {
-        "the second residual adds the block's input x (LN2(x + FFN(h)), with h = LN1(x + MHA(x))): it adds h, the "
-        "first Add & Norm's output":
-            lambda x, attn, ffn, ln: ln(x + ffn(ln(x + attn(x), "norm1")), "norm2"),
-        "the FFN reads the block's input x, not h = LN1(x + MHA(x))":
-            lambda x, attn, ffn, ln: ln(ln(x + attn(x), "norm1") + ffn(x), "norm2"),
-        "the first Add & Norm's output is not normalised (h = x + MHA(x), without LN1)":
-            lambda x, attn, ffn, ln: ln((h := x + attn(x)) + ffn(h), "norm2"),
-        "the second Add & Norm has no norm (h + FFN(h) is returned as it is)":
-            lambda x, attn, ffn, ln: (h := ln(x + attn(x), "norm1")) + ffn(h),
-        "the FFN comes before the attention":
-            lambda x, attn, ffn, ln: ln((h := ln(x + ffn(x), "norm1")) + attn(h), "norm2"),
-        "norm2's parameters are used in the first Add & Norm and norm1's in the second":
-            lambda x, attn, ffn, ln: ln((h := ln(x + attn(x), "norm2")) + ffn(h), "norm1"),
-    },
-    "pre": {
-        "the second residual adds the block's input x (x + FFN(LN2(h)), with h = x + MHA(LN1(x))): it adds h":
-            lambda x, attn, ffn, ln: x + ffn(ln(x + attn(ln(x, "norm1")), "norm2")),
-        "the FFN reads LN2(x), the block's input normalised, not LN2(h) with h = x + MHA(LN1(x))":
-            lambda x, attn, ffn, ln: (x + attn(ln(x, "norm1"))) + ffn(ln(x, "norm2")),
-        "the FFN's input is not normalised (h + FFN(h), without LN2)":
-            lambda x, attn, ffn, ln: (h := x + attn(ln(x, "norm1"))) + ffn(h),
-        "the attention's input is not normalised (x + MHA(x), without LN1)":
-            lambda x, attn, ffn, ln: (h := x + attn(x)) + ffn(ln(h, "norm2")),
-        "norm2's parameters are used before the attention and norm1's before the FFN":
-            lambda x, attn, ffn, ln: (h := x + attn(ln(x, "norm2"))) + ffn(ln(h, "norm1")),
-        "a final layer norm is added after the second residual":
-            lambda x, attn, ffn, ln: ln((h := x + attn(ln(x, "norm1"))) + ffn(ln(h, "norm2")), "norm2"),
-    },
-}
-
-
-def block_variant(ev, norm=None, activation="relu", eps=1e-5):
-    """Which block with one part misplaced the answer's output equals."""
-    got = ev.got_array()
-    if got is None or got.shape != ev.expected.shape:
-        return None
-    x, attn, ffn, ln = _block_parts(ev, activation, eps)
-    for words, compute in BLOCK_VARIANTS[norm or ev.value("norm")].items():
-        value = compute(x, attn, ffn, ln)
-        if np.allclose(got, value, atol=1e-6) and not np.allclose(value, ev.expected, atol=1e-6):
-            return Finding(f"block:{words[:40]}", PROPERTY, f"{ev.where()} your output equals the block in which "
-                                                            f"{words}.")
-    return None
+def block_model(x, params, n_heads, norm="post", padding_mask=None):
+    n1, n2 = params["norm1"], params["norm2"]  # norm1's gamma and beta go with the attention, norm2's with the FFN
+    if norm == "post":  # post-norm: each residual sum is normalised
+        a = multi_head_attention(x, n_heads, params["attn"], padding_mask=padding_mask)[0]  # the attention reads the block's input x, with the padding mask
+        h = layer_norm(x + a, n1["gamma"], n1["beta"])  # h, the first residual sum x + MHA(x), is normalised with norm1
+        f = feed_forward(h, params["ffn"])  # the FFN reads h
+        return layer_norm(h + f, n2["gamma"], n2["beta"])  # the second residual sum h + FFN(h) is normalised with norm2
+    normed = layer_norm(x, n1["gamma"], n1["beta"])  # pre-norm: the attention's input is x normalised with norm1
+    h = x + multi_head_attention(normed, n_heads, params["attn"], padding_mask=padding_mask)[0]  # h is x plus the attention of that normalised input, with the padding mask
+    f = feed_forward(layer_norm(h, n2["gamma"], n2["beta"]), params["ffn"])  # the FFN reads h normalised with norm2
+    return h + f  # the FFN's output is added to h, and nothing is normalised after the sum
 
 
 def post_norm_block_output(ev, norm=None):
-    """A post-norm block ends with norm2: its output rows, norm2's gamma and beta undone, have mean 0."""
+    """A post-norm block ends with norm2: its output rows, norm2's gamma and beta undone, have mean 0 and the
+    variance the right ones have; measured facts only."""
     got = ev.got_array()
     if got is None or got.shape != ev.expected.shape or (norm or ev.value("norm")) != "post" or \
             not np.isfinite(got).all() or np.allclose(got, ev.expected, atol=1e-6):
@@ -377,19 +341,17 @@ def post_norm_block_output(ev, norm=None):
     right = (ev.expected - norm2["beta"]) / norm2["gamma"]
     means, variances, wanted = z.mean(axis=-1), z.var(axis=-1), right.var(axis=-1)
     if not np.allclose(means, 0, atol=1e-6):
-        return Finding("block:post-output", PROPERTY,
-                       f"{ev.where()} a post-norm block's last step is LN2, so its output rows (norm2's gamma and "
-                       f"beta undone) have mean 0; yours have means {span(means)}: does the block end with the "
-                       f"second Add & Norm, LN2(h + FFN(h)), with norm2's parameters?")
+        return Finding("block:post-output",
+                       f"{ev.where()} a post-norm block's last step is LN2, so its output rows, with norm2's gamma "
+                       f"and beta undone, have mean 0; yours have means {span(means, target=0)}.")
     if not np.allclose(variances, wanted, rtol=1e-5, atol=1e-6):
-        return Finding("block:post-variance", PROPERTY,
-                       f"{ev.where()} a post-norm block's output rows (norm2's gamma and beta undone) have variance "
-                       f"{span(wanted)}; yours have mean 0 but variances {span(variances)}: is the last layer norm "
-                       f"divided by sqrt(variance + eps), with the variance over the last axis?")
-    return Finding("block:before-last-norm", PATTERN,
-                   f"{ev.where()} your output's rows are normalised as LN2's are (mean 0 and variance "
-                   f"{span(variances)} with norm2's gamma and beta undone), so the last layer norm is right: what "
-                   f"differs comes before it, in the attention, the first Add & Norm or the FFN.")
+        return Finding("block:post-variance",
+                       f"{ev.where()} a post-norm block's output rows, with norm2's gamma and beta undone, have "
+                       f"variance {span(wanted)}; yours have mean 0 and variances "
+                       f"{span(variances, target=float(np.median(wanted)))}.")
+    return Finding("block:normalised-as-ln2",
+                   f"{ev.where()} your output's rows are normalised as LN2's output is (mean 0 and variance "
+                   f"{span(variances)} with norm2's gamma and beta undone), and differ from the right ones.")
 
 
 def switched_off(params, part):
@@ -411,30 +373,18 @@ def block_probes(rng, norms=("post", "pre")):
 
 
 def locate_in_block(probed):
-    """Where in the block a failing answer goes wrong, from its results with each sub-layer switched off."""
+    """Which of the block's probes (each sub-layer switched off) the answer gets right: measured, said as it is."""
     if any(ok is None for ok in probed.values()):
-        return None  # it raised on a probe: where it goes wrong is what its error says
+        return None  # it raised on a probe: its error says more
     for norm in ("post", "pre"):
         attn_off, ffn_off = probed.get(f"attn-off:{norm}"), probed.get(f"ffn-off:{norm}")
         if attn_off is None or ffn_off is None:
             continue
-        lead = f"A {norm}-norm block of yours was also run with each sub-layer switched off (its weights all 0)"
-        if attn_off and not ffn_off:
-            return Finding("locate:attention", PROPERTY,
-                           f"{lead}: with the attention off it is right, with the FFN off it is not, so what "
-                           f"differs is in the attention sub-layer (the multi-head attention, its padding mask or "
-                           f"its parameters).")
-        if ffn_off and not attn_off:
-            return Finding("locate:ffn", PROPERTY,
-                           f"{lead}: with the FFN off it is right, with the attention off it is not, so what "
-                           f"differs is in the FFN sub-layer (its activation, its weights or its biases).")
-        if not attn_off and not ffn_off:
-            return Finding("locate:shared", PROPERTY,
-                           f"{lead}: it is wrong either way, so what differs is in what both sub-layers share, the "
-                           f"residual connections or the layer norms (their placement, eps, gamma and beta).")
-        return Finding("locate:between", PROPERTY,
-                       f"{lead}: it is right either way, and wrong only with both on, so what differs is in how "
-                       f"the two connect: what the FFN reads, or what the second residual adds.")
+        said = {True: "right", False: "wrong"}
+        return Finding(f"locate:{norm}:attn-off-{said[attn_off]}:ffn-off-{said[ffn_off]}",
+                       f"A {norm}-norm block of yours was also run with each sub-layer switched off (its weights all "
+                       f"0): it is {said[attn_off]} with the attention switched off, and {said[ffn_off]} with the FFN "
+                       f"switched off.")
     return None
 
 
@@ -464,7 +414,7 @@ ENCODER_BLOCK = Exercise(
     name="encoder_block", lesson="05_encoder_block", points=2,
     formula=r"\text{post: } x \leftarrow \mathrm{LN}(x + \mathrm{MHA}(x)),\ x \leftarrow \mathrm{LN}(x + \mathrm{FFN}(x));"
             r"\quad \text{pre: } x \leftarrow x + \mathrm{MHA}(\mathrm{LN}(x)),\ x \leftarrow x + \mathrm{FFN}(\mathrm{LN}(x))",
-    cases=block_cases, reference=encoder_block,
+    cases=block_cases, reference=encoder_block, model=block_model,
     mistakes=(
         Mistake("block_with_placements_swapped",
                 "post-norm and pre-norm swapped: post is LN(x + f(x)), pre is x + f(LN(x))",
@@ -478,7 +428,7 @@ ENCODER_BLOCK = Exercise(
                 block_with_one_norm_for_both),
     ),
     uses=("masked_softmax", "post_norm", "pre_norm"), may_call=BLOCK_PARTS,
-    properties=(block_variant, post_norm_block_output),
+    properties=(post_norm_block_output,),
     probes=block_probes, locate=locate_in_block,
     hints=(
         "The block is two sub-layers, each wrapped in Add & Norm: first multi-head attention (with the padding "

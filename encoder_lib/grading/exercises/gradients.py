@@ -9,7 +9,7 @@ from ...attention import masked_softmax, softmax
 from ...grad import layer_norm_grad, softmax_grad
 from ...norm import layer_norm
 from ..compare import NotApplicable
-from ..diagnosis import PROPERTY, Finding, index, number, shape_text, span
+from ..symptoms import Finding, index, number, shape_text, span
 from ._base import Exercise, Mistake, cases, normal
 
 LN_GRAD_LINK = "[Layer norm](#Layer-norm)"
@@ -29,6 +29,11 @@ def softmax_grad_cases(rng, hidden):
         ("weights (2, 3, 5), random gradient", [softmax(normal(rng, 2, 3, 5)), normal(rng, 2, 3, 5)], {}),
         ("weights with two masked keys (weight 0)", [masked, normal(rng, 2, 4)], {}),
     )
+
+
+def softmax_grad_reference_model(weights, grad_weights):
+    weighted = (grad_weights * weights).sum(axis=-1, keepdims=True)  # each row's weighted sum of the gradients, sum_j g_j w_j, is taken over the last axis
+    return weights * (grad_weights - weighted)  # each weight w_i times its gradient less that weighted sum
 
 
 def softmax_grad_diagonal_only(weights, grad_weights):
@@ -57,23 +62,21 @@ def softmax_grad_rows_sum_to_zero(ev):
     zero = np.isclose(weights, 0)
     if zero.any() and np.abs(got[zero]).max() > 1e-9:
         at = np.argwhere(zero & (np.abs(got) > 1e-9))[0]
-        return Finding("softmax_grad:masked", PROPERTY,
+        return Finding("softmax_grad:masked",
                        f"{ev.where()} a key with weight 0 has no gradient (its score can move without changing "
-                       f"any weight), but yours is {number(got[tuple(at)])} at {index(at)}: is every term multiplied "
-                       f"by the weight w_i?")
+                       f"any weight), but yours is {number(got[tuple(at)])} at {index(at)}.")
     sums = got.sum(axis=-1)
     if not np.allclose(sums, 0, atol=1e-6):
-        return Finding("softmax_grad:sums", PROPERTY,
+        return Finding("softmax_grad:sums",
                        f"{ev.where()} each row of a softmax's gradient sums to 0, since adding one number to every "
-                       f"score of a row changes no weight; your rows sum to {span(sums)}: is the weighted sum "
-                       f"sum_j g_j w_j subtracted inside, w * (g - sum(g * w))?")
+                       f"score of a row changes no weight; your rows sum to {span(sums, target=0)}.")
     return None
 
 
 SOFTMAX_GRAD = Exercise(
     name="softmax_grad", lesson="07_gradients_and_training", points=1,
     formula=r"\frac{\partial L}{\partial s} = w \odot \left(g - \textstyle\sum_j g_j w_j\right)",
-    cases=softmax_grad_cases, reference=softmax_grad,
+    cases=softmax_grad_cases, reference=softmax_grad, model=softmax_grad_reference_model,
     mistakes=(
         Mistake("softmax_grad_diagonal_only",
                 "only the diagonal of the Jacobian (w * (1 - w) * g): each weight also depends on every other "
@@ -153,6 +156,18 @@ def layer_norm_grad_model(x, grad_out, gamma=None, beta=None, eps=1e-5, *, mean_
     return grad_x, grad_gamma, grad_beta
 
 
+def layer_norm_grad_reference_model(x, grad_out, gamma=None, beta=None, eps=1e-5):
+    centred = x - x.mean(axis=-1, keepdims=True)  # each row is centred on its own mean
+    sigma = np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + eps)  # sigma is sqrt(variance + eps) of each row
+    xhat = centred / sigma  # xhat is the normalised row
+    g = grad_out * gamma if gamma is not None else grad_out  # g, the gradient reaching xhat, is grad_out times gamma (when gamma is given)
+    grad_x = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / sigma  # grad_x subtracts mean(g) and xhat * mean(g * xhat) from g, then divides by sigma
+    d = x.shape[-1]  # d is the number of features
+    grad_gamma = (grad_out * xhat).reshape(-1, d).sum(axis=0)  # grad_gamma is grad_out * xhat summed over every position
+    grad_beta = grad_out.reshape(-1, d).sum(axis=0)  # grad_beta is grad_out summed over every position
+    return grad_x, grad_gamma, grad_beta  # the three gradients are returned in this order
+
+
 def _finite_difference_x(ev, h=1e-6):
     """The gradient of sum(grad_out * LN(x)) for x, by central differences (the cases are small)."""
     x, grad_out = ev.value("x"), ev.value("grad_out")
@@ -176,10 +191,9 @@ def layer_norm_grad_by_argument(ev):
     right = [ev.expected_array(i) for i in range(3)]
     for name, g, r in zip(names, got, right):
         if g is not None and g.shape != r.shape:
-            return Finding(f"lng:shape:{name}", PROPERTY,
-                           f"{ev.where()} your {name} has shape {shape_text(g.shape)}; it should be "
-                           f"{shape_text(r.shape)}" + (": a parameter's gradient is summed over every position, "
-                                                       "one number per feature." if name != "grad_x" else "."))
+            return Finding(f"lng:shape:{name}",
+                           f"{ev.where()} your {name} has shape {shape_text(g.shape)}; the right one has "
+                           f"{shape_text(r.shape)}" + (", one number per feature." if name != "grad_x" else "."))
     wrong = [n for n, g, r in zip(names, got, right) if g is None or not np.allclose(g, r, atol=1e-6)]
     if not wrong:
         return None
@@ -192,25 +206,21 @@ def layer_norm_grad_by_argument(ev):
         numeric = _finite_difference_x(ev)
         gap = float(np.abs(got[0] - numeric).max())
         if not np.allclose(sums, 0, atol=1e-6):
-            return Finding("lng:x-sums", PROPERTY,
-                           lead + f"; each row of grad_x should sum to 0 (adding one number to a row of x changes no "
-                                  f"output of layer norm), yours sum to {span(sums)}, and a finite-difference check "
-                                  f"of grad_x differs from yours by up to {number(gap, 3)}: is the mean's part, "
-                                  f"mean(g), subtracted?")
-        return Finding("lng:x", PROPERTY,
+            return Finding("lng:x-sums",
+                           lead + f"; each row of grad_x sums to 0 (adding one number to a row of x changes no "
+                                  f"output of layer norm), yours sum to {span(sums, target=0)}, and a finite-difference "
+                                  f"check of grad_x differs from yours by up to {number(gap, 3)}.")
+        return Finding("lng:x",
                        lead + f"; a finite-difference check of grad_x differs from yours by up to {number(gap, 3)}, "
-                              f"though your rows sum to 0: is the variance's part, xhat * mean(g * xhat), "
-                              f"subtracted, and is everything divided by sigma?")
-    return Finding("lng:params", PROPERTY,
-                   lead + ": grad_beta is grad_out summed over every position, and grad_gamma is grad_out * xhat "
-                          "summed the same way.")
+                              f"though your rows sum to 0, as they should.")
+    return Finding("lng:params", lead + ".")
 
 
 LAYER_NORM_GRAD = Exercise(
     name="layer_norm_grad", lesson="07_gradients_and_training", points=2,
     formula=r"\frac{\partial L}{\partial x} = \frac{1}{\sigma}\left(g - \bar{g} - \hat{x}\, \overline{g \hat{x}}\right),"
             r"\quad g = \gamma \odot \frac{\partial L}{\partial y}",
-    cases=layer_norm_grad_cases, reference=layer_norm_grad,
+    cases=layer_norm_grad_cases, reference=layer_norm_grad, model=layer_norm_grad_reference_model,
     mistakes=(
         Mistake("layer_norm_grad_constant_statistics",
                 "the mean and the variance were treated as constants: both depend on every input of the row, "

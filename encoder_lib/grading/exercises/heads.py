@@ -7,7 +7,7 @@ import numpy as np
 from ... import fixtures
 from ...attention import merge_heads, multi_head_attention, scaled_dot_product_attention, softmax, split_heads
 from ..compare import NotApplicable
-from ..diagnosis import PROPERTY, Finding, shape_text, span
+from ..symptoms import Finding, shape_text, span
 from ._base import Exercise, Mistake, cases, normal, random_attention_params
 
 SPLIT_LINK = "[Splitting into heads, step by step](#Splitting-into-heads,-step-by-step)"
@@ -68,6 +68,12 @@ def split_heads_for_one_sequence_only(x, n_heads):
     return x.reshape(seq, n_heads, d_model // n_heads).transpose(1, 0, 2)
 
 
+def split_heads_model(x, n_heads):
+    *lead, seq, d_model = x.shape  # the last two axes are positions and features, any batch axes in front
+    cut = x.reshape(*lead, seq, n_heads, d_model // n_heads)  # each position's features are cut into n_heads slices of d_head, in order
+    return np.swapaxes(cut, -3, -2)  # the head axis moves in front of the positions (axes -3 and -2 swap)
+
+
 def heads_shape(ev):
     """split_heads gives (..., n_heads, seq, d_head): the head axis in front of the positions."""
     got = ev.got_array()
@@ -76,17 +82,16 @@ def heads_shape(ev):
         return None
     *lead, seq, d_model = x.shape
     if got.shape == (*lead, seq, n_heads, d_model // n_heads):
-        return Finding("heads:no-swap", PROPERTY,
-                       f"{ev.where()} your result has shape {shape_text(got.shape)}, (..., seq, n_heads, d_head): "
-                       f"the heads are cut right, but the head axis must come before seq, "
-                       f"{shape_text(ev.expected.shape)}. Which two axes still need to swap?")
+        return Finding("heads:no-swap",
+                       f"{ev.where()} your result has shape {shape_text(got.shape)}, (..., seq, n_heads, d_head); "
+                       f"split_heads puts the head axis before seq, {shape_text(ev.expected.shape)}.")
     return None
 
 
 SPLIT_HEADS = Exercise(
     name="split_heads", lesson="02_multi_head_attention", points=1,
     formula=r"(\ldots, s, d_{\mathrm{model}}) \to (\ldots, h, s, d_{\mathrm{model}} / h)",
-    cases=split_cases, reference=split_heads,
+    cases=split_cases, reference=split_heads, model=split_heads_model,
     mistakes=(
         Mistake("split_heads_without_transpose",
                 "heads split by a reshape without the transpose, which mixes positions: reshape to "
@@ -138,6 +143,12 @@ def merge_cases(rng, hidden):
     )
 
 
+def merge_heads_model(x):
+    *lead, n_heads, seq, d_head = x.shape  # the last three axes are heads, positions and each head's features
+    together = np.swapaxes(x, -3, -2)  # each position's heads come together: the head and position axes swap
+    return together.reshape(*lead, seq, n_heads * d_head)  # each position's heads are joined into one row, head 0's slice first
+
+
 def merge_heads_without_transpose(x):
     *lead, n_heads, seq, d_head = x.shape
     return x.reshape(*lead, seq, n_heads * d_head)
@@ -161,7 +172,7 @@ def merge_heads_for_a_batch_only(x):
 MERGE_HEADS = Exercise(
     name="merge_heads", lesson="02_multi_head_attention", points=1,
     formula=r"(\ldots, h, s, d_{\mathrm{head}}) \to (\ldots, s, h \cdot d_{\mathrm{head}})",
-    cases=merge_cases, reference=merge_heads,
+    cases=merge_cases, reference=merge_heads, model=merge_heads_model,
     mistakes=(
         Mistake("merge_heads_without_transpose",
                 "heads merged by a reshape without the transpose, which mixes positions: swap the head and "
@@ -230,6 +241,21 @@ def mha_model(x, n_heads, params=None, *, scale_by_d_model=False, split=split_he
     return out, weights
 
 
+def mha_reference_model(x, n_heads, params=None):
+    q = k = v = x  # without params, queries, keys and values are x itself
+    if params is not None:  # with params, each is a projection of x
+        q = x @ params["w_q"] + params["b_q"]  # the queries: x times w_q, plus b_q
+        k = x @ params["w_k"] + params["b_k"]  # the keys: x times w_k, plus b_k
+        v = x @ params["w_v"] + params["b_v"]  # the values: x times w_v, plus b_v
+    q, k, v = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)  # q, k and v are each split into n_heads heads
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # each head compares its queries and keys, scaled by sqrt(d_head)
+    weights = softmax(scores, axis=-1)  # each query's scores become weights over the keys, in every head
+    out = merge_heads(weights @ v)  # each head's weighted values are merged back into d_model
+    if params is not None:  # with params, the merged heads are projected
+        out = out @ params["w_o"] + params["b_o"]  # the output projection: times w_o, plus b_o
+    return out, weights  # the output is returned before the weights
+
+
 def mha_weights(ev):
     """The weights have one (seq, seq) matrix per head, each row summing to 1; which heads' weights are right."""
     if not isinstance(ev.got, tuple) or len(ev.got) != 2:
@@ -238,23 +264,23 @@ def mha_weights(ev):
     if weights is None:
         return None
     if weights.shape != right.shape:
-        return Finding("mha:weights-shape", PROPERTY,
-                       f"{ev.where()} your weights have shape {shape_text(weights.shape)}; they should have one "
-                       f"(seq, seq) matrix per head, {shape_text(right.shape)}, as split_heads gives the heads.")
+        return Finding("mha:weights-shape",
+                       f"{ev.where()} your weights have shape {shape_text(weights.shape)}; the weights hold one "
+                       f"(seq, seq) matrix per head, {shape_text(right.shape)}.")
     if not np.isfinite(weights).all():
         return None
     sums = weights.sum(axis=-1)
     if not np.allclose(sums, 1, atol=1e-6):
-        return Finding("mha:weights-sum", PROPERTY,
-                       f"{ev.where()} each row of each head's weights should sum to 1 (a softmax over the keys); "
-                       f"yours sum to {span(sums)}.")
+        return Finding("mha:weights-sum",
+                       f"{ev.where()} each row of each head's weights sums to 1 (a softmax over the keys); "
+                       f"yours sum to {span(sums, target=1)}.")
     heads = np.moveaxis(weights, -3, 0).reshape(weights.shape[-3], -1)
     wanted = np.moveaxis(right, -3, 0).reshape(right.shape[-3], -1)
     ok = [h for h in range(len(heads)) if np.allclose(heads[h], wanted[h], atol=1e-6)]
     if 0 < len(ok) < len(heads):
-        return Finding("mha:some-heads", PROPERTY,
+        return Finding("mha:some-heads",
                        f"{ev.where()} the weights of head{'s' * (len(ok) > 1)} {', '.join(map(str, ok))} are right "
-                       f"and those of the other heads are not: does every head get its own slice of q and k?")
+                       f"and those of the other heads are not.")
     if not ok and np.allclose(ev.got_array(0), ev.expected_array(0), atol=1e-6):
         return None
     return None
@@ -264,7 +290,7 @@ MULTI_HEAD_ATTENTION = Exercise(
     name="multi_head_attention", lesson="02_multi_head_attention", points=2,
     formula=r"\mathrm{MHA}(x) = \mathrm{concat}_h\!\left(\mathrm{attention}(x W_q^h + b_q^h,\, x W_k^h + b_k^h,\,"
             r" x W_v^h + b_v^h)\right) W_o + b_o",
-    cases=mha_cases, reference=multi_head_attention,
+    cases=mha_cases, reference=multi_head_attention, model=mha_reference_model,
     mistakes=(
         Mistake("attention_scaled_by_d_model",
                 "scores scaled by sqrt(d_model): each head's scale is sqrt(d_head), d_head = d_model / n_heads",

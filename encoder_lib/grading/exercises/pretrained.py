@@ -5,14 +5,15 @@ from functools import partial
 
 import numpy as np
 
-from ...attention import masked_softmax, merge_heads, multi_head_attention, split_heads
+from ...attention import masked_softmax, merge_heads, multi_head_attention, softmax, split_heads
 from ...block import encoder_block
 from ...ffn import gelu
 from ...norm import layer_norm
 from ...pooling import mean_pool
-from ..diagnosis import PROPERTY, Finding
+from ..compare import NotApplicable
+from ..symptoms import Finding
 from ._base import Exercise, Mistake, cases, normal, random_block
-from .block import block_probes, block_variant, locate_in_block, post_norm_block_output
+from .block import block_probes, locate_in_block, post_norm_block_output
 from .feed_forward import gelu_tanh_approximation
 
 POOL_LINK = "[One vector per sentence](#One-vector-per-sentence)"
@@ -57,6 +58,13 @@ def mean_pool_model(hidden, padding_mask=None, *, use_mask=True, invert=False, d
     return zeroed.sum(axis=-2) / (np.maximum(count, 1) if guard else count)
 
 
+def mean_pool_reference_model(hidden, padding_mask=None):
+    keep = np.ones(hidden.shape[:-1]) if padding_mask is None else ~padding_mask  # the real tokens count: padding_mask False, or every token without a mask
+    total = (hidden * keep[..., None]).sum(axis=-2)  # each sequence's real tokens' vectors are summed over the positions (axis -2)
+    count = keep.sum(axis=-1)[..., None]  # each sequence's number of real tokens
+    return total / np.maximum(count, 1)  # each sum is divided by its number of real tokens, at least 1 (a sequence that is all padding gets zeros)
+
+
 def mean_pool_by_sequence(ev):
     """Which sequences' vectors are right: those without padding, those with it, the all-padding ones."""
     got, mask = ev.got_array(), ev.value("padding_mask")
@@ -68,17 +76,16 @@ def mean_pool_by_sequence(ev):
     wrong_kinds = [k for k, where in kinds.items() if where.any() and not right[where].all()]
     right_kinds = [k for k, where in kinds.items() if where.any() and right[where].all()]
     if wrong_kinds and right_kinds:
-        return Finding("pool:" + "+".join(wrong_kinds), PROPERTY,
+        return Finding("pool:" + "+".join(wrong_kinds),
                        f"{ev.where()} your vectors are right for the sequences {' and '.join(right_kinds)} and wrong "
-                       f"for those {' and '.join(wrong_kinds)}: the mean runs over each sequence's real tokens "
-                       f"(padding_mask False) only, and a sequence with none gets zeros.")
+                       f"for those {' and '.join(wrong_kinds)}.")
     return None
 
 
 MEAN_POOL = Exercise(
     name="mean_pool", lesson="08_inside_a_real_encoder", points=1,
     formula=r"\mathrm{pool}(h) = \frac{\sum_{t \text{ real}} h_t}{\max(1,\ \#\{t \text{ real}\})}",
-    cases=mean_pool_cases, reference=mean_pool,
+    cases=mean_pool_cases, reference=mean_pool, model=mean_pool_reference_model,
     mistakes=(
         Mistake("mean_pool_averages_the_padding",
                 "the padding is averaged in too: leave out the positions where padding_mask is True, and divide by "
@@ -170,10 +177,15 @@ def bert_cases(rng, hidden):
         args, kwargs = random_tokens_case(rng, layer)
         shape, real = args[0].shape, int((~kwargs["padding_mask"][1]).sum())
         d_head, seq = int(rng.integers(2, 5)), int(rng.integers(2, 6))
+        all_padding = np.zeros((2, seq), dtype=bool)
+        all_padding[1] = True
         return cases((f"all-MiniLM-L6-v2's block {layer} on two random token sequences {shape}, the second one "
                       f"{real} tokens and padded", args, kwargs),
                      (f"a small random block without a mask: ({seq}, {2 * d_head}), 2 heads",
-                      [normal(rng, seq, 2 * d_head), random_block(rng, 2 * d_head, 3 * d_head), 2], {}))
+                      [normal(rng, seq, 2 * d_head), random_block(rng, 2 * d_head, 3 * d_head), 2], {}),
+                     (f"a small random block: (2, {seq}, {2 * d_head}), 2 heads, the second sequence all padding",
+                      [normal(rng, 2, seq, 2 * d_head), random_block(rng, 2 * d_head, 3 * d_head), 2],
+                      {"padding_mask": all_padding}))
     small_mask = np.array([[False] * 5, [False] * 3 + [True] * 2])
     first, first_kwargs = minilm_case(LESSON_SENTENCES[:1], 1)
     both, both_kwargs = minilm_case(LESSON_SENTENCES, 1)
@@ -182,6 +194,8 @@ def bert_cases(rng, hidden):
          [normal(rng, 2, 5, 8), random_block(rng, 8, 12), 2], {"padding_mask": small_mask}),
         ("a small random block without a mask: (4, 8), 2 heads, d_ff 12",
          [normal(rng, 4, 8), random_block(rng, 8, 12), 2], {}),
+        ("a small random block: (2, 3, 8), 2 heads, the second sequence all padding (it reads nothing)",
+         [normal(rng, 2, 3, 8), random_block(rng, 8, 12), 2], {"padding_mask": np.array([[False] * 3, [True] * 3])}),
         (f"all-MiniLM-L6-v2's block 1 on {LESSON_SENTENCES[0]!r}", first, first_kwargs),
         ("all-MiniLM-L6-v2's block 1 on the lesson's two sentences (the second one padded)", both, both_kwargs),
     )
@@ -196,10 +210,12 @@ def _relu(h):
 
 
 def bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, placement="post", use_mask=True,
-               scale_by_d_model=False, scale=None):
+               scale_by_d_model=False, scale=None, fill=None):
     """BERT's block with one thing changed: what a learner's block computes when it gets that one thing wrong.
 
-    ``scale``: what the scores are multiplied by, as a function of d_head (the right one is 1 / sqrt(d_head))."""
+    ``scale``: what the scores are multiplied by, as a function of d_head (the right one is 1 / sqrt(d_head));
+    ``fill``: a number added to padded keys' scores, in place of the library's mask (-inf, zeros for a sequence
+    that is all padding)."""
     mask = padding_mask if use_mask else None
     a = params["attn"]
     if scale_by_d_model:
@@ -209,8 +225,11 @@ def bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, 
         if scale is None:
             return multi_head_attention(h, n_heads, a, padding_mask=mask)[0]
         q, k, v = (split_heads(h @ a[f"w_{n}"] + a[f"b_{n}"], n_heads) for n in "qkv")
-        weights = masked_softmax(q @ np.swapaxes(k, -1, -2) * scale(h.shape[-1] // n_heads),
-                                 None if mask is None else mask[..., None, :])
+        scores = q @ np.swapaxes(k, -1, -2) * scale(h.shape[-1] // n_heads)
+        if fill is not None and mask is not None:
+            weights = softmax(scores + np.where(mask[..., None, None, :], fill, 0.0))
+        else:
+            weights = masked_softmax(scores, None if mask is None else mask[..., None, :])
         return merge_heads(weights @ v) @ a["w_o"] + a["b_o"]
 
     activation = {"gelu": gelu, "tanh": gelu_tanh_approximation, "relu": _relu}[act]
@@ -229,33 +248,46 @@ def bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, 
     return ln(x + sublayer2(x), "norm2")
 
 
-#: Blocks with one more thing changed than the catalogue's mistakes, in words.
-BERT_VARIANTS = {
-    "the scores are not scaled (each head's scale is 1/sqrt(d_head))": dict(scale=lambda d: 1.0),
-    "the scores are multiplied by sqrt(d_head), not divided by it": dict(scale=np.sqrt),
-    "the scores are divided by d_head, not by sqrt(d_head)": dict(scale=lambda d: 1.0 / d),
-}
+def bert_block_model(x, params, n_heads, padding_mask=None):
+    p, n1, n2 = params["attn"], params["norm1"], params["norm2"]  # the attention's parameters, and each norm's gamma and beta
+    eps = 1e-12  # both layer norms use eps 1e-12
+    q = split_heads(x @ p["w_q"] + p["b_q"], n_heads)  # the queries, x times w_q plus b_q, are split into heads
+    k = split_heads(x @ p["w_k"] + p["b_k"], n_heads)  # the keys, x times w_k plus b_k, are split into heads
+    v = split_heads(x @ p["w_v"] + p["b_v"], n_heads)  # the values, x times w_v plus b_v, are split into heads
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # each head's scores are scaled by sqrt(d_head)
+    if padding_mask is not None:  # the padding mask is used when it is given
+        scores = np.where(padding_mask[..., None, None, :], -np.inf, scores)  # padded keys' scores are set to -inf, the mask on the keys (the last axis) across heads and queries
+    top = scores.max(axis=-1, keepdims=True)  # each row's maximum is taken over the keys
+    e = np.exp(scores - np.where(np.isfinite(top), top, 0.0))  # each row's scores, less its maximum (0 for a row whose keys are all padding), are exponentiated
+    total = e.sum(axis=-1, keepdims=True)  # each row's exponentials are summed over the keys
+    weights = e / np.where(total > 0, total, 1.0)  # each row is divided by its sum, and a sequence that is all padding reads nothing
+    a = merge_heads(weights @ v) @ p["w_o"] + p["b_o"]  # the heads' weighted values are merged and projected, times w_o plus b_o
+    h = layer_norm(x + a, n1["gamma"], n1["beta"], eps)  # h, the first residual sum x + MHA(x), is normalised with norm1
+    hidden = gelu(h @ params["ffn"]["w1"] + params["ffn"]["b1"])  # the FFN's hidden layer, h times w1 plus b1, goes through the exact GELU
+    f = hidden @ params["ffn"]["w2"] + params["ffn"]["b2"]  # the FFN projects back to d_model, times w2 plus b2
+    return layer_norm(h + f, n2["gamma"], n2["beta"], eps)  # the second residual sum h + FFN(h) is normalised with norm2
 
 
-def bert_variant(ev):
-    """Which of BERT's block with one thing changed, beyond the catalogue, the answer's output equals."""
-    got = ev.got_array()
-    if got is None or got.shape != ev.expected.shape or not ev.cheap:
-        return None
-    inputs = {name: ev.value(name) for name in ("x", "params", "n_heads", "padding_mask")}
-    for words, change in BERT_VARIANTS.items():
-        value = bert_model(**inputs, **change)
-        if np.allclose(got, value, atol=1e-6) and not np.allclose(value, ev.expected, atol=1e-6):
-            return Finding(f"bert:{words[:30]}", PROPERTY, f"{ev.where()} your output equals the block in which "
-                                                           f"{words}.")
-    return None
+ADDITIVE_MASK = (
+    "the mask adds a large negative number (-10000, as BERT's own code does, or -1e9) to padded keys' scores, with "
+    "no guard: a sequence that is all padding then reads its padding as if there were no mask, where this "
+    "course's blocks give it no weight at all (masked_softmax's zeros): set padded scores to -inf and give rows "
+    "with no real key zeros")
+
+
+def bert_block_additive_mask(x, params, n_heads, padding_mask=None, *, fill=-10000.0):
+    """BERT's own code: ``fill`` added to padded keys' scores, no guard, so a sequence that is all padding attends
+    to its padding as if there were no mask."""
+    if padding_mask is None:
+        raise NotApplicable
+    return bert_model(x, params, n_heads, padding_mask, scale=lambda d: 1 / np.sqrt(d), fill=fill)
 
 
 BERT_BLOCK = Exercise(
     name="bert_block", lesson="08_inside_a_real_encoder", points=3,
     formula=r"x \leftarrow \mathrm{LN}_{10^{-12}}(x + \mathrm{MHA}(x)),\quad"
             r" x \leftarrow \mathrm{LN}_{10^{-12}}(x + \mathrm{GELU}(x W_1 + b_1) W_2 + b_2)",
-    cases=bert_cases, reference=bert_reference,
+    cases=bert_cases, reference=bert_reference, model=bert_block_model,
     mistakes=(
         Mistake("bert_block_tanh_gelu",
                 "GELU's tanh approximation: BERT and all-MiniLM-L6-v2 use the exact GELU, "
@@ -270,12 +302,13 @@ BERT_BLOCK = Exercise(
                 "pre-norm: BERT's blocks are post-norm, x = LN(x + MHA(x)), then x = LN(x + FFN(x))",
                 partial(bert_model, placement="pre")),
         Mistake("bert_block_relu", "ReLU in the FFN: BERT's is the exact GELU", partial(bert_model, act="relu")),
+        Mistake("bert_block_additive_mask", ADDITIVE_MASK, bert_block_additive_mask),
+        Mistake("bert_block_additive_mask_1e9", ADDITIVE_MASK, partial(bert_block_additive_mask, fill=-1e9)),
         Mistake("bert_block_scaled_by_d_model",
                 "scores scaled by sqrt(d_model): each head's scale is sqrt(d_head), d_head = d_model / n_heads",
                 partial(bert_model, scale_by_d_model=True)),
     ),
-    properties=(bert_variant, partial(block_variant, norm="post", activation="gelu", eps=1e-12),
-                partial(post_norm_block_output, norm="post")),
+    properties=(partial(post_norm_block_output, norm="post"),),
     probes=partial(block_probes, norms=("post",)), locate=locate_in_block,
     hints=(
         "all-MiniLM-L6-v2's blocks are BERT's: post-norm, h = LN1(x + MHA(x)), then LN2(h + FFN(h)), where "

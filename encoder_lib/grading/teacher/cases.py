@@ -35,14 +35,12 @@ def _hidden_only(cases, rng, hidden):
     return cases(rng, hidden) if hidden else []
 
 
-def hidden_cases(name, secret, submission, mistakes=False):
-    """The hidden cases of one submission (``submission`` its SHA-256): drawn from the secret and its content.
-    Without ``mistakes`` the catalogued mistakes' results are left out (they are needed for wrong answers only,
-    and all-MiniLM-L6-v2's six mistakes cost a second a submission)."""
+def hidden_cases(name, secret, answer):
+    """The hidden cases of one answer cell (``answer``: the SHA-256 of its source), drawn from the secret and its
+    content: an unchanged answer keeps its hidden cases, and its verdict, whatever else of the notebook changed."""
     exercise = EXERCISES[name]
-    hidden = dataclasses.replace(exercise, cases=partial(_hidden_only, exercise.cases),
-                                 mistakes=exercise.mistakes if mistakes else ())
-    return _quietly(build_cases, hidden, hidden_rngs(secret, name, submission=submission))
+    hidden = dataclasses.replace(exercise, cases=partial(_hidden_only, exercise.cases))
+    return _quietly(build_cases, hidden, hidden_rngs(secret, name, submission=answer))
 
 
 def time_allowed(name, n_cases, limits):

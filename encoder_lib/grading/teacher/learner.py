@@ -58,14 +58,14 @@ class Learner:
             self.box.close()
             self.box = None
 
-    def run(self, name, source, digest):
+    def run(self, name, source):
         """The ``Marked`` of one answer; a sandbox that dies while it runs gets a second chance."""
         why = None
         for _ in range(2):
             if self.box is None:
                 self.box = sandbox.Sandbox(unsafe=self.task.unsafe, limits=self.task.limits)
             try:
-                return grade_answer(self.box, name, source, self.task.secret, self.task.limits, digest)
+                return grade_answer(self.box, name, source, self.task.secret, self.task.limits)
             except sandbox.SandboxFailed:
                 self.box = None
                 raise
@@ -73,7 +73,7 @@ class Learner:
                 self.box, why = None, exc
         return Marked("error", 0, f"the sandbox ended while running this answer, twice ({why})")
 
-    def exercise(self, lesson, name, reading, released, digest):
+    def exercise(self, lesson, name, reading, released):
         """The ``Result`` of one exercise of a submission read as ``reading``."""
         source = reading.answers.get(name)
         if reading.unreadable:
@@ -88,7 +88,7 @@ class Learner:
             mark = Marked("error", 0, f"the answer cell has {len(source)} characters: at most {MAX_ANSWER_CHARS} "
                                       f"are run")
         else:
-            mark = self.run(name, source, digest)
+            mark = self.run(name, source)
         status, note = mark.status, mark.note
         if reading.tampering.get(name):
             status, note = _tampered(status, note, reading.tampering[name])
@@ -105,7 +105,7 @@ class Learner:
         digest = hashlib.sha256(data).hexdigest()
         released = ReleasedLesson.from_text((self.root / "release" / lesson / f"{lesson}.ipynb").read_text())
         reading = read_submission(data, released, BY_LESSON[lesson])
-        results = [self.exercise(lesson, name, reading, released, digest) for name in BY_LESSON[lesson]]
+        results = [self.exercise(lesson, name, reading, released) for name in BY_LESSON[lesson]]
         if reading.tampering.get(NOTEBOOK):
             results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
                                   note="; ".join(reading.tampering[NOTEBOOK])))
