@@ -56,6 +56,7 @@ class Found:
 
     causes: tuple
     complete: bool
+    ambiguous: bool = False  # several unrelated causes each reproduce everything: none is named
 
 
 # ---------------------------------------------------------------- reproducing
@@ -305,6 +306,19 @@ def _distinct(candidates):
     return list(found.values())
 
 
+def _in_steps(exercise, chosen):
+    """One cause for several edits that each reproduce everything, where they all change one or two steps: the
+    steps are verified, which edit of them is not."""
+    ideas = list(dict.fromkeys(idea for c in chosen if isinstance(c, variants.Variant) for idea in c.ideas))
+    if not ideas or len(ideas) > 2 or any(not isinstance(c, variants.Variant) or not c.ideas for c in chosen):
+        return None
+    name = exercise.name
+    where = " or ".join(f"in the step where {idea}" for idea in ideas)
+    return Cause("steps:" + "|".join(ideas), f"Your `{name}` gives exactly what a right `{name}` gives with one "
+                                             f"change {where}: {len(chosen)} different changes there give what "
+                                             f"yours gives, for example: {chosen[0].words}.")
+
+
 def _most_telling(whole):
     """Of the candidates that each reproduce everything, the ones to name: the catalogue's, else the edits of the
     model (which say the step), else the changed inputs."""
@@ -326,7 +340,10 @@ def find(exercise, seen, calls=CALLS, pairs=PAIRS):
         chosen = _most_telling(whole)
         if len(chosen) == 1:
             return Found((_cause(exercise, chosen[0]),), True)
-        return Found((_cause(exercise, chosen[0], ambiguous=chosen[1]),) if len(chosen) == 2 else (), True)
+        if len(chosen) == 2:
+            return Found((_cause(exercise, chosen[0], ambiguous=chosen[1]),), True)
+        steps = _in_steps(exercise, chosen)
+        return Found((steps,), True) if steps else Found((), True, ambiguous=True)
     both = search.extend(pairs) or search.cover(pairs)
     if both:
         return Found((_cause(exercise, both),), True)

@@ -468,9 +468,12 @@ def measure(exercise, failing, probed=None, most=2):
     return sentences
 
 
-def ruled_out(exercise, complete=True):
+def ruled_out(exercise, complete=True, ambiguous=False):
     """The sentence that says which causes the search tried, and found none of (all it knows, or as many as its
-    budget allowed)."""
+    budget allowed); or that several unrelated ones each give the answer's outputs, so that none is named."""
+    if ambiguous:
+        return ("Several unrelated slips each give exactly what your answer gives, so the checks cannot tell which "
+                "one is yours: compare your steps with the rule above, one at a time.")
     known = " and the known mistakes of this exercise" if exercise.mistakes else ""
     tried = "Checked and ruled out" if complete else "Checked and ruled out, as far as the checker's budget went"
     return (f"{tried}: every single slip the checker knows (another axis, a dropped keepdims or transpose, an "

@@ -205,5 +205,5 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
     verdict.symptoms = symptoms.measure(exercise, evidence, located)
     compared = any(c.outcome.raised is not None or returned_problem(c.outcome.value, c.case.expected) is None
                    for c in wrong)  # where it returned what cannot be the answer, that is what is wrong
-    verdict.ruled_out = symptoms.ruled_out(exercise, found.complete) if compared else ""
+    verdict.ruled_out = symptoms.ruled_out(exercise, found.complete, found.ambiguous) if compared else ""
     return verdict
