@@ -197,7 +197,8 @@ PASS_ON_IDEA = (
 PASS_ON_STEP = (
     "With eps = 0.5 a row (1, -1) has variance 1, and is divided by sqrt(1 + 0.5) = 1.2247: it becomes "
     "(0.8165, -0.8165), where eps = 1e-5 would give (1.0000, -1.0000). So a check with eps=0.5 shows at once "
-    "whether eps reached the norm. Pass every argument on by name: layer_norm(y, gamma, beta, eps=eps).")
+    "whether eps reached the norm. Print your result on such a row with eps=0.5: (0.8165, -0.8165) means eps "
+    "arrived; (1, -1) means the norm used its own.")
 
 
 #: Where the norm and the residual go, as each placement a learner might write computes them.
@@ -292,13 +293,13 @@ POST_NORM = Exercise(
     properties=(post_norm_output_is_normalised,),
     hints=(
         "Post-norm, the original Transformer's and BERT's placement: first the sub-layer reads x, then its output "
-        "is added to x (the residual), then the sum is layer-normalised, with this call's gamma, beta and eps. "
-        "In one line, LN(x + sublayer(x)). `sublayer` is a function: call it on an array. The section " +
+        "is added to x (the residual), then that sum is layer-normalised, with this call's gamma, beta and eps: "
+        "the norm is the last thing that happens. `sublayer` is a function: call it on an array. The section " +
         POST_LINK + " shows each step's rows.",
-        "With f = the lesson's FFN and x its input: f(x) has shape (3, 4) like x; s = x + f(x) is the residual "
-        "sum; layer_norm(s, gamma, beta, eps) is the output, so every output row has mean 0 and variance 1 when "
-        "gamma and beta are None. Print `out.mean(axis=-1)` and `out.var(axis=-1)` of your result on the lesson's "
-        "input.",
+        "The lesson's row x = (1, 0, 0.5, -1) with its FFN as the sub-layer: the FFN gives (0.4125, -0.1172, "
+        "-0.9281, -0.1781); added to x, the residual sum is (1.4125, -0.1172, -0.4281, -1.1781); normalised, "
+        "without gamma and beta, it is (1.5805, -0.0418, -0.3716, -1.1671), whose mean is 0 and variance 1. "
+        "Print your three steps on that row and compare them with these numbers.",
     ),
 )
 
@@ -327,12 +328,13 @@ PRE_NORM = Exercise(
     properties=(pre_norm_output_is_not_normalised,),
     hints=(
         "Pre-norm, GPT-2's and Whisper's placement: the sub-layer reads the layer-normalised x, and its output is "
-        "added to x itself, un-normalised: x + sublayer(LN(x)). The residual path carries x through untouched, "
-        "which is what lets very deep pre-norm stacks train. The norm uses this call's gamma, beta and eps. The "
-        "section " + PRE_LINK + " shows each step's rows.",
-        "With f = the lesson's FFN and x its input: h = layer_norm(x, gamma, beta, eps) has rows of mean 0; "
-        "f(h) has shape (3, 4); the output is x + f(h). So output - x equals f(h): print `np.abs((out - x) - "
-        "f(h)).max()` for your result, which should be 0 up to rounding.",
+        "added to x itself, not normalised. The residual path carries x through untouched, which is what lets very "
+        "deep pre-norm stacks train. The norm uses this call's gamma, beta and eps. The section " + PRE_LINK +
+        " shows each step's rows.",
+        "The lesson's row x = (1, 0, 0.5, -1) with its FFN as the sub-layer: normalised, x is (1.1832, -0.1690, "
+        "0.5071, -1.5213); the FFN of that is (0.6089, -0.2571, -1.1230, -0.1475); added to the original x, the "
+        "output is (1.6089, -0.2571, -0.6230, -1.1475), whose rows are not normalised. Print your three steps on "
+        "that row and compare them with these numbers.",
     ),
 )
 

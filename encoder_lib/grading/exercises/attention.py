@@ -366,8 +366,8 @@ SCALED_DOT_PRODUCT_ATTENTION = Exercise(
         "shows the weights and checks out[0] = weights[0] @ v.",
         "One query q = (1, 0), two keys (1, 0) and (0, 1), values (1) and (3), so d_k = 2. The scores are "
         "(1, 0) / sqrt(2) = (0.707, 0); their softmax is (0.670, 0.330); the output is 0.670 x 1 + 0.330 x 3 = "
-        "1.660. In numpy the scores of a whole batch are `q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])`; "
-        "check that your weights' rows sum to 1 and that out equals weights @ v.",
+        "1.660. For a batch, the same happens in every batch entry at once: scores of shape (..., seq_q, seq_k). "
+        "Check that your weights' rows sum to 1 and that out equals weights @ v.",
     ),
 )
 

@@ -97,9 +97,9 @@ SOFTMAX_GRAD = Exercise(
         "that Jacobian by the incoming gradient g gives, for score i, w_i (g_i - sum_j g_j w_j): the weight times "
         "how much g_i exceeds the row's weighted mean of g. Every sum runs over the last axis, one softmax per "
         "row. The section " + FD_LINK + " checks a gradient numerically.",
-        "The row w = (0.5, 0.5) with g = (1, 0): the weighted mean of g is 0.5 x 1 + 0.5 x 0 = 0.5; the gradient "
-        "is (0.5 x (1 - 0.5), 0.5 x (0 - 0.5)) = (0.25, -0.25), which sums to 0. For a batch, "
-        "`(grad_weights * weights).sum(axis=-1, keepdims=True)` is the weighted mean of each row.",
+        "The row w = (0.2, 0.3, 0.5) with g = (1, 0, 0): the weighted mean of g is 0.2 x 1 + 0.3 x 0 + 0.5 x 0 = "
+        "0.2, and the gradient is (0.16, -0.06, -0.1): 0.2 x 0.8 for the first score, 0.3 x -0.2 and 0.5 x -0.2 "
+        "for the others. It sums to 0. For a batch each row has its own weighted mean, taken along the last axis.",
     ),
 )
 

@@ -126,10 +126,10 @@ SPLIT_HEADS = Exercise(
 
 
 MERGE_STEP = (
-    "Two heads of (3, 2), head 0 = [[0, 1], [2, 3], [4, 5]] and head 1 = [[6, 7], [8, 9], [10, 11]]: position 0's "
-    "merged row must be (0, 1, 6, 7), head 0's slice then head 1's. `np.swapaxes(x, -3, -2)` gives (3, 2, 2), "
-    "indexed (seq, head, d_head), and its row 0 is [[0, 1], [6, 7]]; reshaping the last two axes into one gives "
-    "(0, 1, 6, 7). Check merge_heads(split_heads(x, h)) equals x.")
+    "Two heads of (3, 2), head 0 = [[0, 1], [2, 3], [4, 5]] and head 1 = [[6, 7], [8, 9], [10, 11]]: the merged "
+    "result is (3, 4), and position 0's row must be (0, 1, 6, 7): head 0's slice, then head 1's; position 2's "
+    "row is (4, 5, 10, 11). A row that reads (0, 1, 2, 3) took head 0's numbers in memory order, across "
+    "positions. Check that merging what split_heads made gives back x.")
 
 
 def merge_cases(rng, hidden):
