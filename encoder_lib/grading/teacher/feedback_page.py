@@ -1,7 +1,7 @@
 """The page each learner gets from ``make grade``: ``feedback/<student_id>/index.html``.
 
-One self-contained page per learner (no scripts, nothing fetched; formulas
-as MathML), with each exercise's points and, where points were lost, why
+One self-contained page per learner (no scripts, nothing fetched, which its
+Content-Security-Policy holds as the class report's does; formulas as MathML), with each exercise's points and, where points were lost, why
 and the likely mistake, and for a lesson handed in late, how late and
 nbgrader's penalty; it reads on a phone (375 px wide) without sideways
 scrolling, and a formula too long for the screen scrolls within its own line.
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from ..exercises import EXERCISES
-from .files import make_folder, plain_text, write_file
+from .files import POLICY, make_folder, plain_text, write_file
 from .submissions import NOTEBOOK
 
 STYLE = """
@@ -87,54 +87,62 @@ def _formula(latex):
         return f"<code>{html.escape(latex)}</code>"
 
 
+def _head(student):
+    """The page's head: the same Content-Security-Policy as the class report's (nothing fetched, no script run,
+    whatever a learner's text holds), then the title."""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>Feedback for {html.escape(student)}</title><style>{STYLE}</style></head><body>")
+
+
+def _row_html(r):
+    """One exercise's row of a lesson's table (or the notebook's, where it was tampered with)."""
+    if r.exercise == NOTEBOOK:
+        return (f"<tr><td>the notebook</td><td></td><td class=\"tampered\">changed where it should not be: "
+                f"{html.escape(plain_text(r.note))}</td></tr>")
+    exercise = EXERCISES[r.exercise]
+    why = f"<p class=\"why\">{html.escape(plain_text(r.note))}</p>" if r.note else ""
+    return (f"<tr><td><code>{html.escape(r.exercise)}</code><div class=\"formula\">"
+            f"{_formula(exercise.formula)}</div></td><td class=\"points\">{r.points:g} of {r.max_points:g}</td>"
+            f"<td class=\"{r.status.replace(' ', '-')}\"><strong>{html.escape(r.status)}</strong>{why}</td></tr>")
+
+
+def _lesson_html(lesson, lesson_rows, lateness):
+    """One lesson: its heading with its points (less a late penalty, said below it), then its table."""
+    points = sum(r.points for r in lesson_rows)
+    most = sum(r.max_points for r in lesson_rows)
+    if lateness:
+        said = lateness.words()
+        parts = [f"<h2>{html.escape(lesson)}: {max(0.0, points - lateness.penalty):g} of {most:g}</h2>",
+                 f"<p class=\"late\"><strong>{html.escape(said[:1].upper() + said[1:])}</strong>"
+                 + (f": {points:g} points before it" if lateness.penalty else "")
+                 + " (by the time the exchange recorded; the penalty is nbgrader's late-penalty setting's).</p>"]
+    else:
+        parts = [f"<h2>{html.escape(lesson)}: {points:g} of {most:g}</h2>"]
+    parts.append("<table><colgroup><col class=\"exercise\"><col class=\"points\"><col></colgroup>"
+                 "<thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">points</th>"
+                 "<th scope=\"col\">result</th></tr></thead><tbody>")
+    parts += [_row_html(r) for r in lesson_rows]
+    parts.append("</tbody></table>")
+    return parts
+
+
 def feedback_page(student, rows, late=None):
     """One learner's page; ``late`` (``{lesson: deadlines.Lateness}``) says which lessons came late, how late and
     the penalty, which the lesson's points and the total are less."""
     late = late or {}
-    by_lesson = {}
-    for r in rows:
-        if r.exercise != NOTEBOOK:
-            by_lesson[r.lesson] = by_lesson.get(r.lesson, 0.0) + r.points
-    total = sum(max(0.0, points - (late[lesson].penalty if late.get(lesson) else 0.0))
-                for lesson, points in by_lesson.items())
-    maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
-    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-             f"<title>Feedback for {html.escape(student)}</title><style>{STYLE}</style></head><body>",
-             f"<h1>Your exercises, {html.escape(student)}: {total:g} of {maximum:g} points</h1>",
-             "<p>Each exercise was graded on its own: its answer cell ran alone, on the checks its self-check shows "
-             "and on hidden ones with other shapes and values.</p>"]
     lessons = {}
     for r in rows:
         lessons.setdefault(r.lesson, []).append(r)
+    total = sum(max(0.0, sum(r.points for r in lesson_rows if r.exercise != NOTEBOOK)
+                    - (late[lesson].penalty if late.get(lesson) else 0.0)) for lesson, lesson_rows in lessons.items())
+    maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
+    parts = [_head(student), f"<h1>Your exercises, {html.escape(student)}: {total:g} of {maximum:g} points</h1>",
+             "<p>Each exercise was graded on its own: its answer cell ran alone, on the checks its self-check shows "
+             "and on hidden ones with other shapes and values.</p>"]
     for lesson, lesson_rows in lessons.items():
-        points = sum(r.points for r in lesson_rows)
-        most = sum(r.max_points for r in lesson_rows)
-        lateness = late.get(lesson)
-        if lateness:
-            counted = max(0.0, points - lateness.penalty)
-            parts.append(f"<h2>{html.escape(lesson)}: {counted:g} of {most:g}</h2>")
-            said = lateness.words()
-            parts.append(f"<p class=\"late\"><strong>{html.escape(said[:1].upper() + said[1:])}</strong>"
-                         + (f": {points:g} points before it" if lateness.penalty else "")
-                         + " (by the time the exchange recorded; the penalty is nbgrader's late-penalty setting's)."
-                         + "</p>")
-        else:
-            parts.append(f"<h2>{html.escape(lesson)}: {points:g} of {most:g}</h2>")
-        parts.append("<table><colgroup><col class=\"exercise\"><col class=\"points\"><col></colgroup>"
-                     "<thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">points</th>"
-                     "<th scope=\"col\">result</th></tr></thead><tbody>")
-        for r in lesson_rows:
-            if r.exercise == NOTEBOOK:
-                parts.append(f"<tr><td>the notebook</td><td></td><td class=\"tampered\">changed where it should not "
-                             f"be: {html.escape(plain_text(r.note))}</td></tr>")
-                continue
-            exercise = EXERCISES[r.exercise]
-            why = f"<p class=\"why\">{html.escape(plain_text(r.note))}</p>" if r.note else ""
-            parts.append(f"<tr><td><code>{html.escape(r.exercise)}</code><div class=\"formula\">"
-                         f"{_formula(exercise.formula)}</div></td><td class=\"points\">{r.points:g} of {r.max_points:g}</td>"
-                         f"<td class=\"{r.status.replace(' ', '-')}\"><strong>{html.escape(r.status)}</strong>{why}</td></tr>")
-        parts.append("</tbody></table>")
+        parts += _lesson_html(lesson, lesson_rows, late.get(lesson))
     parts.append("</body></html>\n")
     return "\n".join(parts)
 

@@ -19,6 +19,9 @@ from pathlib import Path
 
 #: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: The Content-Security-Policy of every page the grader writes (the feedback pages, the class report): nothing
+#: fetched, no script run, no form sent, whatever a learner's text in it holds; pictures only from inside the page.
+POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from .counts import HELP_SHARE, hardest, need_help
 from ..deadlines import late_words
 from .data import by_exercise
-from ..files import plain_text
+from ..files import POLICY, plain_text
 
 #: The re-teach cards shown in full at the top of the page.
 TOP_CARDS = 3
@@ -18,8 +18,6 @@ HELP_SHOWN = 10
 MAX_EXAMPLE_CHARS = 4000
 #: The page's style sheet, put inside the page (it fetches nothing).
 STYLE = (Path(__file__).with_name("style.css")).read_text()
-
-POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
 def esc(text):
