@@ -185,6 +185,21 @@ def mutants(source, name):
         yield Mutant(kind, description, text)
 
 
+def solutions():
+    """{exercise: source of its solution cell} from the teachers' notebooks."""
+    import nbformat
+
+    from tools.course import lesson_notebooks
+
+    found = {}
+    for path in lesson_notebooks():
+        for cell in nbformat.read(path, as_version=4).cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+            if grade_id.endswith("_answer"):
+                found[grade_id.removesuffix("_answer")] = cell.source
+    return found
+
+
 def define(source, name):
     """The function ``name`` that ``source`` defines, in a namespace like an answer cell's."""
     namespace = {"np": np, "el": el, "erf": erf, "__name__": "__main__"}
@@ -208,10 +223,9 @@ class Judged:
     mutant: Mutant
     equivalent: bool  # computes what the solution computes on every visible and hidden case
     failed: bool  # fails the self-check (visible cases)
-    named: bool  # a catalogued mistake named
-    diagnosed: bool  # a property or probe of the diagnosis says what was measured (beyond a pattern)
-    pattern_only: bool  # only the pattern across checks
-    specific: bool  # named, diagnosed, pattern or changed inputs: more than "values differ"
+    named: bool  # a cause named (a catalogued mistake or a verified edit)
+    diagnosed: bool  # what was measured, where no cause is named
+    specific: bool  # a cause, a measurement or changed inputs: more than "values differ"
     explanation: str
 
 
@@ -228,9 +242,7 @@ def judge_mutant(name, mutant, seconds=5.0):
     verdict = verdict_for(fn)
     if verdict is None:
         return None
-    strengths = [f.strength for f in verdict.findings]
-    return Judged(mutant, every.passed, not verdict.passed, bool(verdict.mistake or verdict.partly),
-                  any(s > 1 for s in strengths), bool(strengths) and all(s == 1 for s in strengths),
+    return Judged(mutant, every.passed, not verdict.passed, bool(verdict.causes), bool(verdict.symptoms),
                   verdict.specific(), verdict.explanation())
 
 

@@ -4,10 +4,9 @@ share that gets specific feedback is printed (the whole table: ``python -m bench
 import pytest
 
 from benchmarks import mutants as m
-from benchmarks.bench_feedback import solutions
 from encoder_lib.grading import EXERCISES
 
-SOLUTIONS = solutions()
+SOLUTIONS = m.solutions()
 PER_EXERCISE = 3
 
 

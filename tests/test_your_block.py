@@ -85,3 +85,15 @@ def test_the_report_prints_itself_in_a_notebook():
     assert str(report).splitlines() == [
         "sentence vectors: 3 of 4 values (75.0%) within 1e-05 of the library's; largest difference 5.0e-01",
         "your numbers first leave the library's in block 2, at the FFN: its output, by up to 2.5e-01"]
+
+
+def test_a_block_that_makes_nan_is_told_the_first_step_that_is_not_finite():
+    """NaN is where the report is needed most: it names the first step whose output is not finite, where the
+    library's mean pooling would have refused it with a bare error."""
+    making_nan = BERT_BLOCK.replace('return gelu(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]',
+                                    'return (gelu(x @ p["w1"] + p["b1"]) * np.log(x @ p["w1"])) @ p["w2"] + p["b2"]')
+    assert making_nan != BERT_BLOCK
+    report = compare_your_block(learner(making_nan), TEXTS)
+    assert report.not_finite and report.block == 1 and report.sub_layer == "the FFN", str(report)
+    assert "first become NaN or infinity in block 1, at the FFN" in str(report)
+    assert "Add & Norm 1, the layer norm of that sum, h" in report.before

@@ -54,6 +54,7 @@ class BlockComparison:
     close: bool = True  # an array of the learner's code is recognisably that step, only off
     before: str = ""  # what still matched before it
     problem: str = ""  # an error or a wrong shape that stopped the comparison
+    not_finite: bool = False  # the step's array in the learner's code holds NaN or infinity
 
     @property
     def share(self):
@@ -63,10 +64,14 @@ class BlockComparison:
         if self.problem:
             return self.problem
         # float64 rounding differs in its last bits from machine to machine: below 1e-12 only its size is said
-        largest = "below 1e-12" if self.largest < 1e-12 else f"{self.largest:.1e}"
+        largest = "below 1e-12" if self.largest < 1e-12 else "NaN or infinity" if not np.isfinite(self.largest) \
+            else f"{self.largest:.1e}"
         lines = [f"sentence vectors: {self.n_within} of {self.n_values} values ({self.share:.1%}) within "
                  f"{WITHIN:g} of the library's; largest difference {largest}"]
-        if self.block is None:
+        if self.not_finite:
+            lines.append(f"your numbers first become NaN or infinity in block {self.block}, at {self.sub_layer}: "
+                         f"{self.step}" + (f" ({self.before})" if self.before else ""))
+        elif self.block is None:
             lines.append("every block agrees with the library's: your block is all-MiniLM-L6-v2's block.")
         elif self.sub_layer is None:
             lines.append(f"your numbers first leave the library's in block {self.block}, by up to {self.difference:.1e}, "
@@ -168,9 +173,10 @@ def _locate(block, x, params, padding_mask, config):
         difference, close = _closest(recorder.arrays, target)
         if difference > LOCATE * max(1.0, float(np.abs(target).max())):
             before = f"before it, these match: {'; '.join(matched)}" if matched else ""
-            return sub_layer, step, difference, close, before
+            not_finite = any(a.shape == target.shape and not np.isfinite(a).all() for a in recorder.arrays)
+            return sub_layer, step, difference, close, before, not_finite
         matched.append(f"{sub_layer}, {step}" if step != "its output" else f"{sub_layer}'s output")
-    return None, None, None, False, ""
+    return None, None, None, False, "", False
 
 
 def _params64(params):
@@ -215,10 +221,13 @@ def compare_your_block(bert_block, texts, model=None):
             return BlockComparison(0, 0, np.inf, problem=(f"your bert_block returned {type(yours).__name__} of shape "
                                                          f"{shape} in block {k}; it must keep x's shape {library[k].shape}"))
         yours = np.asarray(yours, dtype=np.float64)
-    mine, theirs = _unit(el.mean_pool(yours, mask)), _unit(el.mean_pool(library[-1], mask))
-    with np.errstate(invalid="ignore"):
-        difference = np.abs(mine - theirs)
-    difference = np.where(np.isfinite(difference), difference, np.inf)
+    theirs = _unit(el.mean_pool(library[-1], mask))
+    if np.isfinite(yours).all():  # (the library's mean pooling refuses NaN: it is said where it starts instead)
+        with np.errstate(invalid="ignore"):
+            difference = np.abs(_unit(el.mean_pool(yours, mask)) - theirs)
+        difference = np.where(np.isfinite(difference), difference, np.inf)
+    else:
+        difference = np.full(theirs.shape, np.inf)
     report = BlockComparison(int(difference.size), int((difference <= WITHIN).sum()), float(difference.max()))
     for k, params in enumerate(layers, start=1):  # the first block that leaves the library, on the library's input
         with np.errstate(all="ignore"):
@@ -226,8 +235,10 @@ def compare_your_block(bert_block, texts, model=None):
         gap = float(np.nanmax(np.abs(out - library[k]))) if np.isfinite(out).all() else np.inf
         if gap > LOCATE * max(1.0, float(np.abs(library[k]).max())):
             with np.errstate(all="ignore"):
-                sub_layer, step, located, close, before = _locate(bert_block, library[k - 1], params, mask, config)
+                sub_layer, step, located, close, before, not_finite = _locate(bert_block, library[k - 1], params,
+                                                                              mask, config)
             report.block, report.sub_layer, report.step, report.close, report.before = k, sub_layer, step, close, before
             report.difference = located if sub_layer else gap
+            report.not_finite = bool(not_finite and sub_layer)
             break
     return report

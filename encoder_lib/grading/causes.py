@@ -13,7 +13,7 @@ What it does not verify it does not say.
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,6 +47,8 @@ class Cause:
     sentence: str
     mistake: object = None
     checks: tuple = ()
+    candidate: object = field(default=None, compare=False)  # the Mistake or Variant that reproduces the answer
+    alternatives: tuple = field(default=(), compare=False)  # every candidate the sentence names (two it cannot tell apart)
 
 
 @dataclass(frozen=True)
@@ -289,10 +291,12 @@ def _part(candidate):
 
 
 def _cause(exercise, candidate, checks=(), ambiguous=None):
+    named = (candidate, ambiguous) if ambiguous is not None else (candidate,)
     if isinstance(candidate, variants.Variant):
         key = f"variant:{candidate.key}" + (f"|variant:{getattr(ambiguous, 'key', '')}" if ambiguous else "")
-        return Cause(key, _sentence(exercise, candidate, ambiguous), None, checks)
-    return Cause(f"mistake:{candidate.name}", _sentence(exercise, candidate, ambiguous), candidate, checks)
+        return Cause(key, _sentence(exercise, candidate, ambiguous), None, checks, candidate, named)
+    return Cause(f"mistake:{candidate.name}", _sentence(exercise, candidate, ambiguous), candidate, checks, candidate,
+                 named)
 
 
 # ---------------------------------------------------------------- the search
@@ -316,7 +320,8 @@ def _in_steps(exercise, chosen):
     where = " or ".join(f"in the step where {idea}" for idea in ideas)
     return Cause("steps:" + "|".join(ideas), f"Your `{name}` gives exactly what a right `{name}` gives with one "
                                              f"change {where}: {len(chosen)} different changes there give what "
-                                             f"yours gives, for example: {chosen[0].words}.")
+                                             f"yours gives, for example: {chosen[0].words}.",
+                 candidate=chosen[0], alternatives=tuple(chosen))
 
 
 def _most_telling(whole):
