@@ -79,7 +79,10 @@ class Model:
         nodes, parents = self._walked()
         edits = Edits(parents)
         try:
-            if not all(mutation.apply(nodes, edits) for mutation in mutations):
+            try:
+                if not all(mutation.apply(nodes, edits) for mutation in mutations):
+                    return None
+            except (AttributeError, IndexError, TypeError):  # an earlier edit changed what this one edits
                 return None
             source = ast.unparse(self.tree) if text else None
             with warnings.catch_warnings():
