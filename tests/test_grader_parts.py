@@ -504,6 +504,24 @@ def test_an_answer_that_loops_times_out_and_the_next_one_runs(box):
     assert ending["status"] == "done"
 
 
+def test_the_scratch_tmp_bounds_its_files_as_well_as_its_bytes_and_the_next_sandbox_starts_empty(box):
+    """181,000 empty files cost no bytes but 190 MB of the kernel's memory: the scratch /tmp holds at most
+    SCRATCH_FILES files (its own tmpfs, mounted by scratch.py), and a new sandbox gets a new one."""
+    if box.session.bounded_scratch is None:
+        pytest.skip(f"the scratch /tmp cannot be bounded in files here: {box.session.scratch_problem}")
+    source = ("import os\ndef softmax(x, axis=-1):\n    made = 0\n    try:\n        while made < 200000:\n"
+              "            open(f'/tmp/f{made}', 'w').close()\n            made += 1\n"
+              "    except OSError as exc:\n        return str([made, exc.errno, os.statvfs('/tmp').f_files])\n"
+              "    return str([made, 0, 0])\n")
+    events, ending = run(box, source)
+    made, errno_, files = eval(events[0]["value"])  # noqa: S307 (our own list)
+    assert ending["status"] == "done" and errno_ == 28 and files == sandbox.SCRATCH_FILES, (made, errno_, files)
+    assert made < sandbox.SCRATCH_FILES
+    with sandbox.Sandbox(session=box.session) as fresh:
+        events, _ = run(fresh, "import os\ndef softmax(x, axis=-1):\n    return str(len(os.listdir('/tmp')))\n")
+    assert int(events[0]["value"]) <= 2, "a new sandbox's /tmp holds only the runner's folder"
+
+
 def test_a_closed_sandbox_leaves_no_cgroup_and_a_session_no_folder():
     session = sandbox.Session()
     with sandbox.Sandbox(session=session) as box:

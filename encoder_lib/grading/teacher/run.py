@@ -29,6 +29,9 @@ from .workers import WorkerDied, Workers
 def limits_text(session, limits):
     """In words, what bounds each sandbox on this machine."""
     per_exercise = f"{limits.seconds:g} s and {limits.memory_bytes // 2**20} MiB an exercise"
+    per_exercise += f"; a scratch /tmp of {sandbox.SCRATCH_BYTES // 2**20} MiB" + (
+        f" and {sandbox.SCRATCH_FILES} files" if session.bounded_scratch else
+        f" (its files not counted here: {session.scratch_problem})")
     if session.cgroups is not None:
         return (f"{per_exercise}; each sandbox in a cgroup (v{session.cgroups.version}) of its own: at most "
                 f"{(limits.memory_bytes + sandbox.SANDBOX_EXTRA_BYTES) // 2**20} MiB and {sandbox.SANDBOX_TASKS} tasks")

@@ -6,7 +6,8 @@ The sandbox (``bwrap``, from the bubblewrap package) gets
   installation and of its site-packages, and of nothing else: not the course
   folder, not the submissions, not the gradebook, not anyone's home folder;
   ``encoder_lib`` itself is hidden wherever it is installed;
-- its own scratch ``/tmp`` of ``SCRATCH_BYTES``, its own process tree with
+- its own scratch ``/tmp`` of ``SCRATCH_BYTES`` and ``SCRATCH_FILES`` files (where the machine lets
+  ``scratch.py`` mount it; elsewhere of ``SCRATCH_BYTES``), its own process tree with
   the runner as its pid 1 (every process in it ends with it), no network
   (its own empty network namespace), no capabilities, and an empty
   environment but for one BLAS thread: bubblewrap itself is started with
@@ -106,7 +107,8 @@ class Sandbox:
             env = {**SANDBOX_ENV, "HOME": str(scratch), "ENCODER_GRADER_SCRATCH": str(scratch)}
             self._scratch = scratch
         else:
-            command, env, scratch, self._scratch = bwrap_command(runner=self.session.folder), {}, "/", None
+            command = bwrap_command(runner=self.session.folder, scratch=self.session.bounded_scratch)
+            env, scratch, self._scratch = {}, "/", None
         if self.procs:
             command = ["/bin/sh", "-c", _JOIN, "sh", str(len(self.procs)), *map(str, self.procs), *command]
         try:

@@ -12,7 +12,10 @@ from pathlib import Path
 from . import syscalls
 from .cgroups import PREFIX, Cgroups, alive, cgroup_mounts, kill_and_remove, own_cgroups, grader_pid_of
 
+#: The sandbox's scratch /tmp: its bytes, and the files (inodes) it may hold, which cost the kernel memory but no
+#: bytes (181,000 empty files in 8 s grew the kernel's slab by 190 MB); the runner's own files are a handful.
 SCRATCH_BYTES = 64 * 2**20
+SCRATCH_FILES = 4096
 #: How long a sandbox may take to start on a loaded machine before the grader gives up (and tries again later).
 START_SECONDS = 60.0
 #: The runner and what it imports, copied into the folder the sandbox reads: ``{name: where it is}``.
@@ -36,6 +39,14 @@ class Session:
         self.folder.chmod(0o755)
         self.cgroups = Cgroups.find(self.folder.name)
         self.count = 0
+        self.scratch_mount = self.folder / "scratch"  # where each sandbox's own tmpfs is mounted, in its namespace
+        self.scratch_mount.mkdir(mode=0o755)
+        self.scratch_problem = scratch_problem(self.folder, self.scratch_mount)  # None: the scratch /tmp's files are bounded
+
+    @property
+    def bounded_scratch(self):
+        """The folder a sandbox's scratch tmpfs (bounded in files too) is mounted on, or None where it cannot be."""
+        return None if self.scratch_problem else self.scratch_mount
 
     def scratch(self):
         """A fresh folder for one unsafe sandbox's answers."""
@@ -110,8 +121,37 @@ SANDBOX_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "OPEN
                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
 
 
-def bwrap_command(python=None, runner=None):
-    """The bubblewrap command that runs ``runner.py`` with ``python`` (this one) as the sandbox's pid 1."""
+def _system_binds():
+    """bubblewrap's arguments for the system's programs and libraries, read-only."""
+    binds = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            binds += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            binds += ["--ro-bind", str(path), str(path)]
+    for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
+        binds += ["--ro-bind-try", name, name]
+    return binds
+
+
+def _python_binds(python):
+    """The Python installation and its packages, read-only, with encoder_lib hidden wherever it is installed."""
+    binds = []
+    roots = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(python).resolve().parent.parent}
+    for root in sorted(roots):
+        if not root.is_relative_to("/usr"):
+            binds += ["--ro-bind", str(root), str(root)]
+    for location in _library_locations():
+        if any(location.is_relative_to(root) for root in roots | {Path("/usr")}):
+            binds += ["--tmpfs", str(location), "--remount-ro", str(location)]
+    return binds
+
+
+def bwrap_command(python=None, runner=None, scratch=None):
+    """The bubblewrap command that runs ``runner.py`` with ``python`` (this one) as the sandbox's pid 1; its
+    scratch /tmp is the tmpfs ``scratch.py`` mounts on the folder ``scratch`` (bounded in bytes and files), or,
+    where ``scratch`` is None, bubblewrap's own (bounded in bytes only)."""
     python = python or sandbox_python()
     runner = runner or open_session().folder
     command = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid",
@@ -121,30 +161,30 @@ def bwrap_command(python=None, runner=None):
     for key, value in SANDBOX_ENV.items():
         command += ["--setenv", key, value]
     # the scratch folder first: the Python below may live under /tmp (a clone in /tmp), mounted on top of it
-    command += ["--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp"]
-    # the system's programs and libraries
-    command += ["--ro-bind", "/usr", "/usr"]
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        path = Path("/") / name
-        if path.is_symlink():
-            command += ["--symlink", os.readlink(path), str(path)]
-        elif path.is_dir():
-            command += ["--ro-bind", str(path), str(path)]
-    for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime"):
-        command += ["--ro-bind-try", name, name]
-    # the Python installation and its packages, without encoder_lib
-    roots = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(python).resolve().parent.parent}
-    for root in sorted(roots):
-        if not root.is_relative_to("/usr"):
-            command += ["--ro-bind", str(root), str(root)]
-    for location in _library_locations():
-        if any(location.is_relative_to(root) for root in roots | {Path("/usr")}):
-            command += ["--tmpfs", str(location), "--remount-ro", str(location)]
+    command += ["--bind", str(scratch), "/tmp"] if scratch else ["--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp"]
+    command += _system_binds() + _python_binds(python)
     command += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
                 "--ro-bind", str(runner), "/tmp/grader",
                 "--remount-ro", "/",  # the sandbox's own root folder too: nothing but /tmp is writable
                 "--chdir", "/tmp", python, "-I", "/tmp/grader/runner.py"]
+    if scratch:  # bubblewrap started by scratch.py, in the namespace where it mounted the sandbox's own tmpfs
+        command = [sys.executable, "-I", "-S", str(HERE / "scratch.py"), str(scratch), str(SCRATCH_BYTES),
+                   str(SCRATCH_FILES), "--", *command]
     return command
+
+
+def scratch_problem(runner, folder):
+    """None where a sandbox starts with its scratch /tmp bounded in files (``scratch.py`` mounting it on
+    ``folder``, ``runner`` the session's folder), else why not: the grader then takes bubblewrap's own."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed"
+    command = bwrap_command(runner=runner, scratch=folder)[:-2] + ["-I", "-c", "print('sandbox ok')"]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=START_SECONDS, env={})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return None if "sandbox ok" in result.stdout else (result.stderr.strip()[-200:] or
+                                                       f"exit status {result.returncode}")
 
 
 def sandbox_problem():
