@@ -119,9 +119,19 @@ def test_an_extension_is_written_changed_and_taken_back_keeping_the_other_lines(
     assert deadlines.read_extensions(tmp_path) == {("bob", "02_multi_head_attention"): UTC(2026, 12, 13, 9)}
 
 
+def test_an_extension_keeps_the_learner_s_id_as_it_is(tmp_path):
+    """A roster's id is kept as it is everywhere (issue 30): ``josé``, ``ada+1@school.edu``, and one that a
+    spreadsheet would read as a formula, neutralised in the file and read back as it was."""
+    for student in ("josé", "ada+1@school.edu", "=cmd"):
+        deadlines.set_extension(tmp_path, student, "01_attention", "2026-12-12 17:00:00 UTC", LESSONS)
+    assert set(deadlines.read_extensions(tmp_path)) == {(s, "01_attention") for s in ("josé", "ada+1@school.edu",
+                                                                                        "=cmd")}
+    assert "'=cmd" in (tmp_path / deadlines.EXTENSIONS).read_text()
+
+
 @pytest.mark.parametrize("student, lesson, due, words", [
     ("../alice", "01_attention", "2026-12-12 17:00:00 UTC", "student must be a learner's id"),
-    ("=cmd", "01_attention", "2026-12-12 17:00:00 UTC", "student must be a learner's id"),
+    ("ada\x1b[2J", "01_attention", "2026-12-12 17:00:00 UTC", "student must be a learner's id"),
     ("ada", "09_nope", "2026-12-12 17:00:00 UTC", "lesson must be one of the course's lessons"),
     ("ada", "01_attention", "soon", "due must be a time"),
 ])

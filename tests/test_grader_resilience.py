@@ -37,8 +37,10 @@ from encoder_lib.grading.teacher.grade import Lock, main as grade_main
 from encoder_lib.grading.teacher.learner import grade_learner
 from encoder_lib.grading.teacher.plan import plan_run
 from encoder_lib.grading.teacher.run import grade_class
-from encoder_lib.grading.teacher.submissions import safe_name
+from encoder_lib.grading.teacher import ids
+from encoder_lib.grading.teacher.files import csv_value
 from grading_helpers import TreeSampler, course_after_make_student, leftovers_of
+from report_class import write_roster
 
 BIN = Path(sys.executable).parent
 LESSON = "01_attention"
@@ -213,7 +215,8 @@ def test_make_grade_finishes_with_every_honest_learner_s_scores_intact(base, tmp
     assert status == 0, out.getvalue()[-3000:]
     assert_honest_full_marks(root)
     graded = {r["student_id"] for r in results(root)}
-    assert set(HONEST) <= graded and all((root / "feedback" / s / "index.html").is_file() for s in graded)
+    assert set(HONEST) <= graded and all((root / "feedback" / ids.folder(csv_value(s)) / "index.html").is_file()
+                                         for s in graded)
     assert (root / "grades.csv").is_file() and "\x1b" not in out.getvalue()
     shutil.rmtree(root)
 
@@ -314,9 +317,24 @@ def test_unsafe_grades_without_a_sandbox_and_says_so(base, tmp_path):
     assert_honest_full_marks(root)
 
 
-def test_a_student_id_outside_the_safe_set_is_graded_under_a_safe_name(base, tmp_path):
-    root = course_from(base, tmp_path, students=("=1+1", "a b"))
-    result = run_grader(root)
+def test_a_roster_id_is_kept_as_it_is_in_every_file_one_row_per_learner(base, tmp_path):
+    """Issue 30: ``josé`` and ``ada+1@school.edu`` (on the roster) and ``=1+1`` and ``a b`` (folders only) are
+    graded under their own ids: one row each in grades.csv and grades_lms.csv (with the roster's name and
+    e-mail), their ids in grades_by_exercise.csv; only their folders in autograded/ and feedback/ take the safe
+    form (``ids.folder``), which the summary names."""
+    students = ("josé", "ada+1@school.edu", "=1+1", "a b")
+    root = course_from(base, tmp_path, students=students)
+    write_roster(root, students[:2])
+    result = run_grader(root, "--lessons", LESSON)
     assert result.returncode == 0, result.stderr
-    assert_honest_full_marks(root, honest=(safe_name("=1+1"), safe_name("a b")))
-    assert "'=1+1' is not a safe student id" in result.stdout
+    assert_honest_full_marks(root, honest=("josé", "ada+1@school.edu", "'=1+1", "a b"))
+    exported = [r for r in csv.DictReader((root / "grades.csv").read_text().splitlines()) if r["assignment"] == LESSON]
+    assert sorted(r["student_id"] for r in exported) == sorted(["josé", "ada+1@school.edu", "'=1+1", "a b"])
+    lms = {r["SIS User ID"]: r for r in csv.DictReader((root / "grades_lms.csv").read_text().splitlines())}
+    assert sorted(lms) == sorted(["josé", "ada+1@school.edu", "'=1+1", "a b"]), "one row per learner"
+    assert lms["josé"]["Email address"] == "josé@school.example" and lms["josé"]["Student"] == "José, Ada"
+    assert float(lms["ada+1@school.edu"]["Final Points"]) > 0
+    for student in students:
+        assert (root / "feedback" / ids.folder(student) / "index.html").is_file()
+        assert (root / "autograded" / ids.folder(student) / LESSON / "grading.json").is_file()
+    assert f"submitted/'=1+1' is not a safe folder name" in result.stdout and ids.folder("=1+1") in result.stdout

@@ -48,7 +48,8 @@ import encoder_lib.grading
 from attacks import ATTACKS, ISSUE_23
 from grading_helpers import TreeSampler, leftovers_of
 from encoder_lib.grading.teacher.cases import hidden_cases, visible_cases
-from encoder_lib.grading.teacher.submissions import SAFE_NAME, safe_name
+from encoder_lib.grading.teacher import ids
+from encoder_lib.grading.teacher.files import csv_field
 from conftest import in_ci, load_tool
 from mistakes import MISTAKES
 
@@ -529,7 +530,8 @@ def course(tmp_path_factory):
 
 
 def _graded_as(attack):
-    return safe_name(attack.folder)
+    """The learner's id as grades_by_exercise.csv writes it: their folder's name (``ids.of_folder``), neutralised."""
+    return csv_field(ids.of_folder(attack.folder))
 
 
 def test_every_attack_of_issue_23_is_a_learner_of_the_attack_class():
@@ -667,9 +669,10 @@ def test_every_output_file_is_written_with_a_row_for_every_learner(course):
     assert rows[0] == ["student_id", "lesson", "exercise", "points", "max_points", "status", "note", "mistake",
                        "diagnosis", "grader_points", "late"]
     assert all(len(row) == 11 for row in rows)
-    expected = {safe_name(student) for student in course.submitted}
+    expected = {csv_field(ids.of_folder(student)) for student in course.submitted}
     assert {row[0] for row in rows[1:]} == expected
-    assert {p.name for p in (course.root / "feedback").iterdir()} == expected
+    assert {p.name for p in (course.root / "feedback").iterdir()} == {ids.folder(ids.of_folder(student))
+                                                                      for student in course.submitted}
     exported = list(csv.reader((course.root / "grades.csv").read_text().splitlines()))
     assert all(len(row) == 11 for row in exported) and {row[3] for row in exported[1:]} >= expected
     lms = list(csv.DictReader((course.root / "grades_lms.csv").read_text().splitlines()))
@@ -689,10 +692,10 @@ def test_nothing_written_holds_a_formula_a_control_character_or_an_unsafe_name(c
     out = course.graded.stdout + course.graded.stderr
     assert "\x1b" not in out and "\r" not in out
     for folder in ("feedback", "autograded"):
-        assert all(SAFE_NAME.fullmatch(p.name) for p in (course.root / folder).iterdir()), folder
+        assert all(ids.FOLDER_NAME.fullmatch(p.name) for p in (course.root / folder).iterdir()), folder
     for attack in ATTACKS:
         if attack.student:
-            assert f"is not a safe student id: graded as {safe_name(attack.student)}" in out, attack.id
+            assert f"are named {ids.folder(ids.of_folder(attack.student))}" in out, attack.id
 
 
 @pytest.mark.grading

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..exercises import BY_LESSON
-from .files import write_csv
+from .files import csv_value, write_csv
 from .gradebook import due_dates
-from .submissions import SAFE_NAME
+from .ids import id_problem
 
 EXTENSIONS = "extensions.csv"
 EXTENSION_COLUMNS = ("student_id", "lesson", "due")
@@ -81,7 +81,7 @@ def read_extensions(root):
             raise ValueError(f"{path}'s first line must be {','.join(EXTENSION_COLUMNS)}")
         for line, row in enumerate(reader, 2):
             try:
-                found[row["student_id"], row["lesson"]] = parse_time(row["due"])
+                found[csv_value(row["student_id"]), row["lesson"]] = parse_time(row["due"])
             except ValueError as exc:
                 raise ValueError(f"{path} line {line}: {exc}") from None
     return found
@@ -90,8 +90,9 @@ def read_extensions(root):
 def set_extension(root, student, lesson, due, lessons):
     """Give ``student`` until ``due`` (text, as ``parse_time`` reads it; empty: no extension) for ``lesson`` (one
     of ``lessons``), in ``extensions.csv``; returns the due date (or None). Other lines are kept as they were."""
-    if not isinstance(student, str) or not SAFE_NAME.fullmatch(student):
-        raise ValueError(f"student must be a learner's id (letters, digits and _ . @ -), got {student!r}")
+    if id_problem(student):
+        raise ValueError(f"student must be a learner's id, as the roster and submitted/ name them, got {student!r}: "
+                         f"{id_problem(student)}")
     if lesson not in lessons:
         raise ValueError(f"lesson must be one of the course's lessons ({', '.join(lessons)}), got {lesson!r}")
     when = parse_time(due) if due else None

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from ..exercises import EXERCISES
+from . import ids
 from .files import POLICY, make_folder, plain_text, write_file
 from .submissions import NOTEBOOK
 
@@ -157,6 +158,6 @@ def write_feedback(root, results, late=None):
             own.setdefault(student, {})[lesson] = lateness
     make_folder(Path(root) / "feedback")
     for student, rows in by_student.items():
-        write_file(make_folder(Path(root) / "feedback" / student) / "index.html",
+        write_file(make_folder(Path(root) / "feedback" / ids.folder(student)) / "index.html",
                    feedback_page(student, rows, own.get(student)))
 

@@ -53,6 +53,15 @@ def csv_field(value):
     return "'" + text if risky else text
 
 
+def csv_value(field):
+    """A field as ``csv_field`` wrote it, without the ``'`` it put before what looked like a formula.
+
+    >>> csv_value(csv_field("=HYPERLINK(1)")), csv_value("'quoted"), csv_value("josé")
+    ('=HYPERLINK(1)', "'quoted", 'josé')
+    """
+    return field[1:] if field.startswith("'") and field[1:].lstrip().startswith(FORMULA_STARTS) else field
+
+
 def write_csv(path, columns, rows):
     """Write ``rows`` (sequences of values, in the order of ``columns``) as a CSV file, every field ``csv_field``."""
     lines = _CsvLines()

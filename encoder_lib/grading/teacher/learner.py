@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..exercises import BY_LESSON, EXERCISES
-from . import sandbox
+from . import ids, sandbox
 from .files import make_folder, plain_text, write_file
 from .marking import NOT_ANSWERED, Marked, grade_answer
 from .outputs import Result
@@ -109,7 +109,7 @@ class Learner:
         if reading.tampering.get(NOTEBOOK):
             results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
                                   note="; ".join(reading.tampering[NOTEBOOK])))
-        folder = make_folder(self.root / "autograded" / student / lesson)
+        folder = make_folder(self.root / "autograded" / ids.folder(student) / lesson)
         write_file(folder / f"{lesson}.ipynb", data)
         return Graded(results, digest)
 

@@ -17,7 +17,7 @@ from dataclasses import KW_ONLY, asdict, dataclass
 from pathlib import Path
 
 from ..exercises import BY_LESSON
-from . import gradebook_writer, submissions
+from . import gradebook_writer, ids, submissions
 from .learner import Task, lesson_rows
 from .sandbox import Limits
 from .stored import cached, stored
@@ -104,13 +104,15 @@ def counted_lessons(root, choices):
 
 
 def _wanted(students, choices):
-    """The learners graded now (None: all), each named by their id or by the safe name the summary gave it."""
+    """The learners graded now (None: all), each named by their id or by the name of their folders
+    (``ids.folder``)."""
     if choices.only_students is None:
         return None
-    strangers = [s for s in choices.only_students if s not in students and submissions.safe_name(s) not in students]
+    named = ids.by_folder(students)
+    strangers = [s for s in choices.only_students if s not in students and s not in named]
     if strangers:
         raise SystemExit(f"STUDENT={','.join(strangers)}: no such learner in submitted/ or the gradebook")
-    return set(choices.only_students) | {submissions.safe_name(s) for s in choices.only_students}
+    return {named.get(s, s) for s in choices.only_students}
 
 
 class _Decisions:
@@ -133,11 +135,11 @@ class _Decisions:
         except NotebookProblem as problem:
             self.known[student, lesson] = lesson_rows(student, lesson, problem.status, problem.note)
             return None
-        folder = self.root / "autograded" / student / lesson
+        folder = self.root / "autograded" / ids.folder(student) / lesson
         if not selected:
             return self.keep_stored(student, lesson, folder)
         self.handed_in[student, lesson] = handed.path
-        previous = None if self.force else cached(folder, digest, self.version)
+        previous = None if self.force else cached(folder, digest, self.version, student)
         if previous is not None:
             self.known[student, lesson] = previous
             self.counts["reused"] += 1
@@ -147,7 +149,7 @@ class _Decisions:
 
     def keep_stored(self, student, lesson, folder):
         """A lesson this run does not grade (STUDENT=, LESSON=) keeps its stored results; None."""
-        earlier = stored(folder)
+        earlier = stored(folder, student)
         self.counts["kept" if earlier else "not_graded"] += 1
         self.known[student, lesson] = earlier or lesson_rows(
             student, lesson, "error", "not graded yet: this run graded other learners or lessons only; "
@@ -163,8 +165,7 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     secret = course_secret(root)
     version = grader_version(secret, limits)
     found = submissions.scan(root / "submitted", lessons)
-    students = tuple(sorted(set(found.students) | {submissions.safe_name(s)
-                                                   for s in gradebook_writer.gradebook_students(root)}))
+    students = tuple(sorted(set(found.students) | set(gradebook_writer.gradebook_students(root))))
     wanted = _wanted(students, choices)
     decisions, tasks = _Decisions(root, version, choices.force), []
     for student in students:

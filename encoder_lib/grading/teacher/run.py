@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 
-from . import deadlines, sandbox
+from . import deadlines, ids, sandbox
 from .feedback_page import write_feedback
 from .gradebook_writer import GradebookWriter
 from ..exercises import EXERCISES
@@ -86,8 +86,8 @@ class Recorder:
             if lesson_graded.failure:
                 self.machine.append((student, lesson, lesson_graded.failure))
                 continue
-            store(self.plan.root / "autograded" / student / lesson, lesson_graded.digest, self.plan.version,
-                  lesson_graded.results)
+            store(self.plan.root / "autograded" / ids.folder(student) / lesson, lesson_graded.digest,
+                  self.plan.version, lesson_graded.results)
             self.record(gradebook, student, lesson, lesson_graded.results)
             self.regraded += 1
         gradebook.commit()  # one learner at a time: an interrupted run loses none it recorded
@@ -150,7 +150,7 @@ def grade_class(plan, *, jobs=None, out=print):
     """Grade ``plan`` (a ``plan.Plan``); returns ``(results, summary dict)``."""
     started = time.perf_counter()
     recorder = Recorder(plan)
-    kept = sum(bool(keep_history(plan.root / "autograded" / student / lesson, digest, lesson))
+    kept = sum(bool(keep_history(plan.root / "autograded" / ids.folder(student) / lesson, digest, lesson))
                for student, lesson, digest in plan.changed)
     for name in EXERCISES:  # built once here; the workers inherit them
         visible_cases(name)

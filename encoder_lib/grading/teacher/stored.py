@@ -2,6 +2,7 @@
 results, the submission's SHA-256 and the grader's version), and, before a changed submission is graded, the
 earlier results and notebook in ``history/<the time they were graded, UTC>/``."""
 
+import dataclasses
 import json
 import os
 import time
@@ -12,13 +13,18 @@ from .outputs import Result
 
 HISTORY = "history"
 
-def cached(folder, digest, version):
-    """The results stored for this exact submission by this exact grader, or None."""
+def _results(rows, student):
+    """The stored rows as ``Result``s of ``student`` (whose id an older grader may have written in another form)."""
+    return [dataclasses.replace(Result(**row), student_id=student) for row in rows]
+
+
+def cached(folder, digest, version, student):
+    """The results stored for this exact submission by this exact grader, as ``student``'s, or None."""
     try:
         stored = json.loads((folder / "grading.json").read_text())
         if stored.get("submission_sha256") != digest or stored.get("grader") != version:
             return None
-        return [Result(**row) for row in stored["results"]]
+        return _results(stored["results"], student)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -28,10 +34,10 @@ def store(folder, digest, version, results):
     write_file(make_folder(folder) / "grading.json", json.dumps(payload, indent=1, sort_keys=True) + "\n")
 
 
-def stored(folder):
-    """The results stored in ``folder``'s grading.json by any grader, for any submission, or None."""
+def stored(folder, student):
+    """The results stored in ``folder``'s grading.json by any grader, for any submission, as ``student``'s, or None."""
     try:
-        return [Result(**row) for row in json.loads((folder / "grading.json").read_text())["results"]]
+        return _results(json.loads((folder / "grading.json").read_text())["results"], student)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 

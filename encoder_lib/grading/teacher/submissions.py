@@ -7,9 +7,10 @@ problem becomes a note against the learner and lesson it belongs to.
   symbolic link: a link, or anything but a folder or a regular file where
   one is expected, is reported as ``tampered`` (``bob -> alice`` never
   grades Alice's work for Bob, a link to ``.grading-secret`` is never read);
-  a notebook over ``MAX_NOTEBOOK_BYTES`` is reported and not read; a folder
-  name outside ``SAFE_NAME`` is reported and graded under ``safe_name``'s
-  version of it, which is the only one ever written.
+  a notebook over ``MAX_NOTEBOOK_BYTES`` is reported and not read; a
+  learner's id is their folder's name, kept as it is (``ids``), and where
+  it is not a safe folder name the summary says which folders the grader
+  names after it.
 - ``read_notebook`` reads a notebook's bytes, again without following links
   and bounded in size; ``handed_in_at`` reads ``timestamp.txt``, and one
   that is not a date is reported and ignored.
@@ -31,14 +32,14 @@ one, as Run All would leave it).
 
 import ast
 import datetime
-import hashlib
 import json
 import os
 import re
 import stat
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .ids import SAFE_NAME, folder, of_folder, safe_name  # noqa: F401 (SAFE_NAME and safe_name: what the tests name)
 
 #: nbgrader's metadata that decides what a cell is and what it is worth.
 MANAGED_KEYS = ("grade", "solution", "locked", "points", "grade_id", "task")
@@ -47,25 +48,9 @@ NOTEBOOK = "(notebook)"  # tampering that belongs to no single exercise
 MAX_NOTEBOOK_BYTES = 20 * 2**20
 #: The most lists and dicts a notebook's JSON may open (brackets counted in its bytes, an upper bound).
 MAX_NOTEBOOK_ITEMS = 500_000
-#: Student ids and folder names written as they are: letters, digits and ``_ . @ -``, not starting with ``. @ -``.
-SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,99}")
 
 
 # ---------------------------------------------------------------- submitted/ on disk
-
-
-def safe_name(raw):
-    """``raw`` if it is a safe name, else a safe name made from it (unsafe characters as ``_``, and a digest of
-    ``raw`` so that two names never become one).
-
-    >>> safe_name("alice"), safe_name("=HYPERLINK(1)")
-    ('alice', 'HYPERLINK_1-bd32d5ce')
-    """
-    if SAFE_NAME.fullmatch(raw):
-        return raw
-    ascii_only = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode()  # élodie -> elodie
-    stem = re.sub(r"[^A-Za-z0-9_.@-]+", "_", ascii_only).strip("_.@-")[:60] or "learner"
-    return f"{stem}-{hashlib.sha256(raw.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
 
 
 def shown(raw):
@@ -77,7 +62,7 @@ def shown(raw):
 class Handed:
     """One lesson of one learner as found in ``submitted/``: a notebook to read, or the problem that stops it."""
 
-    student: str  # the safe name the learner is graded under
+    student: str  # the learner's id: their folder's name in submitted/
     lesson: str
     path: Path = None
     status: str = ""  # "tampered" or "error" when there is a problem
@@ -132,7 +117,7 @@ _WHAT = {"link": "symbolic link", "folder": "folder", "file": "file", "other": "
 
 @dataclass
 class Class:
-    """What ``submitted/`` holds: ``handed[(student, lesson)]``, the learners' safe names, and notices in words."""
+    """What ``submitted/`` holds: ``handed[(student, lesson)]``, the learners' ids, and notices in words."""
 
     handed: dict = field(default_factory=dict)
     students: list = field(default_factory=list)
@@ -140,23 +125,25 @@ class Class:
 
 
 def _learner_name(raw, taken, notices):
-    name = safe_name(raw)
-    while name in taken:  # a safe name that another folder already has
-        name = safe_name(name + "~")
-    if name != raw:
-        notices.append(f"submitted/{shown(raw)} is not a safe student id: graded as {name}")
-    taken.add(name)
-    return name
+    """The id of the learner whose folder in submitted/ is ``raw``: its name, as it is (``ids.of_folder``)."""
+    student = of_folder(raw, taken)
+    taken.add(student)
+    if student != raw:
+        notices.append(f"submitted/{shown(raw)} is not a name an id can keep: the learner's id is {shown(student)}")
+    if folder(student) != student:
+        notices.append(f"submitted/{shown(raw)} is not a safe folder name: the learner's id is kept as it is, and "
+                       f"their folders in autograded/ and feedback/ are named {folder(student)}")
+    return student
 
 
-def _note_strangers(folder, lessons, notices):
+def _note_strangers(place, lessons, notices):
     """Note what a learner's folder holds besides lesson folders (a folder name with a newline, say): ignored."""
     try:
-        strangers = sorted(e.name for e in os.scandir(folder) if e.name not in lessons and not e.name.startswith("."))
+        strangers = sorted(e.name for e in os.scandir(place) if e.name not in lessons and not e.name.startswith("."))
     except OSError:
         return
     if strangers:
-        notices.append(f"submitted/{shown(folder.name)} holds what is no lesson of this course, ignored: "
+        notices.append(f"submitted/{shown(place.name)} holds what is no lesson of this course, ignored: "
                        + ", ".join(shown(name) for name in strangers[:5]) + (" ..." if len(strangers) > 5 else ""))
 
 

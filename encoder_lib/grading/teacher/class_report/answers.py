@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...exercises import EXERCISES
-from .. import submissions
+from .. import ids, submissions
 from .rows import course_lessons
 
 #: An answer is trivial (never flagged as identical) below this many syntax-tree nodes.
@@ -44,11 +44,11 @@ def lesson_exercises(lesson):
 
 def graded_answers(root, student, lesson):
     """``{exercise: source}`` of one learner's lesson as graded (``autograded/``); empty when it is not there.
-    Read without following links and bounded in size (``submissions.read_notebook``); a student id or lesson
-    that is not a safe name is never made into a path."""
-    if not submissions.SAFE_NAME.fullmatch(student) or lesson not in course_lessons():
+    Read without following links and bounded in size (``submissions.read_notebook``), from the learner's folder
+    (``ids.folder``: never a path made of the id itself); a lesson not of the course is never read."""
+    if lesson not in course_lessons():
         return {}
-    path = Path(root) / "autograded" / student / lesson / f"{lesson}.ipynb"
+    path = Path(root) / "autograded" / ids.folder(student) / lesson / f"{lesson}.ipynb"
     try:
         data = submissions.read_notebook(path)
     except submissions.NotebookProblem:
@@ -146,10 +146,10 @@ def answer_prints(sources):
 
 def stored_prints(root, student, lesson):
     """``{exercise: fingerprint}`` as ``grading.json`` holds them for this version of ``fingerprint``, or None."""
-    if not submissions.SAFE_NAME.fullmatch(student) or lesson not in course_lessons():
+    if lesson not in course_lessons():
         return None
     try:
-        with open(Path(root) / "autograded" / student / lesson / "grading.json", "rb") as f:
+        with open(Path(root) / "autograded" / ids.folder(student) / lesson / "grading.json", "rb") as f:
             stored = json.loads(f.read(4 * 2**20)).get("answer_prints")
         prints = stored["prints"] if stored.get("version") == FINGERPRINT_VERSION else None
     except (OSError, ValueError, AttributeError, TypeError, KeyError):

@@ -8,7 +8,7 @@ from ...exercises import EXERCISES
 from .. import gradebook
 from ..outputs import STATUSES, COLUMNS
 from ..outputs import GRADER_POINTS, LATE, MISTAKE_JOIN, Result
-from ..files import FORMULA_STARTS, plain_text
+from ..files import csv_value, plain_text
 
 #: The columns every ``grades_by_exercise.csv`` has, and those an older ``make grade`` did not write.
 REQUIRED = COLUMNS
@@ -16,9 +16,7 @@ OPTIONAL = ("mistake", "diagnosis")
 
 
 
-def _unquoted(text):
-    """A field as ``csv_field`` wrote it, without the ``'`` it put before what looked like a formula."""
-    return text[1:] if text.startswith("'") and text[1:].lstrip().startswith(FORMULA_STARTS) else text
+_unquoted = csv_value  # a field as ``csv_field`` wrote it, without the ``'`` it put before a formula
 
 
 def _number(text, path, line, column):
