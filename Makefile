@@ -12,7 +12,7 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student publish-student site publish-site grade report extension present test bench lock clean \
+.PHONY: setup lab student publish-student site publish-site collect grade report extension present test bench lock clean \
         hub-install
 
 setup: $(STAMP)
@@ -60,6 +60,21 @@ site: setup
 # `git push origin gh-pages` (README: The course as a website).
 publish-site: site
 	$(BIN)/python -m tools.site.publish
+
+# Collect the hand-ins of a lesson from nbgrader's exchange into submitted/<student_id>/<lesson>/, through the
+# course's collector (encoder_lib/grading/teacher/collect.py), which trusts nothing in a hand-in: a folder whose
+# name does not parse is skipped and named; one owned by another account than the learner's, one that holds a
+# link or a special file, or more than 100 files or 50 MB is refused and named (make grade's summary lists them
+# too); each learner's latest hand-in by the exchange's own time is collected, replacing an earlier one (kept in
+# submitted/<student_id>/.replaced/). LESSON=01_attention (commas for several); STUDENT=ada just that learner
+# (README: For teachers).
+comma := ,
+collect: setup
+	@test -n "$(LESSON)" || { echo "usage: make collect LESSON=01_attention (the lesson to collect; commas for several)"; exit 2; }
+	@for lesson in $(subst $(comma), ,$(LESSON)); do \
+	    PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader collect "$$lesson" $(if $(STUDENT),--student="$(STUDENT)") \
+	        --ExchangeFactory.collect=encoder_lib.grading.teacher.collect.CourseCollect || exit 1; \
+	done
 
 # Grade what is in submitted/<student_id>/<lesson>/<lesson>.ipynb: each answer cell runs
 # alone in a sandbox (bubblewrap), the results are judged outside it; scores go to

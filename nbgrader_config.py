@@ -33,9 +33,9 @@ EXCHANGE = "/srv/nbgrader/exchange"
 # c.EncoderCourse.lessons = ["01_attention", "02_multi_head_attention"]
 
 #: A lesson handed in after its due date (`nbgrader db assignment add <lesson> --duedate="..."`) or the learner's
-#: extension (`make extension`), by the exchange's timestamp.txt: `make grade` flags it and takes nbgrader's
-#: penalty, "none" (nbgrader's default: no points taken) or "zero" (the lesson's whole score); a plugin of your
-#: own: c.AssignLatePenalties.plugin_class = "module.Class".
+#: extension (`make extension`), by its hand-in time (the exchange's own, which `make collect` records; README: For
+#: teachers): `make grade` flags it and takes nbgrader's penalty, "none" (nbgrader's default: no points taken) or
+#: "zero" (the lesson's whole score); a plugin of your own: c.AssignLatePenalties.plugin_class = "module.Class".
 # c.LateSubmissionPlugin.penalty_method = "zero"
 
 c.CourseDirectory.course_id = "encoder-course"
@@ -47,6 +47,11 @@ c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "gradebook.db")
 c.Exchange.root = EXCHANGE
+# `make collect` and `nbgrader collect` (and formgrader's Collect) collect through the course's own collector,
+# which trusts nothing in a hand-in (encoder_lib/grading/teacher/collect.py): a name that does not parse is
+# skipped, a hand-in owned by another account than the learner's, or holding a link, is refused; each learner's
+# latest by the exchange's own time is collected, and its time recorded for make grade.
+c.ExchangeFactory.collect = "encoder_lib.grading.teacher.collect.CourseCollect"
 # Never hand out or grade checkpoints and caches.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
 

@@ -230,16 +230,20 @@ def test_lateness_takes_nbgrader_s_penalty_only_for_a_late_hand_in(tmp_path):
     assert not copied and copied.penalty == 0.0
 
 
-def test_the_exchange_s_time_is_timestamp_txt_s_never_the_file_s(tmp_path):
-    from encoder_lib.grading.teacher import submissions
+def test_a_notebook_copied_in_by_hand_is_timed_by_the_teacher_s_timestamp_txt_never_the_file_s(tmp_path):
+    """Without make collect's record, a hand-in is one the teacher copied in: a timestamp.txt beside it is the
+    teacher's time; without one (or with one that is not a time) it is never late (exchange.hand_in_time; the
+    collected ones are tests/test_collect.py's)."""
+    from encoder_lib.grading.teacher import exchange
 
     notebook = tmp_path / "01_attention.ipynb"
     notebook.write_text("{}")
-    assert submissions.exchange_time(notebook) is None, "copied in by hand"
+    assert exchange.hand_in_time(notebook, None).when is None, "copied in by hand"
     (tmp_path / "timestamp.txt").write_text("2026-12-10 18:00:00.000000 Europe/Paris")
-    assert submissions.exchange_time(notebook) == UTC(2026, 12, 10, 17)
+    assert exchange.hand_in_time(notebook, None).when == UTC(2026, 12, 10, 17)
     (tmp_path / "timestamp.txt").write_text("on time, promise")
-    assert submissions.exchange_time(notebook) is None
+    ignored = exchange.hand_in_time(notebook, None)
+    assert ignored.when is None and "not a time" in ignored.flag
 
 
 def test_make_grade_records_the_penalty_and_the_extension_as_nbgrader_does(tmp_path):

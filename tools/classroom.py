@@ -85,7 +85,7 @@ def exchange_setup(exchange=EXCHANGE):
 TEACHER = {
     "publish": ["make publish-student", f"git push origin {BRANCH}"],
     "release": [f".venv/bin/nbgrader release_assignment {LESSON}"],
-    "collect": [f".venv/bin/nbgrader collect {LESSON}"],
+    "collect": [f"make collect LESSON={LESSON}"],
     "grade": ["make grade"],
 }
 #: A learner whose lessons came with the nbgitpuller link: hand in the lesson where it is.

@@ -9,9 +9,12 @@
   lesson), written by ``make extension STUDENT=... LESSON=... DUE=...``;
   ``make grade`` records it in the gradebook too (``SubmittedAssignment.extension``,
   the time beyond the lesson's due date), where nbgrader's formgrader shows it.
-- A hand-in's **time** is the exchange's: the ``timestamp.txt`` that ``nbgrader
-  collect`` writes beside the notebook (from the learner's ``nbgrader submit``).
-  A notebook copied in by hand has none and is never late; the time it was
+- A hand-in's **time** is one the learner cannot set (``exchange.HandInTime``):
+  for a hand-in ``make collect`` collected, the ``timestamp.txt`` of the
+  learner's ``nbgrader submit`` where it agrees with the exchange's own
+  change time, else the later of the two (a missing or unreadable stamp:
+  the exchange's time, flagged). A notebook copied in by hand is never late
+  unless the teacher puts a ``timestamp.txt`` beside it; the time it was
   copied or graded is never taken for it.
 - The **penalty** is nbgrader's: ``AssignLatePenalties.plugin_class``
   (``LateSubmissionPlugin`` unless the course's ``nbgrader_config.py`` names
@@ -136,15 +139,16 @@ class Deadlines:
         return max(0.0, (handed_in - due).total_seconds())
 
 
-    def lateness(self, student, lesson, handed_in, score, penalties):
-        """The ``Lateness`` of ``student``'s ``lesson`` handed in at ``handed_in`` (the exchange's time, naive UTC;
-        None: unknown, never late) with ``score`` points: the penalty is ``penalties``' (a ``Penalties``, or a
-        callable that makes one: called only for a late hand-in)."""
+    def lateness(self, student, lesson, handed_in, score, penalties, timed_by=""):
+        """The ``Lateness`` of ``student``'s ``lesson`` handed in at ``handed_in`` (its hand-in time, naive UTC;
+        None: unknown, never late; ``timed_by`` what that time is, in words) with ``score`` points: the penalty is
+        ``penalties``' (a ``Penalties``, or a callable that makes one: called only for a late hand-in)."""
         seconds = self.seconds_late(student, lesson, handed_in)
         if seconds > 0 and callable(penalties):
             penalties = penalties()
         penalty = penalties.penalty(student, score, seconds) if seconds > 0 else 0.0
-        return Lateness(seconds, penalty, self.extension(student, lesson), self.due_for(student, lesson))
+        return Lateness(seconds, penalty, self.extension(student, lesson), self.due_for(student, lesson),
+                        timed_by or Lateness.timed_by)
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,7 @@ class Lateness:
     penalty: float = 0.0
     extension: object = None
     due: object = None
+    timed_by: str = "the time the exchange recorded"  # what the hand-in time is (exchange.HandInTime.by)
 
     def __bool__(self):
         return self.seconds > 0

@@ -118,7 +118,7 @@ def _lesson_html(lesson, lesson_rows, lateness):
         parts = [f"<h2>{html.escape(lesson)}: {max(0.0, points - lateness.penalty):g} of {most:g}</h2>",
                  f"<p class=\"late\"><strong>{html.escape(said[:1].upper() + said[1:])}</strong>"
                  + (f": {points:g} points before it" if lateness.penalty else "")
-                 + " (by the time the exchange recorded; the penalty is nbgrader's late-penalty setting's).</p>"]
+                 + f" (by {html.escape(lateness.timed_by)}; the penalty is nbgrader's late-penalty setting's).</p>"]
     else:
         parts = [f"<h2>{html.escape(lesson)}: {points:g} of {most:g}</h2>"]
     parts.append("<table><colgroup><col class=\"exercise\"><col class=\"points\"><col></colgroup>"

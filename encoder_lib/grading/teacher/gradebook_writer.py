@@ -7,12 +7,14 @@ what ``nbgrader export`` writes (``write_grades_csv``). Reading the
 gradebook without nbgrader is ``gradebook``'s.
 """
 
+import datetime
+import os
 import warnings
 from pathlib import Path
 
 from .course_config import course_id
 from .files import write_csv
-from .submissions import NOTEBOOK, handed_in_at
+from .submissions import NOTEBOOK
 
 
 def open_gradebook(root):
@@ -87,14 +89,13 @@ class GradebookWriter:
         self.submitted = _submitted(self.gradebook)
         self._lessons, self._students = {}, {}
 
-    def record(self, student, lesson, notebook, results, late=None):
+    def record(self, student, lesson, notebook, results, late=None, when=None):
         """Record one submission (committed by ``commit``) with its ``late`` penalty and extension (a
-        ``deadlines.Lateness``; None: on time, no extension); returns a note on its timestamp when that was
-        ignored, else None."""
-        from nbgrader import utils
-
-        when, problem = handed_in_at(notebook)
-        timestamp = utils.parse_utc(when)
+        ``deadlines.Lateness``; None: on time, no extension) and its hand-in time (``when``, an
+        ``exchange.HandInTime``: the time that counted for lateness; a notebook copied in by hand without one is
+        recorded at its file's time, as ever, and is never late)."""
+        timestamp = when.when if when is not None and when.when is not None else \
+            datetime.datetime.fromtimestamp(os.lstat(notebook).st_mtime, datetime.timezone.utc).replace(tzinfo=None)
         scores = {f"{r.exercise}_tests": r.points for r in results if r.exercise != NOTEBOOK}
         # as AssignLatePenalties leaves it: None unless late with a penalty
         penalty = float(late.penalty) if late and late.penalty else None
@@ -102,10 +103,10 @@ class GradebookWriter:
         there = self.held.get((student, lesson))
         if there and there[0] == timestamp and there[2] == extension and there[3] == penalty and \
                 all(there[1].get(cell) == (points, False) for cell, points in scores.items()):
-            return problem  # already recorded
+            return  # already recorded
         if (student, lesson) not in self.submitted:
             self._add(student, lesson, timestamp, scores, penalty, extension)
-            return problem
+            return
         submission = self.gradebook.update_or_create_submission(lesson, student, timestamp=timestamp,
                                                                 extension=extension)
         for n, graded in enumerate(submission.notebooks):
@@ -114,7 +115,6 @@ class GradebookWriter:
                 if grade.name in scores:
                     grade.auto_score = scores[grade.name]
                     grade.needs_manual_grade = False
-        return problem
 
     def _add(self, student, lesson, timestamp, scores, penalty=None, extension=None):
         """A new submission, as nbgrader's ``add_submission`` makes it (every notebook, grade and comment of the

@@ -165,16 +165,18 @@ def write_lms_csv(root, results, lessons, penalties=None):
 # ---------------------------------------------------------------- the summary
 
 
-def summary_text(results, summary):
-    """What ``make grade`` prints: the counts, then every error, timeout, memory and tampering by learner, lesson
-    and exercise, what was found in submitted/, and what the machine (not a learner) failed on."""
-    counts = Counter(r.status for r in results if r.exercise != NOTEBOOK)
+def _counts_line(summary):
     minutes, seconds = divmod(summary["seconds"], 60)
-    lines = [f"graded {summary['learners']} learners, {summary['lessons']} lessons each: "
-             f"{summary['handed_in']} handed in, {summary['missing']} missing; "
-             f"{summary['regraded']} graded now, {summary['reused']} unchanged since the last run; "
-             f"{int(minutes)} min {seconds:.0f} s"
-             + (f" with {summary['jobs']} worker{'s' * (summary['jobs'] > 1)}" if summary["jobs"] else "")]
+    return (f"graded {summary['learners']} learners, {summary['lessons']} lessons each: "
+            f"{summary['handed_in']} handed in, {summary['missing']} missing; "
+            f"{summary['regraded']} graded now, {summary['reused']} unchanged since the last run; "
+            f"{int(minutes)} min {seconds:.0f} s"
+            + (f" with {summary['jobs']} worker{'s' * (summary['jobs'] > 1)}" if summary["jobs"] else ""))
+
+
+def _choices_lines(summary):
+    """What the teacher chose: the lessons set, and the learners and lessons graded now."""
+    lines = []
     if summary.get("set_lessons"):
         lines.append(f"lessons set: {', '.join(summary['set_lessons'])} (LESSONS=, else c.EncoderCourse.lessons in "
                      f"nbgrader_config.py): the only ones graded and counted in the totals, the CSV files, the "
@@ -189,14 +191,52 @@ def summary_text(results, summary):
             f"results are as stored in autograded/ ({summary.get('kept', 0)} kept"
             + (f", {summary['not_graded']} never graded, shown as not graded yet" if summary.get("not_graded") else "")
             + "); every file below is written for the whole class"))
+    return lines
+
+
+def _times_lines(summary):
+    """How late hand-ins were found, and which had a time the learner's stamp did not give."""
+    lines = []
     if summary.get("late"):
         lines.append(f"{summary['late']} hand-in{'s' * (summary['late'] > 1)} came after the due date (or the "
-                     f"learner's extension, extensions.csv), by the exchange's time: flagged in the late column of "
+                     f"learner's extension, extensions.csv), by the hand-in's time: flagged in the late column of "
                      f"grades_by_exercise.csv, penalised as nbgrader's late-penalty setting says (grades.csv, "
                      f"grades_lms.csv) and said on the feedback pages")
+    if summary.get("by_exchange"):
+        lines.append(f"{summary['by_exchange']} collected hand-in{'s' * (summary['by_exchange'] > 1)} timed by the "
+                     f"exchange's own change time, not timestamp.txt (missing, unreadable or earlier: each named "
+                     f"below); grades.csv's timestamp is the time that counted")
     if summary.get("untimed"):
         lines.append(f"{summary['untimed']} hand-in{'s' * (summary['untimed'] > 1)} of a lesson with a due date "
-                     f"had no timestamp.txt (copied in by hand, not collected by nbgrader): never counted late")
+                     f"had no timestamp.txt and no record of make collect (copied in by hand): never counted late")
+    return lines
+
+
+def _named_lines(results, summary):
+    """Every error, timeout, memory and tampering by learner, lesson and exercise; what was found in submitted/
+    (and what make collect refused); what the machine failed on."""
+    lines = []
+    for status in ("error", "timeout", "memory", "tampered"):
+        named = [r for r in results if r.status == status]
+        if named:
+            lines.append(f"{status} ({len(named)}):")
+            lines += [plain_text(f"  {r.student_id} {r.lesson} {r.exercise}: {r.note}") for r in named]
+    if summary.get("notices"):
+        lines.append(f"in submitted/ and make collect's record ({len(summary['notices'])}):")
+        lines += [plain_text(f"  {notice}") for notice in summary["notices"]]
+    if summary.get("machine"):
+        lines.append(f"NOT GRADED because the grader's machine failed, not the learners "
+                     f"({len(summary['machine'])}; graded again on the next run):")
+        lines += [plain_text(f"  {student} {lesson}: {why}") for student, lesson, why in summary["machine"]]
+    return lines
+
+
+def summary_text(results, summary):
+    """What ``make grade`` prints: the counts, then every error, timeout, memory and tampering by learner, lesson
+    and exercise, what was found in submitted/ (and what make collect refused), and what the machine (not a
+    learner) failed on."""
+    counts = Counter(r.status for r in results if r.exercise != NOTEBOOK)
+    lines = [_counts_line(summary), *_choices_lines(summary), *_times_lines(summary)]
     if summary.get("history"):
         lines.append(f"{summary['history']} earlier result{'s' * (summary['history'] > 1)} of changed submissions "
                      f"kept in autograded/<student_id>/<lesson>/history/")
@@ -204,21 +244,8 @@ def summary_text(results, summary):
         lines.append("WARNING: graded WITHOUT a sandbox (UNSAFE=1): the learners' code ran under your account")
     if summary.get("limits"):
         lines.append(f"limits: {summary['limits']}")
-    lines.append("exercises: " + ", ".join(f"{counts[s]} {s}" for s in ("passed", "failed", "not answered",
-                                                                          "missing", "error", "timeout", "memory",
-                                                                          "tampered")))
-    for status in ("error", "timeout", "memory", "tampered"):
-        named = [r for r in results if r.status == status]
-        if named:
-            lines.append(f"{status} ({len(named)}):")
-            lines += [plain_text(f"  {r.student_id} {r.lesson} {r.exercise}: {r.note}") for r in named]
-    if summary.get("notices"):
-        lines.append(f"in submitted/ ({len(summary['notices'])}):")
-        lines += [plain_text(f"  {notice}") for notice in summary["notices"]]
-    if summary.get("machine"):
-        lines.append(f"NOT GRADED because the grader's machine failed, not the learners "
-                     f"({len(summary['machine'])}; graded again on the next run):")
-        lines += [plain_text(f"  {student} {lesson}: {why}") for student, lesson, why in summary["machine"]]
+    lines.append("exercises: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES))
+    lines += _named_lines(results, summary)
     lines.append("scores: grades.csv (as nbgrader export writes it), grades_by_exercise.csv and grades_lms.csv "
                  "(one row per learner, for Canvas's or Moodle's gradebook import); "
                  "feedback pages: feedback/<student_id>/index.html")

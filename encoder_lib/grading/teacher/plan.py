@@ -17,7 +17,7 @@ from dataclasses import KW_ONLY, asdict, dataclass
 from pathlib import Path
 
 from ..exercises import BY_LESSON
-from . import gradebook_writer, ids, submissions
+from . import exchange, gradebook_writer, ids, submissions
 from .learner import Task, lesson_rows
 from .sandbox import Limits
 from .stored import cached, stored
@@ -77,7 +77,7 @@ class Plan:
     tasks: tuple  # a learner.Task for each learner with a lesson to grade now
     known: dict  # (student, lesson) -> [Result] decided without grading: missing, unreadable, unchanged, kept
     handed_in: dict  # (student, lesson) -> the notebook of a hand-in the gradebook records (graded now or unchanged)
-    exchange: dict  # (student, lesson) -> the exchange's time of each hand-in, or None
+    exchange: dict  # (student, lesson) -> each hand-in's time (``exchange.HandInTime``)
     changed: tuple  # (student, lesson, SHA-256) of the hand-ins graded now: earlier results go to history/ first
     notices: tuple  # what was found in submitted/, in words
     counts: dict  # {"reused", "kept", "not_graded"}: lessons not graded now, by why
@@ -118,8 +118,8 @@ def _wanted(students, choices):
 class _Decisions:
     """What planning finds, lesson by lesson; every field made here, read once by ``plan_run``."""
 
-    def __init__(self, root, version, force):
-        self.root, self.version, self.force = root, version, force
+    def __init__(self, root, version, force, collected):
+        self.root, self.version, self.force, self.collected = root, version, force, collected
         self.known, self.handed_in, self.exchange, self.changed = {}, {}, {}, []
         self.counts = {"reused": 0, "kept": 0, "not_graded": 0}
 
@@ -129,7 +129,7 @@ class _Decisions:
             status, note = ("missing", "not handed in") if handed is None else (handed.status, handed.problem)
             self.known[student, lesson] = lesson_rows(student, lesson, status, note)
             return None
-        self.exchange[student, lesson] = submissions.exchange_time(handed.path)
+        self.exchange[student, lesson] = exchange.hand_in_time(handed.path, self.collected[lesson].get(student))
         try:
             digest = hashlib.sha256(read_notebook(handed.path)).hexdigest()
         except NotebookProblem as problem:
@@ -167,7 +167,8 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     found = submissions.scan(root / "submitted", lessons)
     students = tuple(sorted(set(found.students) | set(gradebook_writer.gradebook_students(root))))
     wanted = _wanted(students, choices)
-    decisions, tasks = _Decisions(root, version, choices.force), []
+    collected = {lesson: exchange.read_record(root / "submitted", lesson)["hand_ins"] for lesson in lessons}
+    decisions, tasks = _Decisions(root, version, choices.force, collected), []
     for student in students:
         todo = [decisions.lesson(found.handed.get((student, lesson)), student, lesson,
                                  (wanted is None or student in wanted) and
@@ -177,5 +178,6 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
             tasks.append(Task(student, tuple(t for t in todo if t), str(root), secret, limits, unsafe))
     return Plan(root, limits, unsafe, choices, secret=secret, version=version, lessons=lessons, students=students,
                 tasks=tuple(tasks), known=decisions.known, handed_in=decisions.handed_in,
-                exchange=decisions.exchange, changed=tuple(decisions.changed), notices=tuple(found.notices),
+                exchange=decisions.exchange, changed=tuple(decisions.changed),
+                notices=tuple(found.notices + exchange.collect_notices(root / "submitted", lessons)),
                 counts=decisions.counts)

@@ -61,23 +61,24 @@ class Recorder:
         self.penalties = penalties_of(plan.root, self.deadlines.due)
         self.late = {}  # (student, lesson) -> deadlines.Lateness
         self.notices, self.machine = list(plan.notices), []  # machine: (student, lesson, why)
+        self.notices += [f"{student} {lesson}: {when.flag}" for (student, lesson), when in sorted(plan.exchange.items())
+                         if when.flag]
         self.regraded = 0
 
     def lateness(self, student, lesson, rows):
-        """The ``deadlines.Lateness`` of a handed-in lesson with these results: by the exchange's time (none: never
-        late) against its due date or the learner's extension, the penalty nbgrader's setting takes from its
-        grader's points."""
+        """The ``deadlines.Lateness`` of a handed-in lesson with these results: by its hand-in time
+        (``exchange.HandInTime``; none: never late) against its due date or the learner's extension, the penalty
+        nbgrader's setting takes from its grader's points."""
         score = sum(r.points for r in rows if r.exercise != NOTEBOOK)
-        late = self.deadlines.lateness(student, lesson, self.plan.exchange.get((student, lesson)), score,
-                                       self.penalties)
+        when = self.plan.exchange.get((student, lesson))
+        late = self.deadlines.lateness(student, lesson, when.when if when else None, score, self.penalties,
+                                       timed_by=when.by if when else "")
         self.late[student, lesson] = late
         return late
 
     def record(self, gradebook, student, lesson, rows):
-        problem = gradebook.record(student, lesson, self.plan.handed_in[student, lesson], rows,
-                                   self.lateness(student, lesson, rows))
-        if problem:
-            self.notices.append(f"{student} {lesson}: {problem}")
+        gradebook.record(student, lesson, self.plan.handed_in[student, lesson], rows,
+                         self.lateness(student, lesson, rows), when=self.plan.exchange.get((student, lesson)))
 
     def take(self, gradebook, student, graded):
         """Keep one worker's results: stored and recorded, unless the machine failed on them."""
@@ -140,8 +141,9 @@ def _summary(plan, recorder, late, **said):
             "set_lessons": choices.set_lessons and list(plan.lessons), "only_students": choices.only_students,
             "only_lessons": choices.only_lessons, "handed_in": len(plan.students) * len(plan.lessons) - missing,
             "missing": missing, "late": sum(bool(lateness) for lateness in late.values()),
-            "untimed": sum(when is None and lesson in recorder.deadlines.due
+            "untimed": sum(when.when is None and lesson in recorder.deadlines.due
                            for (_, lesson), when in plan.exchange.items()),
+            "by_exchange": sum(bool(when.flag) and when.when is not None for when in plan.exchange.values()),
             "regraded": recorder.regraded, "history": said.pop("history"), **plan.counts, "unsafe": plan.unsafe,
             "notices": recorder.notices, "machine": recorder.machine, **said}
 

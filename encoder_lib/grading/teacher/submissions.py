@@ -12,8 +12,7 @@ problem becomes a note against the learner and lesson it belongs to.
   it is not a safe folder name the summary says which folders the grader
   names after it.
 - ``read_notebook`` reads a notebook's bytes, again without following links
-  and bounded in size; ``handed_in_at`` reads ``timestamp.txt``, and one
-  that is not a date is reported and ignored.
+  and bounded in size (its hand-in time is ``exchange.hand_in_time``'s).
 - ``read_submission`` reads a notebook's JSON against the released version
   of its lesson (``release/<lesson>/``, what ``make student`` wrote). The
   grader runs answer cells only, so a submission is graded the same way
@@ -31,7 +30,6 @@ one, as Run All would leave it).
 """
 
 import ast
-import datetime
 import json
 import os
 import re
@@ -204,34 +202,6 @@ def read_notebook(path):
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise NotebookProblem("error", f"the notebook is over {MAX_NOTEBOOK_BYTES // 2**20} MB: not read")
     return data
-
-
-def handed_in_at(notebook):
-    """``(when, problem)``: nbgrader collect's ``timestamp.txt`` beside the notebook, else the file's time; a
-    timestamp that is not a date is ignored and ``problem`` says so."""
-    stamp = Path(notebook).parent / "timestamp.txt"
-    when = datetime.datetime.fromtimestamp(os.lstat(notebook).st_mtime, datetime.timezone.utc)
-    kind = _kind(stamp)
-    if kind is None:
-        return when, None
-    if kind != "file" or os.lstat(stamp).st_size > 200:
-        return when, "timestamp.txt is not a short regular file: ignored"
-    from nbgrader import utils
-
-    text = stamp.read_bytes().decode("utf-8", "replace").strip()
-    try:
-        return utils.parse_utc(text), None
-    except Exception:  # dateutil's ParserError, OverflowError, ...: any text that is not a time
-        return when, f"timestamp.txt does not hold a time ({shown(text[:40])}): ignored, the file's time used"
-
-
-def exchange_time(notebook):
-    """When the exchange says the notebook was handed in: ``timestamp.txt``'s time (naive UTC, as nbgrader keeps
-    it), or None when there is none that holds a time (a notebook copied in by hand), never the file's time."""
-    if _kind(Path(notebook).parent / "timestamp.txt") != "file":
-        return None
-    when, problem = handed_in_at(notebook)
-    return None if problem else when
 
 
 # ---------------------------------------------------------------- one notebook's cells
