@@ -15,12 +15,20 @@ def _stat(pid):
     return int(fields[1]), int(fields[19])
 
 
+def in_a_sandbox(command):
+    """Is this command line a sandbox's (bubblewrap, scratch.py that becomes it, the runner and its children)?"""
+    first = command.split(" ", 1)[0]
+    return first.endswith("bwrap") or "/tmp/grader/runner.py" in command or "sandbox/scratch.py" in command
+
+
 class TreeSampler:
     """Samples, every ``every`` seconds, the process tree under one process: its summed RSS (``peak`` is the
-    largest sum seen), and every process it held (``seen``: pid -> (start time, command line))."""
+    largest sum seen; ``grader_peak`` the largest of the processes outside the sandboxes: the grader's own, whose
+    memory no sandbox bounds), and every process it held (``seen``: pid -> (start time, command line))."""
 
     def __init__(self, pid, every=0.2):
         self.root, self.every, self.peak, self.seen = pid, every, 0, {}
+        self.grader_peak = 0
         self.running = True
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -39,15 +47,17 @@ class TreeSampler:
     def _run(self):
         page = os.sysconf("SC_PAGE_SIZE")
         while self.running:
-            total = 0
+            total = grader = 0
             for pid, start in self._tree().items():
                 try:
-                    total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
-                    if pid not in self.seen:
+                    rss = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+                    if pid not in self.seen or self.seen[pid][0] != start:
                         self.seen[pid] = (start, Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
                 except (OSError, IndexError, ValueError):
-                    pass
-            self.peak = max(self.peak, total)
+                    continue
+                total += rss
+                grader += 0 if in_a_sandbox(self.seen[pid][1]) else rss
+            self.peak, self.grader_peak = max(self.peak, total), max(self.grader_peak, grader)
             time.sleep(self.every)
 
     def stop(self):

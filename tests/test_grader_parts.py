@@ -605,10 +605,49 @@ def test_a_64_mb_message_of_nested_empty_lists_is_refused_without_parsing_it():
     assert time.process_time() - started < 5  # not a timing target: 27 s before the bound, a few ms with it
 
 
-def test_a_large_list_result_crosses_as_an_array(box):
-    events, _ = run(box, "def softmax(x, axis=-1):\n    return [[0.5] * 1000] * 1000\n")
-    assert isinstance(events[0]["value"], np.ndarray) and events[0]["value"].shape == (1000, 1000)
+def test_a_list_result_crosses_as_an_array(box):
+    events, _ = run(box, "def softmax(x, axis=-1):\n    return [[0.5] * 100] * 100\n")
+    assert isinstance(events[0]["value"], np.ndarray) and events[0]["value"].shape == (100, 100)
     assert isinstance(wire.decode(wire.encode([[0.5] * 1000] * 1000, lenient=True)), wire.Unsupported)
+
+
+@pytest.mark.parametrize("returned, dtype, shape", [
+    ("[[0.5] * 1000] * 1000", "float64", (1000, 1000)),
+    ("np.zeros(60 * 2**20, np.uint8)", "uint8", (60 * 2**20,)),
+    ("(np.ones(2), np.zeros((3, 2**20), np.complex64))", "complex64", (3, 2**20)),
+])
+def test_a_result_larger_than_any_right_one_crosses_as_its_dtype_and_shape_never_its_bytes(box, returned, dtype,
+                                                                                           shape):
+    """Issue 30: a 60 MB uint8 result once cost the grader 1.15 GB and 40 s; now the sandbox sends what it is,
+    and the grader puts back an array of that dtype and shape that holds one number."""
+    from encoder_lib.grading.teacher.marking import outcome_of
+
+    events, _ = run(box, f"def softmax(x, axis=-1):\n    return {returned}\n")
+    assert events[0]["value"] is None or None in events[0]["value"]
+    value = outcome_of(EXERCISES["softmax"], events[0]).value
+    value = value[-1] if isinstance(value, tuple) else value
+    assert value.dtype == np.dtype(dtype) and value.shape == shape and value.strides == (0,) * len(shape)
+
+
+def test_a_verdict_past_its_budget_is_judged_as_far_as_it_allowed_never_a_stall(monkeypatch):
+    from encoder_lib.grading.teacher import marking
+    from encoder_lib.grading.verdict import Outcome
+
+    cases = visible_cases("softmax")
+    wrong = [Outcome(value=np.broadcast_to(np.zeros((), np.uint8), (60 * 2**20,))) for _ in cases]
+    started = time.perf_counter()
+    made = marking.judged(EXERCISES["softmax"], cases, wrong, seconds=5)
+    assert made.status == "failed" and "not of floating-point numbers" in made.note, made
+    assert time.perf_counter() - started < 5
+
+    def forever(*args, **kwargs):
+        while True:
+            pass
+
+    monkeypatch.setattr(marking, "judge", forever)
+    right_shape = [Outcome(value=np.zeros_like(c.expected)) for c in cases]
+    made = marking.judged(EXERCISES["softmax"], cases, right_shape, seconds=0.5)
+    assert made.status == "failed" and "Judged as far as time allowed (0.5 s)" in made.note, made
 
 
 @pytest.mark.parametrize("before, after, same", [

@@ -5,21 +5,39 @@ sandbox, serves the library calls it makes (``library_calls``), and turns
 what the sandbox reported into a ``Marked``: how the run ended (a timeout,
 an error, memory), else ``verdict.judge``'s verdict on the outcomes, the
 same sentences the notebook's self-check gives on those cases.
+
+Whatever an answer returns, judging it is bounded: a result's arrays over
+``answer.MAX_RESULT_BYTES`` never leave the sandbox (they come back as
+arrays of their dtype and shape that hold no memory, ``outcome_of``), and
+the judge runs under a budget (``Budget``) of the exercise's own time
+limit and ``JUDGE_BYTES`` of memory; an answer whose verdict exceeds it is
+"judged as far as time (or memory) allowed": its checks, without the
+search for a cause. Never a stall, never a worker of gigabytes.
 """
 
+import contextlib
 import hashlib
 import inspect
+import re
+import resource
+import signal
+import threading
 from functools import partial
 from typing import NamedTuple
 
+import numpy as np
+
 from ..compare import Raised, allowed_names
 from ..exercises import EXERCISES
-from ..verdict import Outcome, judge
+from ..verdict import Outcome, Verdict, check_case, judge
 from .cases import hidden_cases, time_allowed, visible_cases
 from .library_calls import CallBudget, serve
 from .outputs import DIAGNOSIS_JOIN, MISTAKE_JOIN
 
 NOT_ANSWERED = "not answered: the answer cell still raises NotImplementedError"
+#: The memory the judge of one answer may take beyond what its worker holds: judging a wrong answer of the course
+#: takes a few megabytes; converting an attacker's result of 60 MB of uint8 to floats took 480 MB each time.
+JUDGE_BYTES = 256 * 2**20
 
 def _ending(exercise, cases, events, ending, limits):
     """``(status, points, note)`` when the run ended before its cases can be judged, else None."""
@@ -46,12 +64,35 @@ def parameter_names(exercise, changed):
     return tuple(parameters[c] if isinstance(c, int) and 0 <= c < len(parameters) else str(c) for c in changed)
 
 
+def _put_back(value, path, array):
+    """``value`` with ``array`` at ``path`` (indices and keys into its tuples, lists and dicts)."""
+    if not path:
+        return array
+    key, rest = path[0], path[1:]
+    if isinstance(value, (tuple, list)) and isinstance(key, int) and 0 <= key < len(value):
+        items = list(value)
+        items[key] = _put_back(items[key], rest, array)
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict) and key in value:
+        return {**value, key: _put_back(value[key], rest, array)}
+    return value
+
+
+def with_stand_ins(value, large):
+    """A result whose arrays the sandbox described instead of sending (``large``: ``[path, dtype, shape]``, see
+    ``answer.bounded_result``), with arrays of that dtype and shape put back that hold one number's memory
+    (read-only, every entry 0): what the verdict says of their type and shape is what it would have said."""
+    for path, dtype, shape in large or ():
+        value = _put_back(value, path, np.broadcast_to(np.zeros((), dtype=dtype), tuple(shape)))
+    return value
+
+
 def outcome_of(exercise, event):
     """A sandbox's event of one case as the ``verdict.Outcome`` the self-check would have seen."""
     changed = parameter_names(exercise, event.get("changed") or ())
     if event["kind"] == "raised":
         return Outcome(raised=Raised.from_text(event.get("error", "")), changed=changed)
-    return Outcome(value=event.get("value"), changed=changed)
+    return Outcome(value=with_stand_ins(event.get("value"), event.get("large")), changed=changed)
 
 
 class Marked(NamedTuple):
@@ -75,9 +116,68 @@ def marked(verdict):
                   DIAGNOSIS_JOIN.join(keys))
 
 
-def mark(exercise, cases, events, ending, limits):
+class OutOfTime(BaseException):
+    """The judge's time budget ran out (a BaseException, as KeyboardInterrupt: no ``except Exception`` in the judge
+    takes it for a failed variant and goes on)."""
+
+
+def _out_of_time(*_):
+    raise OutOfTime
+
+
+def _data_bytes():
+    """This process's data (its heap and anonymous mappings, what RLIMIT_DATA counts), or None where unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            return int(re.search(r"VmData:\s+(\d+) kB", f.read()).group(1)) * 1024
+    except (OSError, AttributeError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def budget(seconds, memory_bytes=JUDGE_BYTES):
+    """Run the block within ``seconds`` (SIGALRM, in the main thread: ``OutOfTime``) and ``memory_bytes`` beyond
+    what the process holds (RLIMIT_DATA: ``MemoryError``); both put back as they were afterwards."""
+    timed = threading.current_thread() is threading.main_thread()
+    handler = signal.signal(signal.SIGALRM, _out_of_time) if timed else None
+    if timed:
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.01))
+    limits, used = resource.getrlimit(resource.RLIMIT_DATA), _data_bytes()
+    bounded = used is not None and (limits[1] == resource.RLIM_INFINITY or used + memory_bytes <= limits[1])
+    if bounded:
+        resource.setrlimit(resource.RLIMIT_DATA, (used + memory_bytes, limits[1]))
+    try:
+        yield
+    finally:
+        if bounded:
+            resource.setrlimit(resource.RLIMIT_DATA, limits)
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, handler)
+
+
+def judged(exercise, cases, outcomes, seconds):
+    """The ``Marked`` of ``verdict.judge``'s verdict, judged within ``budget(seconds)``; past it, the answer's checks
+    alone (each says what is wrong with its result, bounded by the right result's size), "judged as far as time
+    (or memory) allowed"."""
+    try:
+        with budget(seconds):
+            return marked(judge(exercise, cases, outcomes))
+    except (OutOfTime, MemoryError) as exc:
+        what = f"time allowed ({seconds:g} s)" if isinstance(exc, OutOfTime) else \
+            f"memory allowed ({JUDGE_BYTES // 2**20} MiB)"
+    checks = [check_case(case, outcome) for case, outcome in zip(cases, outcomes) if case.graded]
+    verdict = Verdict(exercise, checks)
+    if verdict.passed:
+        return marked(verdict)
+    return Marked("failed", 0, f"{verdict.note()}. Judged as far as {what}: the search for the mistake behind it "
+                               f"was stopped", diagnosis="judged as far as " + what.split(" (")[0])
+
+
+def mark(exercise, cases, events, ending, limits, *, seconds=None):
     """The ``Marked`` of an answer from what the sandbox reported on ``cases``: how the run ended, else the
-    feedback's verdict (``verdict.judge``), the same as the notebook's self-check gives on those cases."""
+    feedback's verdict (``verdict.judge``), the same as the notebook's self-check gives on those cases, judged
+    within ``seconds`` (default: the time its cases were allowed in the sandbox)."""
     ended = _ending(exercise, cases, events, ending, limits)
     if ended:
         return Marked(*ended)
@@ -93,8 +193,8 @@ def mark(exercise, cases, events, ending, limits):
         if event["kind"] == "raised" and event.get("memory"):
             return Marked("memory", 0, f"{case.description}: it ran out of memory "
                                        f"(the limit is {limits.memory_bytes // 2**20} MiB)")
-    verdict = judge(exercise, cases, [outcome_of(exercise, by_case[i]) for i in range(len(cases))])
-    return marked(verdict)
+    outcomes = [outcome_of(exercise, by_case[i]) for i in range(len(cases))]
+    return judged(exercise, cases, outcomes, seconds or time_allowed(exercise.name, len(cases), limits))
 
 
 def grade_answer(box, name, source, secret, limits):

@@ -33,6 +33,12 @@ MAX_TASKS = 256
 MAX_FILES = 256
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 4, 38, 22, 2
 PID = 0x5EC00FF1  # where the allow-list says "the answer's pid" (teacher/sandbox/syscalls.py's PID)
+#: The most bytes of arrays one result sends out of the sandbox: the largest right result is 86 KB (bert_block on a
+#: batch of two). A result over it crosses as what its arrays are (dtype and shape), never as their bytes: an answer
+#: that returned a 60 MB array once cost the grader a gigabyte and 40 s after the sandbox.
+MAX_RESULT_BYTES = 4 * 2**20
+#: The most arrays of such a result described, and how deep in its tuples, lists and dicts they are looked for.
+MAX_DESCRIBED, MAX_RESULT_DEPTH = 16, 8
 
 
 def cut(text, limit=ERROR_CHARS):
@@ -211,6 +217,48 @@ def plain(value):
     return value
 
 
+def _array_bytes(value, depth=0):
+    """The bytes of the arrays in a result (in its tuples, lists and dicts, ``MAX_RESULT_DEPTH`` deep)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if depth < MAX_RESULT_DEPTH and isinstance(value, (tuple, list)):
+        return sum(_array_bytes(v, depth + 1) for v in value)
+    if depth < MAX_RESULT_DEPTH and isinstance(value, dict):
+        return sum(_array_bytes(v, depth + 1) for v in value.values())
+    return 0
+
+
+def _described(value, path, large, depth=0):
+    """``value`` with every array replaced by None, each described in ``large`` as ``[path, dtype, shape]``."""
+    if isinstance(value, np.ndarray):
+        if len(large) < MAX_DESCRIBED:
+            large.append([list(path), value.dtype.name, [int(n) for n in value.shape]])
+        return None
+    if depth < MAX_RESULT_DEPTH and isinstance(value, (tuple, list)):
+        items = [_described(v, (*path, i), large, depth + 1) for i, v in enumerate(value)]
+        return tuple(items) if isinstance(value, tuple) else items
+    if depth < MAX_RESULT_DEPTH and isinstance(value, dict):
+        return {k: _described(v, (*path, k), large, depth + 1) for k, v in value.items()}
+    return value
+
+
+def bounded_result(value):
+    """``(value, large)``: a result as it crosses. At most ``MAX_RESULT_BYTES`` of arrays: as it is, ``large``
+    empty. More: every array in it replaced by None and described in ``large`` (``[path, dtype, shape]``, the path
+    the indices and keys that lead to it), from which the grader puts back arrays of that dtype and shape that
+    hold no memory: the verdict says what was wrong with them, without their bytes ever crossing.
+
+    >>> bounded_result((np.zeros(3), 1))
+    ((array([0., 0., 0.]), 1), [])
+    >>> bounded_result((np.zeros(2**20, np.uint8), np.zeros((2**10, 2**10))))
+    ((None, None), [[[0], 'uint8', [1048576]], [[1], 'float64', [1024, 1024]]])
+    """
+    if _array_bytes(value) <= MAX_RESULT_BYTES:
+        return value, []
+    large = []
+    return _described(value, (), large), large
+
+
 def describe_exception(exc):
     return cut(f"{type(exc).__name__}: {exc}")
 
@@ -232,7 +280,8 @@ def _outcome(function, i, given):
         return {"kind": "raised", "case": i, "error": "MemoryError", "memory": True}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the answer's own doing
         return {"kind": "raised", "case": i, "error": describe_exception(exc)}
-    return {"kind": "result", "case": i, "value": plain(value)}
+    value, large = bounded_result(plain(value))
+    return {"kind": "result", "case": i, "value": value, **({"large": large} if large else {})}
 
 
 def run_case(function, i, case, channel):

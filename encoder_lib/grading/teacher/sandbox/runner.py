@@ -74,14 +74,30 @@ def _changed(message, signature):
             or (isinstance(c, str) and c in kwargs)]
 
 
+def _large(message):
+    """The arrays a result says it left out (``answer.bounded_result``), kept only where each is a description."""
+    large = message.get("large")
+    if not isinstance(large, list):
+        return []
+    return [item for item in large[:answer.MAX_DESCRIBED] if isinstance(item, list) and len(item) == 3
+            and isinstance(item[0], list) and len(item[0]) <= answer.MAX_RESULT_DEPTH
+            and all(isinstance(k, (int, str)) and not isinstance(k, bool) for k in item[0])
+            and item[1] in wire.DTYPES and isinstance(item[2], list) and len(item[2]) <= 32
+            and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**40 for n in item[2])]
+
+
 def checked_event(message, expected_case, signatures):
-    """The grader's copy of a ``result`` or ``raised`` event: only known fields, checked and cut; else None."""
+    """The grader's copy of a ``result`` or ``raised`` event: only known fields, checked and cut, and a result's
+    arrays over ``answer.MAX_RESULT_BYTES`` described, not sent; else None."""
     i = _case_index(message, expected_case)
     if i is None or i >= len(signatures):
         return None
     event = {"kind": message["kind"], "case": i, "changed": _changed(message, signatures[i])}
     if message["kind"] == "result":
-        event["value"] = message.get("value")
+        event["value"], large = answer.bounded_result(message.get("value"))
+        large = (_large(message) + large)[:answer.MAX_DESCRIBED]
+        if large:
+            event["large"] = large
     else:
         event["error"] = cut(message.get("error"))
         event.update({flag: True for flag in ("not_done", "memory") if message.get(flag) is True})
