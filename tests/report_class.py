@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from encoder_lib.grading import EXERCISES
+from encoder_lib.grading.teacher import ids
 from encoder_lib.grading.teacher.class_report.answers import answer_prints
 from encoder_lib.grading.teacher.files import write_csv
 from encoder_lib.grading.teacher.gradebook_writer import open_gradebook as open_course_gradebook
@@ -113,7 +114,7 @@ def write_graded(root, student, lesson, solution, answers, own=False, stored=Fal
         if name:
             sources[name] = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
     notebook["metadata"]["learner"] = student
-    folder = Path(root) / "autograded" / student / lesson
+    folder = Path(root) / "autograded" / ids.folder(student) / lesson  # as the grader names it
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{lesson}.ipynb").write_text(json.dumps(notebook))
     if stored:
@@ -163,7 +164,7 @@ def _learner(seeded, root, student, kind, rng, solutions, own, stored):
             else:
                 answers[name] = seeded.wrong[student, lesson, name] = answer.source.strip() + "\n"
                 seeded.named.setdefault((name, answer.model), set()).add(student)
-                _row(seeded, student, lesson, name, "failed", f"Your `{name}` gives exactly what this known mistake gives: {answer.explanation}.", answer.model)
+                _row(seeded, student, lesson, name, "failed", f"Your `{name}` gives exactly what this known mistake gives, on every case it was run on: {answer.explanation}.", answer.model)
         write_graded(root, student, lesson, solution, answers, own, stored)
 
 

