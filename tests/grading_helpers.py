@@ -104,3 +104,20 @@ def course_after_make_student(tmp_path_factory, name):
     with contextlib.redirect_stdout(io.StringIO()):
         load_tool("student").main(["--root", str(root)])
     return root
+
+
+def make_measured(target, root, timeout, env=None, **variables):
+    """`make <target>` in the course copy ``root`` (setup taken as done) under a ``TreeSampler``:
+    ``(CompletedProcess, sampler, seconds)``."""
+    import subprocess
+
+    started = time.perf_counter()
+    process = subprocess.Popen(["make", "-o", ".venv/.installed", target, *(f"{k}={v}" for k, v in variables.items())],
+                               cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = TreeSampler(process.pid)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    finally:
+        sampler.stop()
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), sampler, \
+        time.perf_counter() - started

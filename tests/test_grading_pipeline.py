@@ -46,7 +46,7 @@ import pytest
 import encoder_lib
 import encoder_lib.grading
 from attacks import ATTACKS, ISSUE_23
-from grading_helpers import TreeSampler, leftovers_of
+from grading_helpers import leftovers_of, make_measured
 from encoder_lib.grading.teacher.cases import hidden_cases, visible_cases
 from encoder_lib.grading.teacher import ids
 from encoder_lib.grading.teacher.files import csv_field
@@ -365,20 +365,6 @@ def processes_mentioning(word):
             except OSError:
                 pass
     return found
-
-
-def make_measured(target, root, timeout, env, **variables):
-    """`make <target>` under a ``TreeSampler``: ``(CompletedProcess, sampler, seconds)``."""
-    started = time.perf_counter()
-    process = subprocess.Popen(["make", "-o", ".venv/.installed", target, *(f"{k}={v}" for k, v in variables.items())],
-                               cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sampler = TreeSampler(process.pid)
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    finally:
-        sampler.stop()
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), sampler, \
-        time.perf_counter() - started
 
 
 class Listener:

@@ -101,14 +101,7 @@ class Sandbox:
         self.procs = self.session.cgroups.box(limits.memory_bytes + SANDBOX_EXTRA_BYTES, SANDBOX_TASKS) \
             if self.session.cgroups else None
         self.threads = self.procs is not None or os.geteuid() != 0  # where the kernel counts them
-        if unsafe:
-            scratch = self.session.scratch()
-            command = [sys.executable, "-I", str(self.session.folder / "runner.py")]
-            env = {**SANDBOX_ENV, "HOME": str(scratch), "ENCODER_GRADER_SCRATCH": str(scratch)}
-            self._scratch = scratch
-        else:
-            command = bwrap_command(runner=self.session.folder, scratch=self.session.bounded_scratch)
-            env, scratch, self._scratch = {}, "/", None
+        command, env, scratch = self._command()
         if self.procs:
             command = ["/bin/sh", "-c", _JOIN, "sh", str(len(self.procs)), *map(str, self.procs), *command]
         try:
@@ -127,6 +120,16 @@ class Sandbox:
         if not (isinstance(ready, dict) and ready.get("kind") == "ready"):
             self.kill()
             raise SandboxFailed("the sandbox did not start")
+
+    def _command(self):
+        """``(command, environment, folder)`` that start the runner: in bubblewrap, or (unsafe) as a plain
+        process in a scratch folder of its own."""
+        if not self.unsafe:
+            self._scratch = None
+            return bwrap_command(runner=self.session.folder, scratch=self.session.bounded_scratch), {}, "/"
+        self._scratch = self.session.scratch()
+        env = {**SANDBOX_ENV, "HOME": str(self._scratch), "ENCODER_GRADER_SCRATCH": str(self._scratch)}
+        return [sys.executable, "-I", str(self.session.folder / "runner.py")], env, self._scratch
 
     # --- the channel --------------------------------------------------
     def _send(self, value, seconds=GRACE_SECONDS, data=None):
