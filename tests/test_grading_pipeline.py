@@ -193,6 +193,8 @@ TEACHER_TOKEN = "ZZ-teacher-token-8c1f"
 #: What the grader's whole process tree (main, workers, sandboxes) may hold at once: two sandboxes at their
 #: memory limit (1 GiB and the runner), two workers, the main process, make and nbgrader.
 PEAK_RSS_BOUND = 4 * 2**30
+#: What the grader's own processes (main and workers, outside the sandboxes) may hold at once (issue 30).
+GRADER_BOUND = 1.5 * 2**30
 HONEST_BEFORE, HONEST_AFTER = "0-honest-first", "zzzz-honest-last"  # sorted before and after every other learner
 
 
@@ -507,7 +509,8 @@ def course(tmp_path_factory):
     finally:
         course.listener.close()
     print(f"\nthe attack class: {len(course.submitted)} learners graded in {course.seconds:.0f} s; the grader's "
-          f"process tree at most {course.sampler.peak / 2**20:.0f} MiB RSS")
+          f"process tree at most {course.sampler.peak / 2**20:.0f} MiB RSS, its own processes (outside the "
+          f"sandboxes) {course.sampler.grader_peak / 2**20:.0f} MiB")
     course.after = tree_hashes(root, LIBRARY, skip=OUTPUTS)
     course.results = read_results(root)
     course.files = {name: (root / name).read_bytes() for name in ("grades.csv", "grades_by_exercise.csv")}
@@ -730,6 +733,7 @@ def test_no_process_cgroup_or_scratch_folder_is_left_and_no_connection_was_made(
 @pytest.mark.timeout(1800)
 def test_the_grader_s_memory_stays_bounded(course):
     assert 0 < course.sampler.peak < PEAK_RSS_BOUND, f"{course.sampler.peak / 2**20:.0f} MiB"
+    assert course.sampler.grader_peak < GRADER_BOUND, f"the grader's own {course.sampler.grader_peak / 2**20:.0f} MiB"
 
 
 @pytest.mark.grading
