@@ -249,9 +249,12 @@ class Explorer:
             self._held = False
         return self.values()
 
-    def frame(self, values):
+    def frame(self, values, picture=True):
         """Draw the state whose control values are ``values`` (name -> value, every control) with the
-        widget's own code; returns its ``Frame``: the picture's PNG, its alt text, the readout's HTML."""
+        widget's own code; returns its ``Frame``: the picture's PNG, its alt text, the readout's HTML.
+
+        ``picture=False`` sets the figure's artists for the state (``draw``) and words it, without rendering
+        the picture: ``png`` is None (the course's website reads the artists of a widget it draws itself)."""
         if not isinstance(values, dict) or set(values) != set(self.controls):
             raise ValueError(f"values must give every control of the widget ({', '.join(self.controls) or 'none'}) "
                              f"a value, got {values!r}")
@@ -259,6 +262,9 @@ class Explorer:
         reached = self.settle(ordered)
         if not all(_same(reached[name], value) for name, value in ordered):
             raise ValueError(f"{type(self).__name__} cannot show {values}: its controls settle at {reached}")
+        if not picture:
+            state = self.draw(**self.values())
+            return Frame(None, self.alt_text(state), self.describe(state))
         self.update()
         return Frame(bytes(self.image.value), self.image.alt, self.readout.value)
 
@@ -273,6 +279,19 @@ class Explorer:
         self.readout.value = self.describe(self.state)
         self.image.show(self.render_png(), self.alt_text(self.state))
         self.last_redraw_seconds = time.perf_counter() - start
+
+    def stop_blitting(self):
+        """Draw every artist in full from now on, as before ``start_blitting``: for changing the figure's size or
+        layout (the course's website draws each state again at a phone's width, ``tools/site/phone.py``)."""
+        for artist in self.dynamic_artists():
+            artist.set_animated(False)
+        self._background = None
+
+    def start_blitting(self):
+        """Save the background again for the figure's present size and layout, and blit from it (when the widget
+        lists ``dynamic_artists``)."""
+        if self.dynamic_artists():
+            self._save_background()
 
     def _save_background(self):
         """Draw the figure without the changing artists and keep the pixels."""
