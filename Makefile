@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 STUDENT_STAMP := student/.generated.json
+# The website's search library (MiniSearch, from npm; pinned in package.json and package-lock.json).
+NODE_STAMP := node_modules/.installed
 NBVAL_CELL_TIMEOUT ?= 300
 # An outer limit for the whole test run, in case a kernel hangs.
 TEST_TIMEOUT ?= 3600
@@ -53,8 +55,15 @@ publish-student: setup
 # The course as a website anyone can read, in site/ (never committed): an index and a page per lesson,
 # whose widgets work without Python (every state drawn by the widget's own code at build time).
 # Open site/index.html, offline too (README: The course as a website).
-site: setup
+site: setup $(NODE_STAMP)
 	$(BIN)/python -m tools.site
+
+# npm ci installs exactly what package-lock.json pins; only `make site` and `make test` need it (not `make lab`).
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make site needs Node.js and npm, for the site's search (MiniSearch):" \
+	    "sudo apt-get install npm (Debian, Ubuntu), or Node.js from your system's packages"; exit 1; }
+	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $@
 
 # Commit site/ to the branch gh-pages (working tree untouched), for GitHub Pages; then
 # `git push origin gh-pages` (README: The course as a website).
@@ -134,7 +143,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 # this machine sets it, Haswell's where it does not) and with one BLAS thread.
 OTHER_CORETYPE := $(if $(OPENBLAS_CORETYPE),-u OPENBLAS_CORETYPE,OPENBLAS_CORETYPE=Haswell)
 
-test: setup
+test: setup $(NODE_STAMP)
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))
 	timeout $(TEST_TIMEOUT) env $(OTHER_CORETYPE) $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
 	timeout $(TEST_TIMEOUT) env OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
@@ -155,4 +164,4 @@ lock: setup
 	$(BIN)/python -m tools.sync_envs
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis node_modules

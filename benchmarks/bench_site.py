@@ -39,8 +39,9 @@ def size_rows(site):
         rows.append((page.path.name, f"{size / MB:.2f}", len(page.widgets), pictures,
                      "ok" if size <= PAGE_BUDGET else f"OVER {PAGE_BUDGET / MB:.0f} MB"))
     assets = sum(p.stat().st_size for p in site.assets())
-    rows.append(("assets/ (style sheet, script)", f"{assets / MB:.2f}", "", len(site.assets()), ""))
+    rows.append(("assets/ (style sheet, scripts, search)", f"{assets / MB:.2f}", "", len(site.assets()), ""))
     total = site.size()
+    rows.append(("search index (in assets/)", f"{site.search_bytes / MB:.2f}", "", "", ""))
     rows.append(("the whole site", f"{total / MB:.2f}", len(site.widgets), "",
                  "ok" if total <= SITE_BUDGET else f"OVER {SITE_BUDGET / MB:.0f} MB"))
     return rows
@@ -53,7 +54,7 @@ def widget_rows(site):
         grid = widget.grid
         controls = ", ".join(f"{c['label']} ({len(c['labels'])})" for c in widget.data["controls"]) or "none"
         rows.append((widget.lesson, grid.name, controls, len(grid.states), len(grid.kept),
-                     "reduced: " + grid.why if grid.reduced else "full"))
+                     "reduced: " + grid.why if grid.reduced else "full, drawn on the page" if grid.drawn else "full"))
     return rows
 
 

@@ -25,6 +25,7 @@ WAIT_MS = 15_000
 # What the page shows for one widget: each control's label, kind and shown value, and the picture.
 _JS_SHOWN = """(box) => {
     const img = box.querySelector('img.explorer-picture');
+    const svg = box.querySelector('svg.explorer-drawing');  // a widget site.js draws from its numbers
     const controls = [...box.querySelectorAll('.explorer-controls > .control')].map((c) => {
         if (c.matches('.slider')) {
             const input = c.querySelector('input[type=range]');
@@ -40,9 +41,10 @@ _JS_SHOWN = """(box) => {
         return {kind: 'checkbox', label: c.querySelector('label').textContent,
                 value: c.querySelector('input').checked ? 'on' : 'off'};
     });
-    return {controls, src: img.getAttribute('src'), alt: img.getAttribute('alt'),
+    return {controls, src: img ? img.getAttribute('src') : null,
+            alt: img ? img.getAttribute('alt') : svg.getAttribute('aria-label'),
             readout: box.querySelector('.explorer-readout').textContent, state: box.dataset.state || null,
-            complete: img.complete && img.naturalWidth > 0};
+            complete: img ? img.complete && img.naturalWidth > 0 : svg !== null};
 }"""
 
 # Times one key press in the page: from the keydown to the widget's new picture loaded (or, when the move
@@ -50,18 +52,19 @@ _JS_SHOWN = """(box) => {
 _JS_WATCH = """(box) => {
     const record = {key: null, shown: null};
     window.__siteWatch = record;
-    const img = box.querySelector('img.explorer-picture');
+    const img = box.querySelector('img.explorer-picture');  // none where site.js draws the widget (an SVG)
     const before = box.dataset.state;
     document.addEventListener('keydown', () => { if (record.key === null) record.key = performance.now(); },
                               {capture: true, once: true});
     const check = () => {
-        if (record.key !== null && box.dataset.state !== before && img.complete && img.naturalWidth > 0) {
+        if (record.key !== null && box.dataset.state !== before && (!img || (img.complete && img.naturalWidth > 0))) {
             record.shown = performance.now();
             return;
         }
         requestAnimationFrame(check);
     };
-    img.addEventListener('load', () => { if (record.key !== null && record.shown === null) check(); }, {once: true});
+    if (img) img.addEventListener('load', () => { if (record.key !== null && record.shown === null) check(); },
+                                  {once: true});
     requestAnimationFrame(check);
     return true;
 }"""
@@ -124,14 +127,18 @@ class Widget:
         return self.box.evaluate(_JS_SHOWN)
 
     def picture(self):
-        """The bytes of the picture the page shows now (read from the file its ``img`` loads)."""
-        src = self.box.locator("img.explorer-picture").evaluate("img => img.src")
+        """The bytes of the picture the page shows now (read from the file its ``img`` loads; the ``img``'s
+        current source, which a ``<picture>`` chooses by the screen's width); None for a drawn widget."""
+        if self.box.locator("img.explorer-picture").count() == 0:
+            return None
+        src = self.box.locator("img.explorer-picture").evaluate("img => img.currentSrc || img.src")
         return file_of(src).read_bytes() if src.startswith("file:") else None
 
     def wait_until_shown(self):
-        """Wait until the picture the page names has loaded."""
+        """Wait until the picture the page names has loaded (a drawn widget is drawn at once)."""
         self.page.wait_for_function("(box) => { const img = box.querySelector('img.explorer-picture');"
-                                    " return img.complete && img.naturalWidth > 0; }",
+                                    " return img ? img.complete && img.naturalWidth > 0"
+                                    " : box.querySelector('svg.explorer-drawing') !== null; }",
                                     arg=self.box.element_handle(), timeout=WAIT_MS, polling="raf")
 
     def control(self, ci):

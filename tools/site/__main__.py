@@ -13,14 +13,17 @@ from .states import MB, PAGE_BUDGET, SITE_BUDGET
 def summary(site):
     """The site's pages and widgets, as lines of text."""
     lines = [f"site written to {site.out} in {site.seconds:.0f} s: {site.size() / MB:.1f} MB "
-             f"(budget {SITE_BUDGET / MB:.0f} MB), {len(site.pages) + 1} pages"]
+             f"(budget {SITE_BUDGET / MB:.0f} MB), {len(site.pages) + 1} pages; its search index "
+             f"{site.search_bytes / MB:.2f} MB"]
     for page in [site.index, *site.pages]:
-        over = "  OVER the page budget" if page.size() > PAGE_BUDGET else ""
-        lines.append(f"  {page.path.name:34s} {page.size() / MB:6.2f} MB{over}")
+        over = "  OVER its budget" if page.size() > PAGE_BUDGET else ""
+        lines.append(f"  {page.path.name:34s} {page.size() / MB:6.2f} MB of its {PAGE_BUDGET / MB:.0f} MB{over}")
     for widget in site.widgets:
         grid = widget.grid
         if grid.reduced:
             kept = f"{len(grid.kept)} of {len(grid.states)} states ({grid.why})"
+        elif grid.drawn:
+            kept = f"all {len(grid.states)} states, drawn on the page from their numbers"
         else:
             kept = f"all {len(grid.states)} states" if grid.space.names else "no controls: the picture it ended with"
         lines.append(f"  {widget.lesson:26s} {grid.name:28s} {kept}")

@@ -11,9 +11,12 @@ from pathlib import Path
 import nbformat
 import PIL.Image
 
+from encoder_lib._display import figure_alt_text
+from encoder_lib.widgets._base import canvas_png
+
 from .. import student
 from ..course import ROOT, lesson_names
-from . import pages
+from . import pages, phone, search
 from .notebook_run import NotebookRun
 from .render import SiteError, code_block, highlight_css, markdown_html, outputs_html
 from .states import Grid, plan
@@ -65,6 +68,7 @@ class Site:
     runs: dict
     students: dict
     seconds: float = 0.0
+    search_bytes: int = 0  # assets/search-index.js
 
     @property
     def widgets(self):
@@ -95,22 +99,49 @@ def _tags(*cells):
     return {tag for cell in cells if cell is not None for tag in cell.get("metadata", {}).get("tags", [])}
 
 
-def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, url):
+def phone_figure(figure, alt, where):
+    """The PNG of a notebook's ``figure`` drawn again for a phone (``phone.stacked``), and the smallest text in
+    it (px); ``alt`` is the stored picture's alt text, which the figure must have too (it is the same one)."""
+    if figure_alt_text(figure) != alt:
+        raise SiteError(f"{where}: the figure the cell draws now is not the one its stored output shows (its alt "
+                        "text differs); re-run the notebook (tools/execute_notebooks.py)")
+    with phone.stacked(figure):
+        return canvas_png(figure.canvas), phone.smallest_text_px(figure)
+
+
+def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, url, figures=None):
     """A lesson's cells as HTML: ``learner`` is its student version (what the learner sees), ``teacher``
-    the teachers' version (its stored outputs); ``widgets_html[cell id]`` the widgets a cell shows."""
+    the teachers' version (its stored outputs); ``widgets_html[cell id]`` the widgets a cell shows; under the
+    first cell, where to open the lesson (its student notebook is ``url``/<name>.ipynb) and its contents;
+    ``figures[cell id]`` the matplotlib figures a cell showed when it ran (``NotebookRun.figures``), each
+    drawn again for phones beside its stored picture."""
     by_id = {cell.get("id"): cell for cell in teacher.cells}
     link_for = pages.link_rewriter(links, f"notebooks/{name}/{name}.ipynb", lessons)
-    ids, parts, figures = set(), [], {}
+    ids, parts, written, headings = set(), [], set(), []
+    figures = figures or {}
 
-    def save_figure(png, alt):
+    def store(png):
         digest = hashlib.sha256(png).hexdigest()[:16]
-        width, height = PIL.Image.open(io.BytesIO(png)).size
-        if digest not in figures:
+        if digest not in written:
             (folder / "figures").mkdir(parents=True, exist_ok=True)
             (folder / "figures" / f"{digest}.png").write_bytes(png)
-            figures[digest] = True
-        return (f'<div class="figure"><img src="{url}figures/{digest}.png" alt="{pages.esc(alt)}" '
-                f'width="{width}" height="{height}"></div>')
+            written.add(digest)
+        return f"{url}figures/{digest}.png", PIL.Image.open(io.BytesIO(png)).size
+
+    def saver(cell_id, where):
+        drawn = iter(figures.get(cell_id, []))
+
+        def save_figure(png, alt):
+            src, size = store(png)
+            figure = next(drawn, None)
+            if figure is None:
+                raise SiteError(f"{where}: shows more pictures than its code draws now; re-run the notebook")
+            text_px = phone.smallest_text_px(figure)  # the stored picture is the figure at its dpi, cropped
+            phone_png, phone_text_px = phone_figure(figure, alt, where)
+            phone_src, phone_size = store(phone_png)
+            return '<div class="figure">' + pages.picture_html(
+                src, phone_src, alt, size, phone_size, [text_px, phone_text_px], "figure-picture") + "</div>"
+        return save_figure
 
     missing = set(widgets_html) - {cell.get("id") for cell in learner.cells}
     if missing:
@@ -119,7 +150,7 @@ def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, ur
         cell_id = cell.get("id")
         source = by_id.get(cell_id)
         if cell.cell_type == "markdown":
-            text = markdown_html(cell.source, link_for, ids)
+            text = markdown_html(cell.source, link_for, ids, headings)
             if TRY_IT_ANSWER in _tags(cell, source):
                 parts.append(f'<details class="cell markdown try-it-answer" data-cell="{pages.esc(cell_id)}">'
                              f'<summary class="answer-summary">{ANSWER_SUMMARY}</summary>\n{text}</details>')
@@ -133,10 +164,14 @@ def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, ur
             elif part or source is None:
                 shown = ""  # an exercise's cells: the learner has not run them yet
             else:
-                shown = outputs_html(source.get("outputs", []), save_figure, f"{name}, cell {index} (id {cell_id})")
+                where = f"{name}, cell {index} (id {cell_id})"
+                shown = outputs_html(source.get("outputs", []), saver(cell_id, where), where)
             kind = " exercise" if part else ""
             parts.append(f'<div class="cell code{kind}" data-cell="{pages.esc(cell_id)}">{label}'
                          f'{code_block(cell.source, label="code")}<div class="outputs">{shown}</div></div>')
+    # under the lesson's first cell (its title, time and what it teaches): where to open it, and its contents
+    parts[1:1] = [pages.open_lesson(name, links, f"{url}{name}.ipynb"),
+                  pages.contents([h for h in headings if h[0] in (2, 3)])]
     return "\n".join(parts)
 
 
@@ -190,7 +225,10 @@ def build(out=None, root=ROOT, lessons=None, log=print):
                 widget.data = grid.render(folder / f"{cell_id}-{k}", f"{name}/{cell_id}-{k}/", log)
                 log(f"{grid.where}: {grid.name}, {len(grid.kept)} of {len(grid.states)} states drawn in "
                     f"{time.perf_counter() - start:.1f} s")
-                note = grid.note or (f"All {len(grid.states):,} states of this widget, drawn by its own code when "
+                note = grid.note or (f"All {len(grid.states):,} states of this widget: this page draws each one from "
+                                     "the numbers the widget's own figure shows, with its colour map and labels."
+                                     if grid.drawn else
+                                     f"All {len(grid.states):,} states of this widget, drawn by its own code when "
                                      "the site was built." if grid.states != [()] else
                                      "This widget has no controls: it shows the picture it ended with when the "
                                      "site was built.")
@@ -198,7 +236,9 @@ def build(out=None, root=ROOT, lessons=None, log=print):
                     widget.widget_id, cell_id, grid.explorer, widget.data, note)
                 page.widgets.append(widget)
             body = lesson_body(name, students[name], runs[name].notebook, widgets_html, links, lessons, folder,
-                               f"{name}/")
+                               f"{name}/", runs[name].figures)
+            folder.mkdir(parents=True, exist_ok=True)
+            nbformat.write(students[name], folder / f"{name}.ipynb")  # the student version, to download
             body += pages.lesson_nav(lessons, name, titles)
             page.path.write_text(pages.page(f"{titles[name]} · {pages.TITLE}", body, links,
                                             run=(name, links.binder(name))))
@@ -208,6 +248,10 @@ def build(out=None, root=ROOT, lessons=None, log=print):
         index.path.write_text(pages.page(pages.TITLE, pages.index_body(
             readme, start_notebook, lessons, titles,
             {name: pages.minutes(runs[name].notebook) for name in lessons}, links), links))
+        documents = [section for page in built
+                     for section in search.sections(page.name, page.title, page.path.read_text())]
+        search_bytes = search.build_index(documents, stage / "assets")
+        log(f"search index: {len(documents)} sections, {search_bytes / 1e6:.2f} MB")
         if out.exists():
             shutil.rmtree(out)
         stage.rename(out)
@@ -218,4 +262,4 @@ def build(out=None, root=ROOT, lessons=None, log=print):
         page.path = out / page.path.name
         if page.folder is not None:
             page.folder = out / page.folder.name
-    return Site(out, index, built, runs, students, time.perf_counter() - started)
+    return Site(out, index, built, runs, students, time.perf_counter() - started, search_bytes)

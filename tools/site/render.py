@@ -23,9 +23,8 @@ from pygments.lexers import PythonLexer
 #: Pygments' style whose every colour has 4.5:1 or more on white, and the code's background.
 CODE_STYLE = "xcode"
 CODE_BACKGROUND = "#fbfbfb"
+DARK_CODE_STYLE = "github-dark"  # its background is the dark palette's code background, #0d1117
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-#: A line of code longer than this may scroll sideways: its block can take the keyboard focus.
-SCROLLING_LINE = 80
 _PLACEHOLDER = "MATHPLACEHOLDER{}X"
 _PLACED = re.compile(r"MATHPLACEHOLDER(\d+)X")
 
@@ -87,8 +86,10 @@ def formula(latex, display=False):
         raise SiteError(f"the formula {latex!r} cannot be converted to MathML: {exc}") from exc
     open_end = mathml.index(">") + 1
     inner = mathml[open_end:mathml.rindex("</math>")]
-    return (f"{mathml[:open_end]}<semantics>{inner}<annotation encoding=\"application/x-tex\">"
+    math = (f"{mathml[:open_end]}<semantics>{inner}<annotation encoding=\"application/x-tex\">"
             f"{html.escape(latex)}</annotation></semantics></math>")
+    # a formula on its own line scrolls sideways in its own box on a narrow screen (a span: it may sit in a <p>)
+    return f'<span class="scroll math-box" data-label="formula">{math}</span>' if display else math
 
 
 # ------------------------------------------------------------------ markdown
@@ -100,12 +101,17 @@ def slug(text):
 
 
 class _Renderer(mistune.HTMLRenderer):
-    def __init__(self, link_for, ids):
+    def __init__(self, link_for, ids, headings):
         super().__init__(escape=False)
-        self.link_for, self.ids = link_for, ids
+        self.link_for, self.ids, self.headings = link_for, ids, headings
 
     def link(self, text, url, title=None):
-        return super().link(text, self.link_for(url), title)
+        url = self.link_for(url)
+        out = super().link(text, url, title)
+        published = getattr(self.link_for, "published", None)  # the site's own address, where it is known
+        if published and re.match(r"[\w.-]+\.html(#|$)", url):  # a page of the site: printed with its address
+            out = out.replace("<a ", f'<a data-address="{html.escape(published + url, quote=True)}" ', 1)
+        return out
 
     def heading(self, text, level, **attrs):
         base = slug(_PLACED.sub("", text))
@@ -113,15 +119,17 @@ class _Renderer(mistune.HTMLRenderer):
         while anchor in self.ids:
             anchor, k = f"{base}-{k}", k + 1
         self.ids.add(anchor)
+        self.headings.append((level, anchor, text))
         return f'<h{level} id="{anchor}">{text}</h{level}>\n'
 
     def block_code(self, code, info=None):
         return code_block(code, "python" if (info or "").strip() in ("python", "py", "ipython3") else None)
 
 
-def markdown_html(source, link_for=lambda url: url, ids=None):
+def markdown_html(source, link_for=lambda url: url, ids=None, headings=None):
     """A markdown cell's ``source`` as HTML; ``link_for`` rewrites each link's address, ``ids`` (a set)
-    collects the page's heading ids so that they stay unique."""
+    collects the page's heading ids so that they stay unique, ``headings`` (a list) each heading's
+    ``(level, id, HTML)``, for the page's contents."""
     if not isinstance(source, str):
         raise TypeError(f"source must be a markdown str, got {type(source).__name__}")
     spans = math_spans(source)
@@ -131,30 +139,35 @@ def markdown_html(source, link_for=lambda url: url, ids=None):
         formulas.append(formula(latex, display))
         last = end
     pieces.append(source[last:])
-    render = mistune.create_markdown(renderer=_Renderer(link_for, set() if ids is None else ids),
+    render = mistune.create_markdown(renderer=_Renderer(link_for, set() if ids is None else ids,
+                                                        [] if headings is None else headings),
                                      plugins=["table", "strikethrough"])
     out = render("".join(pieces))
+    # a table scrolls sideways in its own box on a narrow screen, not the page
+    out = out.replace("<table>", '<div class="scroll table-box" data-label="table"><table>').replace(
+        "</table>", "</table></div>")
     return _PLACED.sub(lambda m: formulas[int(m.group(1))], out)
 
 
 # ------------------------------------------------------------------ code and outputs
 
-def code_block(code, language="python", label=None):
-    """``code`` in a ``<pre>``, highlighted when ``language`` is python; a block with long lines can take
-    the keyboard focus, so that it scrolls from the keyboard too."""
+def code_block(code, language="python", label="code", classes="highlight"):
+    """``code`` in a ``<pre>``, highlighted when ``language`` is python. It scrolls sideways when its lines
+    are longer than the screen is wide; then the page's script lets it take the keyboard focus, named by
+    ``label``, so that it scrolls from the keyboard too (site.js, ``.scroll``)."""
     body = (highlight(code, PythonLexer(), HtmlFormatter(nowrap=True)) if language == "python"
             else html.escape(code))
-    scrolls = any(len(line) > SCROLLING_LINE for line in code.splitlines())
-    attrs = ' tabindex="0"' if scrolls else ""
-    if label and scrolls:
-        attrs += f' aria-label="{html.escape(label, quote=True)}"'
-    return f'<pre class="highlight"{attrs}><code>{body.rstrip()}</code></pre>'
+    return (f'<pre class="{classes} scroll" data-label="{html.escape(label, quote=True)}"><code>{body.rstrip()}'
+            '</code></pre>')
 
 
 def highlight_css():
-    """The code's colours, for the site's style sheet."""
-    return HtmlFormatter(style=CODE_STYLE).get_style_defs(".highlight").replace(
+    """The code's colours, for the site's style sheet: ``CODE_STYLE`` on the light page, ``DARK_CODE_STYLE`` on a
+    screen that asks for the dark palette (each colour 4.5:1 or more on its background: tests/test_site.py)."""
+    light = HtmlFormatter(style=CODE_STYLE).get_style_defs(".highlight").replace(
         "background: #ffffff", f"background: {CODE_BACKGROUND}")
+    dark = HtmlFormatter(style=DARK_CODE_STYLE).get_style_defs(".highlight")
+    return f"{light}\n@media screen and (prefers-color-scheme: dark) {{\n{dark}\n}}"
 
 
 class _Image(HTMLParser):
@@ -198,8 +211,8 @@ def outputs_html(outputs, save_figure, where):
         kind = output.get("output_type")
         if kind == "stream":
             text = ANSI.sub("", output.get("text", ""))
-            parts.append(code_block(text.rstrip("\n"), language=None, label="output").replace(
-                '<pre class="highlight"', f'<pre class="output {html.escape(output.get("name", "stdout"))}"', 1))
+            parts.append(code_block(text.rstrip("\n"), language=None, label="output",
+                                    classes=f'output {html.escape(output.get("name", "stdout"))}'))
         elif kind in ("display_data", "execute_result"):
             data = output.get("data", {})
             if "text/html" in data and (figure := figure_of(data["text/html"])):
@@ -208,12 +221,10 @@ def outputs_html(outputs, save_figure, where):
                 raise SiteError(f"{where}: a figure without alt text (encoder_lib._display gives every "
                                 "figure one; re-run the notebook with `import encoder_lib`)")
             elif "text/html" in data:
-                parts.append(f'<div class="output html">{data["text/html"]}</div>')
+                parts.append(f'<div class="output html scroll" data-label="output">{data["text/html"]}</div>')
             elif "text/plain" in data:
-                parts.append(code_block(data["text/plain"], language=None).replace(
-                    '<pre class="highlight"', '<pre class="output result"', 1))
+                parts.append(code_block(data["text/plain"], language=None, label="output", classes="output result"))
         elif kind == "error":
             trace = ANSI.sub("", "\n".join(output.get("traceback", [])))
-            parts.append(code_block(trace, language=None).replace('<pre class="highlight"',
-                                                                  '<pre class="output error"', 1))
+            parts.append(code_block(trace, language=None, label="error", classes="output error"))
     return "".join(parts)

@@ -9,6 +9,8 @@ every value of each control with the others where they start, plus every
 combination its lesson's question asks about (``QUESTIONS``), and its page
 says so under it.
 
+Each state is drawn twice: for a page as wide as the notebook, and for a
+phone, the same figure with its panels one above the other (``phone.stacked``).
 A picture is stored as lossless WebP: the very pixels of the widget's PNG
 (checked when it is written), in about a third of the bytes.
 """
@@ -16,12 +18,15 @@ A picture is stored as lossless WebP: the very pixels of the widget's PNG
 import hashlib
 import io
 import itertools
+import json
 
 import numpy as np
 import PIL.Image
 
 from encoder_lib.widgets._base import StateSpace, control_kind
 
+from . import phone
+from .drawn import DRAWN, drawing
 from .render import SiteError
 
 MB = 1_000_000
@@ -31,6 +36,10 @@ SITE_BUDGET = 60 * MB  # every page, the index and the shared style sheet and sc
 PLAN_SHARE = 0.75
 SAMPLES = 6  # states drawn to estimate the size of all of a widget's pictures
 ALL = "every value"
+#: A state's phone picture against its wide one, in bytes (1.2 to 1.5 on the course's widgets), for the estimate:
+#: the phone layout is drawn only once the wide pictures are (phone.stacked lays the figure out anew, and a widget
+#: laid out again draws pixels a little different from a new one's).
+PHONE_BYTES = 1.6
 
 #: For a widget whose every state would not fit its page: the combinations its lesson's question asks
 #: about, kept besides every value of each control with the others where they start. An entry maps
@@ -83,13 +92,26 @@ class Grid:
         self.kept = list(self.states)
         self.reduced, self.why, self.note = False, "", ""
         picks = sorted({round(i * (len(self.states) - 1) / max(SAMPLES - 1, 1)) for i in range(SAMPLES)})
+        sample = [self.space.start, *(self.states[i] for i in picks)]
+        self.drawn = self.name in DRAWN  # the page draws its states from their numbers (drawn.py)
+        if self.drawn:
+            records = drawing(explorer, sample, self.values, self.space.start)["records"]
+            self.per_state = sum(len(json.dumps(r)) + 60 for r in records) / len(records)
+            self.estimate = self.per_state * len(self.states)
+            return
         sizes = []
-        for state in [self.space.start, *(self.states[i] for i in picks)]:
+        for state in sample:
             frame = explorer.frame(self.values(state))
-            sizes.append(len(webp(frame.png)) + len(frame.alt) + len(frame.readout) + 40)
+            sizes.append(len(webp(frame.png)) * (1 + PHONE_BYTES) + len(frame.alt) + len(frame.readout) + 80)
         explorer.frame(self.values(self.space.start))
-        self.per_state = sum(sizes) / len(sizes)
+        self.per_state = sum(sizes) / len(sample)
         self.estimate = self.per_state * len(self.states)
+
+    def phone_layout(self):
+        """A context in which the widget draws for a phone (``phone.stacked``), and after which it draws as before."""
+        start = self.values(self.space.start)
+        return phone.stacked(self.explorer.figure, self.explorer.stop_blitting, lambda: self.explorer.frame(start),
+                             self.explorer.start_blitting)
 
     @property
     def name(self):
@@ -154,30 +176,30 @@ class Grid:
         return max((k for k in kept if k[i] == state[i]), key=score)
 
     def render(self, folder, url, log=lambda line: None):
-        """Draw every kept state into ``folder`` (``url``: that folder's address from the page); returns
-        the page's data for the widget: its controls, states, moves, and the first picture's size."""
+        """Draw every kept state, for a wide screen and for a phone, into ``folder`` (``url``: that folder's address
+        from the page); returns the page's data for the widget: its controls, its states (each one's two pictures,
+        alt text and readout), its moves, the pictures' sizes and the smallest text in each (in their pixels)."""
         names, space, kept = self.space.names, self.space, self.kept
         position = {n: {v: k for k, v in enumerate(space.values[n])} for n in names}
         key = lambda state: ",".join(str(position[n][v]) for n, v in zip(names, state))  # noqa: E731
         index = {state: k for k, state in enumerate(kept)}
-        folder.mkdir(parents=True, exist_ok=True)
-        records, size, written = [], None, set()
-        for k, state in enumerate(kept):
-            frame = self.explorer.frame(self.values(state))
-            data = webp(frame.png)
-            name = hashlib.sha256(data).hexdigest()[:16] + ".webp"
-            if name not in written:
-                (folder / name).write_bytes(data)
-                written.add(name)
-            size = size or PIL.Image.open(io.BytesIO(frame.png)).size
-            record = [url + name, frame.alt, frame.readout]
+        if self.drawn:  # the numbers, which site.js draws
+            made = drawing(self.explorer, kept, self.values, space.start)
+            shown = [(None, None, alt, readout) for _, alt, readout in made["records"]]
+            made["frames"] = [panels for panels, _, _ in made.pop("records")]
+            wide, narrow = made["layouts"]["wide"], made["layouts"]["phone"]
+            extra = {"drawing": made, "size": wide["size"], "phone_size": narrow["size"],
+                     "text_px": [wide["text_px"], narrow["text_px"]], "images": []}
+        else:
+            extra, shown = self._pictures(folder, url, log)
+        records = []
+        for state, (src, phone_src, alt, readout) in zip(kept, shown):
+            record = [src, phone_src, alt, readout]
             offered = space.offered(state)
             limits = [sorted(position[n][v] for v in offered[n]) for n in names]
             if any(len(lim) != len(space.values[n]) for lim, n in zip(limits, names)):
                 record.append(limits)
             records.append(record)
-            if k % 200 == 199:
-                log(f"  {self.where}: {k + 1} of {len(kept)} states drawn")
         self.explorer.frame(self.values(space.start))
         redirect = {}
         for state in kept:
@@ -199,8 +221,41 @@ class Grid:
             controls.append({"name": name, "kind": control_kind(control), "label": _label(self.explorer, name),
                              "labels": [space.labels[name][v] for v in space.values[name]]})
         return {"controls": controls, "keys": [key(state) for state in kept], "states": records,
-                "start": index[space.start], "redirect": redirect, "size": size,
-                "images": sorted(written)}
+                "start": index[space.start], "redirect": redirect, **extra}
+
+    def _pictures(self, folder, url, log):
+        """Draw every kept state as pictures into ``folder``, for a wide screen and for a phone; returns the
+        pictures' sizes and smallest texts, and each state's ``(picture, phone picture, alt, readout)``."""
+        folder.mkdir(parents=True, exist_ok=True)
+        written = set()
+
+        def store(png):
+            data = webp(png)
+            name = hashlib.sha256(data).hexdigest()[:16] + ".webp"
+            if name not in written:
+                (folder / name).write_bytes(data)
+                written.add(name)
+            return url + name
+
+        def draw_all(what):
+            pictures, size, text_px = [], None, None
+            for k, state in enumerate(self.kept):
+                frame = self.explorer.frame(self.values(state))
+                pictures.append((store(frame.png), frame))
+                size = size or PIL.Image.open(io.BytesIO(frame.png)).size
+                found = phone.smallest_text_px(self.explorer.figure)
+                text_px = found if text_px is None else min(text_px, found or text_px)
+                if k % 200 == 199:
+                    log(f"  {self.where}: {k + 1} of {len(self.kept)} states drawn ({what})")
+            return pictures, size, text_px
+
+        wide, size, text_px = draw_all("for a wide screen")
+        with self.phone_layout():
+            narrow, phone_size, phone_text_px = draw_all("for a phone")
+        self.explorer.frame(self.values(self.space.start))
+        words = [(src, phone_src, frame.alt, frame.readout) for (src, frame), (phone_src, _) in zip(wide, narrow)]
+        return {"size": size, "phone_size": phone_size, "text_px": [text_px, phone_text_px],
+                "images": sorted(written)}, words
 
 
 def _fit(grids, share, room, where, log):

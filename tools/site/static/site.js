@@ -1,12 +1,15 @@
-// The course's widgets without Python: every state was drawn when the site was built (tools/site).
+// The course's pages without Python (tools/site): widgets, boxes that scroll, contents, search.
 //
 // Each widget is a <section class="explorer"> whose controls are plain HTML (range inputs, radio
-// buttons, check boxes) and whose <script type="application/json" class="explorer-data"> lists the
-// states kept: for each, its picture's file, alt text and readout, and (where a control's range
-// depends on the others) what each control offers. Moving a control looks up the state the move leads
+// buttons, check boxes) and whose <script type="application/json" class="explorer-data"> lists its
+// states: for each, its picture's file (drawn for a wide screen, and again for a phone, which a
+// <picture> shows on a narrow screen), alt text and readout, and (where a control's range depends on the
+// others) what each control offers. A widget whose states are numbers (the attention maps: drawn.py)
+// carries them instead, and is drawn here as SVG. Moving a control looks up the state the move leads
 // to (data.redirect, where the widget moves other controls too or the page keeps a reduced grid) and
 // shows it: picture, alt text, readout and every control, together. Nothing is fetched but the
-// pictures, from the site's own folder; the pictures a move away are loaded ahead.
+// pictures and the search's two scripts, from the site's own folder; the pictures a move away are
+// loaded ahead.
 (function () {
   'use strict';
 
@@ -14,11 +17,10 @@
     var data = JSON.parse(box.querySelector('script.explorer-data').textContent);
     var index = {};
     data.keys.forEach(function (key, i) { index[key] = i; });
-    var img = box.querySelector('img.explorer-picture');
+    var picture = data.drawing ? drawn(box, data) : pictures(box, data);
     var readout = box.querySelector('.explorer-readout');
     var controls = data.controls.map(function (spec, ci) { return bind(box, spec, ci, moved); });
     var current = data.start;
-    var loaded = {};
 
     function values(i) { return data.keys[i] === '' ? [] : data.keys[i].split(',').map(Number); }
 
@@ -30,27 +32,19 @@
       return to === undefined ? index[key] : to;
     }
 
-    function preload(i) {
-      var src = data.states[i][0];
-      if (loaded[src]) return;
-      loaded[src] = new Image();
-      loaded[src].src = src;
-    }
-
     function show(i) {
       var state = data.states[i];
       current = i;
-      if (img.getAttribute('src') !== state[0]) img.setAttribute('src', state[0]);
-      img.setAttribute('alt', state[1]);
-      readout.innerHTML = state[2];
+      picture.show(i);
+      readout.innerHTML = state[3];
       var at = values(i);
-      controls.forEach(function (control, ci) { control.show(at[ci], state[3] ? state[3][ci] : null); });
+      controls.forEach(function (control, ci) { control.show(at[ci], state[4] ? state[4][ci] : null); });
       box.dataset.state = data.keys[i];
       // the pictures one move away, so that the next move shows its picture at once
       controls.forEach(function (control, ci) {
         control.near(at[ci]).forEach(function (vi) {
           var to = target(ci, vi);
-          if (to !== undefined) preload(to);
+          if (to !== undefined) picture.preload(to);
         });
       });
     }
@@ -65,9 +59,164 @@
       show(to);
     }
 
-    loaded[data.states[current][0]] = img;
     show(current);
     box.classList.add('explorer-ready');
+  }
+
+  // A widget's states as pictures drawn at build time: an <img>, and the <source> a <picture> shows on a
+  // narrow screen (the phone's drawing). show(i) puts state i's in place; preload(i) loads them ahead.
+  function pictures(box, data) {
+    var img = box.querySelector('img.explorer-picture');
+    var source = box.querySelector('.explorer-figure source');
+    var narrow = source ? window.matchMedia(source.media) : null;
+    var loaded = {};
+    loaded[data.states[data.start][narrow && narrow.matches ? 1 : 0]] = img;
+    return {
+      show: function (i) {
+        var state = data.states[i];
+        if (source && source.getAttribute('srcset') !== state[1]) source.setAttribute('srcset', state[1]);
+        if (img.getAttribute('src') !== state[0]) img.setAttribute('src', state[0]);
+        img.setAttribute('alt', state[2]);
+      },
+      preload: function (i) {
+        var src = data.states[i][narrow && narrow.matches ? 1 : 0];
+        if (loaded[src]) return;
+        loaded[src] = new Image();
+        loaded[src].src = src;
+      }
+    };
+  }
+
+  // A widget whose states are numbers (attention weights: tools/site/drawn.py): drawn here as SVG, from the
+  // widget's own figure as the build read it: the places of its panels, ticks and words in the layout for a
+  // wide screen or for a phone (whichever the page has room for), the colour map's 256 colours, and for
+  // each state its titles, heatmap, bars, texts and outlines. Printed, the widget shows its first state.
+  function drawn(box, data) {
+    var drawing = data.drawing;
+    var figure = box.querySelector('.explorer-figure');
+    var narrow = window.matchMedia('screen and (max-width: ' + (drawing.layouts.wide.size[0] + 80) + 'px)');
+    var current = data.start;
+    function show(i) {
+      current = i;
+      var layout = drawing.layouts[narrow.matches ? 'phone' : 'wide'];
+      figure.innerHTML = svg(drawing, layout, i, data.states[i][2], 'explorer-drawing');
+    }
+    if (narrow.addEventListener) narrow.addEventListener('change', function () { show(current); });
+    var printed = box.querySelector('.explorer-print .explorer-printed-drawing');
+    if (printed) printed.innerHTML = svg(drawing, drawing.layouts.wide, data.start, data.states[data.start][2], '');
+    return { show: show, preload: function () {} };
+  }
+
+  var FONT = 'font-family="DejaVu Sans, Bitstream Vera Sans, Verdana, sans-serif"';
+
+  function esc(text) {
+    return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  }
+
+  function num(v) { return Math.round(v * 100) / 100; }
+
+  // Data coordinates of a panel to the figure's pixels (from the top left).
+  function mapper(panel) {
+    var b = panel.box, xl = panel.xlim, yl = panel.ylim;
+    return {
+      x: function (v) { return b[0] + b[2] * (v - xl[0]) / (xl[1] - xl[0]); },
+      y: function (v) { return b[1] + b[3] * (yl[1] - v) / (yl[1] - yl[0]); }
+    };
+  }
+
+  function text(words, x, y, size, rotation, anchor, baseline) {
+    var turn = rotation ? ' transform="rotate(' + num(-rotation) + ' ' + num(x) + ' ' + num(y) + ')"' : '';
+    return '<text x="' + num(x) + '" y="' + num(y) + '" font-size="' + num(size) + '" text-anchor="' +
+      (anchor || 'middle') + '" dominant-baseline="' + (baseline || 'central') + '"' + turn + '>' + esc(words) + '</text>';
+  }
+
+  function rect(x0, y0, x1, y1, attrs) {
+    return '<rect x="' + num(Math.min(x0, x1)) + '" y="' + num(Math.min(y0, y1)) + '" width="' +
+      num(Math.abs(x1 - x0)) + '" height="' + num(Math.abs(y1 - y0)) + '" ' + attrs + '/>';
+  }
+
+  var ANCHOR = { center: 'middle', left: 'start', right: 'end' };
+  var BASELINE = { bottom: 'text-after-edge', top: 'text-before-edge', center: 'central', baseline: 'alphabetic' };
+
+  // Matplotlib's hatch "//" on a bar: lines rising to the right, every 6 px, cut at the bar's edges.
+  function hatching(x0, y0, x1, y1) {
+    var left = Math.min(x0, x1), right = Math.max(x0, x1), top = Math.min(y0, y1), bottom = Math.max(y0, y1);
+    var lines = [];
+    for (var c = left - (bottom - top); c < right; c += 6) {
+      var t0 = Math.max(0, left - c), t1 = Math.min(bottom - top, right - c);
+      if (t1 > t0) lines.push('M' + num(c + t0) + ' ' + num(bottom - t0) + 'L' + num(c + t1) + ' ' + num(bottom - t1));
+    }
+    return '<path class="hatched" d="' + lines.join('') + '" stroke="#000" stroke-width="1" fill="none"/>';
+  }
+
+  function svg(drawing, layout, i, alt, cls) {
+    var w = layout.size[0], h = layout.size[1];
+    var parts = ['<rect x="0" y="0" width="' + w + '" height="' + h + '" fill="#fff"/>'];
+    var frame = drawing.frames[i];
+    layout.panels.forEach(function (panel, p) {
+      var m = mapper(panel), b = panel.box, state = frame[p], style = layout.styles[p];
+      if (panel.kind === 'colorbar') {
+        var n = panel.colors.length;
+        panel.colors.forEach(function (color, k) {
+          parts.push(rect(b[0], b[1] + b[3] * (n - k - 1) / n, b[0] + b[2], b[1] + b[3] * (n - k) / n + 0.3,
+            'fill="' + color + '"'));
+        });
+        panel.yticks.forEach(function (y) {
+          parts.push('<line x1="' + num(b[0] + b[2]) + '" y1="' + y + '" x2="' + num(b[0] + b[2] + panel.tick) +
+            '" y2="' + y + '" stroke="#000" stroke-width="' + panel.spine + '"/>');
+        });
+      }
+      if (state && state.image !== undefined) {
+        var cells = drawing.matrices[state.image], e = panel.extent;
+        var rows = cells.length, cols = cells[0].length;
+        // the first row at the top of the extent (origin "upper", as imshow draws by default) or at its bottom
+        var first = panel.origin === 'upper' ? e[3] : e[2], last = panel.origin === 'upper' ? e[2] : e[3];
+        var cw = (e[1] - e[0]) / cols, ch = (last - first) / rows;
+        cells.forEach(function (row, r) {
+          row.forEach(function (c, k) {
+            parts.push(rect(m.x(e[0] + k * cw), m.y(first + r * ch), m.x(e[0] + (k + 1) * cw), m.y(first + (r + 1) * ch),
+              'fill="' + drawing.lut[c] + '" shape-rendering="crispEdges"'));
+          });
+        });
+      }
+      if (state && state.bars) {
+        var places = drawing.bars[p];
+        state.bars.forEach(function (height, k) {
+          var x0 = m.x(places[k][0]), x1 = m.x(places[k][0] + places[k][1]), y0 = m.y(0), y1 = m.y(height);
+          parts.push(rect(x0, y0, x1, y1, 'fill="' + drawing.palette[state.colors[k]] + '"'));
+          if (state.hatched.indexOf(k) >= 0) parts.push(hatching(x0, y0, x1, y1));
+          if (style.edge) parts.push(rect(x0, y0, x1, y1, 'fill="none" stroke="' + style.edge[0] + '" stroke-width="' + num(style.edge[1]) + '"'));
+        });
+      }
+      if (panel.kind !== 'colorbar') {
+        panel.xticks.forEach(function (x) {
+          parts.push('<line x1="' + x + '" y1="' + num(b[1] + b[3]) + '" x2="' + x + '" y2="' + num(b[1] + b[3] + panel.tick) +
+            '" stroke="#000" stroke-width="' + panel.spine + '"/>');
+        });
+        panel.yticks.forEach(function (y) {
+          parts.push('<line x1="' + num(b[0] - panel.tick) + '" y1="' + y + '" x2="' + b[0] + '" y2="' + y +
+            '" stroke="#000" stroke-width="' + panel.spine + '"/>');
+        });
+      }
+      if (state && state.boxes) {
+        state.boxes.forEach(function (o) {
+          var x0 = m.x(o[0]), x1 = m.x(o[0] + o[2]), y0 = m.y(o[1]), y1 = m.y(o[1] + o[3]);
+          if (style.box[2]) parts.push(rect(x0, y0, x1, y1, 'fill="none" stroke="#fff" stroke-width="' + num(style.box[2]) + '"'));
+          parts.push(rect(x0, y0, x1, y1, 'fill="none" stroke="' + style.box[1] + '" stroke-width="' + num(style.box[0]) + '"'));
+        });
+      }
+      parts.push(rect(b[0], b[1], b[0] + b[2], b[1] + b[3], 'fill="none" stroke="#000" stroke-width="' + panel.spine + '"'));
+      panel.texts.forEach(function (t) { parts.push(text(t[0], t[1], t[2], t[3], t[4])); });
+      if (state && state.texts && style.text) {
+        state.texts.forEach(function (t) {
+          parts.push(text(t[0], m.x(t[1]), m.y(t[2]), style.text[0], 0, ANCHOR[style.text[1]], BASELINE[style.text[2]]));
+        });
+      }
+      if (state && state.title) parts.push(text(state.title, panel.title[0], panel.title[1], panel.title[2]));
+    });
+    return '<svg class="' + cls + '" role="img" aria-label="' + esc(alt) +
+      '" viewBox="0 0 ' + w + ' ' + h + '" width="' + w + '" height="' + h + '" data-text-px="' + layout.text_px + '" ' +
+      FONT + ' fill="#000">' + parts.join('') + '</svg>';
   }
 
   // One control: show(value index, allowed indices or null) puts it at a state; near(value index) lists
@@ -118,6 +267,92 @@
       near: function (vi) { return [vi === on ? off : on]; }
     };
   }
+
+  // A block that scrolls sideways (code, an output, a wide table, a formula: class "scroll") takes the keyboard
+  // focus while it is wider than its box, so that the arrow keys scroll it; it is named by its data-label.
+  // Checked when the page loads and whenever a block's width changes (a phone turned, a window resized).
+  function scrollable(box) {
+    var scrolls = box.scrollWidth > box.clientWidth + 1;
+    if (scrolls === box.hasAttribute('tabindex')) return;
+    if (scrolls) {
+      box.setAttribute('tabindex', '0');
+      box.setAttribute('role', 'group');
+      box.setAttribute('aria-label', (box.dataset.label || 'block') + ', scrolls sideways');
+    } else {
+      box.removeAttribute('tabindex');
+      box.removeAttribute('role');
+      box.removeAttribute('aria-label');
+    }
+  }
+
+  var boxes = Array.prototype.slice.call(document.querySelectorAll('.scroll'));
+  boxes.forEach(scrollable);
+  if (window.ResizeObserver) {
+    var watch = new ResizeObserver(function (entries) { entries.forEach(function (e) { scrollable(e.target); }); });
+    boxes.forEach(function (box) { watch.observe(box); });
+  }
+
+  // The page's contents: open on a wide screen, folded on a phone (a tap opens it).
+  var toc = document.querySelector('nav.toc details');
+  if (toc && window.matchMedia('(min-width: 48em)').matches) toc.open = true;
+
+  // Search: the box in the header searches every lesson's sections with MiniSearch. The library and the index
+  // (built by `make site`: tools/site/search.py) are two scripts of the site, loaded the first time the box is
+  // used: nothing is fetched, so the search works from file:// and offline.
+  function search() {
+    var form = document.querySelector('form.search');
+    var results = document.getElementById('search-results');
+    if (!form || !results) return;
+    var input = form.querySelector('input');
+    var status = results.querySelector('.search-status');
+    var list = results.querySelector('ol');
+    var assets = document.querySelector('script[src$="site.js"]').getAttribute('src').replace(/site\.js$/, '');
+    var engine = null, loading = false, waiting = null;
+
+    function load() {
+      if (engine || loading) return;
+      loading = true;
+      var library = document.createElement('script');
+      library.src = assets + 'minisearch.js';
+      library.onload = function () {
+        var index = document.createElement('script');
+        index.src = assets + 'search-index.js';
+        index.onload = function () {
+          var built = window.courseSearch;
+          engine = { search: window.MiniSearch.loadJS(built.index, built.options), options: built.options };
+          if (waiting !== null) run(waiting);
+        };
+        document.head.appendChild(index);
+      };
+      document.head.appendChild(library);
+    }
+
+    function run(query) {
+      waiting = query;
+      if (!engine) { load(); return; }
+      var found = query.trim() ? engine.search.search(query, engine.options.searchOptions).slice(0, 12) : [];
+      list.innerHTML = found.map(function (hit) {
+        var where = hit.title === hit.lesson ? '' : ' <span class="where">in ' + esc(hit.lesson) + '</span>';
+        return '<li><a href="' + esc(hit.url) + '">' + esc(hit.title) + '</a>' + where + '</li>';
+      }).join('');
+      results.hidden = !query.trim();
+      status.textContent = !query.trim() ? '' : found.length ? found.length + (found.length === 1 ? ' section' : ' sections') +
+        ' of the course match "' + query.trim() + '"' : 'Nothing in the course matches "' + query.trim() + '"';
+    }
+
+    form.hidden = false;
+    input.addEventListener('focus', load);
+    input.addEventListener('input', function () { run(input.value); });
+    input.addEventListener('keydown', function (event) {
+      if (event.key === 'Escape') { input.value = ''; run(''); }
+    });
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      var first = list.querySelector('a');
+      if (first) first.focus();
+    });
+  }
+  search();
 
   document.querySelectorAll('section.explorer').forEach(setUp);
 })();

@@ -1,0 +1,27 @@
+"""The fixtures the website's test files share (a pytest plugin: ``pytest_plugins = ["site_fixtures"]``).
+
+The site is built once per test session, by the same ``tools.site.build`` that
+`make site` runs (about a minute: it runs every teachers' notebook and draws
+every widget state), and one Chromium serves every browser test of the
+session: tests/test_site.py reads what the site holds, tests/test_site_reading.py
+reads it as a reader on a phone, by keyboard, in the dark and on paper would.
+"""
+
+import pytest
+
+from conftest import chromium_or_skip
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    from tools.site import build
+
+    log = []
+    built = build(tmp_path_factory.mktemp("site") / "site", log=log.append)
+    built.log = log
+    return built
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    yield from chromium_or_skip("the site's browser tests drive Chromium with Playwright")
