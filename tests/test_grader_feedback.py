@@ -21,20 +21,20 @@ from test_grader_parts import box  # noqa: F401  (the module's sandbox)
 from benchmarks import mutants as m
 
 SECRET = 7
-SUBMISSION = hashlib.sha256(b"one learner's notebook").hexdigest()
 #: lesson 08's cases carry a model's weights: its mistakes are graded end to end in test_grading_pipeline.
 SLOW = {"bert_block", "mean_pool"}
 
 
-def in_the_notebook(name, fn):
-    """The ``Marked`` the grader should give: the self-check's verdict on the grader's own cases."""
-    cases = visible_cases(name) + hidden_cases(name, SECRET, SUBMISSION, mistakes=True)
+def in_the_notebook(name, fn, source):
+    """The ``Marked`` the grader should give: the self-check's verdict on the grader's own cases (the hidden ones
+    drawn for this answer cell's ``source``)."""
+    cases = visible_cases(name) + hidden_cases(name, SECRET, hashlib.sha256(source.encode()).hexdigest())
     verdict = feedback.judge(EXERCISES[name], cases, run_cases(fn, cases))
     return marked(verdict)
 
 
 def in_the_grader(box, name, source):
-    return grade_answer(box, name, source, SECRET, sandbox.Limits(), SUBMISSION)
+    return grade_answer(box, name, source, SECRET, sandbox.Limits())
 
 
 def same_marks(got, expected):
@@ -51,7 +51,7 @@ def test_a_catalogued_mistake_gets_the_self_check_s_sentences_from_the_grader(bo
     from test_exercises import define
 
     fn = define(wrong.source)[wrong.exercise]
-    expected = in_the_notebook(wrong.exercise, fn)
+    expected = in_the_notebook(wrong.exercise, fn, wrong.source)
     got = in_the_grader(box, wrong.exercise, wrong.source)
     same_marks(got, expected)
     explanations = {m.name: m.explanation for m in EXERCISES[wrong.exercise].mistakes}
@@ -65,7 +65,7 @@ def test_a_mutant_nobody_wrote_a_sentence_for_gets_the_same_feedback_in_the_grad
     assert picked
     for judged in picked:
         fn = m.define(judged.mutant.source, name)
-        same_marks(in_the_grader(box, name, judged.mutant.source), in_the_notebook(name, fn))
+        same_marks(in_the_grader(box, name, judged.mutant.source), in_the_notebook(name, fn, judged.mutant.source))
 
 
 def test_a_right_answer_gets_no_note_and_a_stub_is_not_answered(box):  # noqa: F811

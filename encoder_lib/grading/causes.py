@@ -59,6 +59,7 @@ class Found:
     causes: tuple
     complete: bool
     ambiguous: bool = False  # several unrelated causes each reproduce everything: none is named
+    pairs: bool = True  # whether pairs of edits were tried (not where the answer raised on every failing case)
 
 
 # ---------------------------------------------------------------- reproducing
@@ -177,6 +178,13 @@ class Search:
         """Does the candidate reproduce every case, failing (the smallest first) and passing?"""
         return all(self.reproduces(candidate, one) for one in self.failing) and self.right_where_right(candidate)
 
+    def each_seen(self, a, b):
+        """Is each edit of the pair (a, b) seen in a value the answer returned, not only in its errors: on some
+        failing case where it returned a value, the other edit alone does not give that value? (An error's
+        words cannot tell which of several lines raised it.)"""
+        values = [one for one in self.failing if one.outcome.raised is None]
+        return all(any(not self.reproduces(other, one) for one in values) for other in (a, b))
+
     def reproduced(self, candidate, among):
         return [i for i, one in enumerate(among) if self.reproduces(candidate, one)]
 
@@ -199,7 +207,7 @@ class Search:
                 if both is None:
                     continue
                 tried += 1
-                if self.reproduces(both, rest) and self.whole(both):
+                if self.reproduces(both, rest) and self.whole(both) and self.each_seen(a, b):
                     return both
         return None
 
@@ -228,7 +236,7 @@ class Search:
                 tried += 1
                 if self.right_where_right(a) and self.right_where_right(b):
                     both = variants.pair(self.exercise, a, b)
-                    if both is not None and self.whole(both):
+                    if both is not None and self.whole(both) and self.each_seen(a, b):
                         return both
         return None
 
@@ -265,7 +273,7 @@ class Search:
                 continue
             both = variants.pair(self.exercise, a, b)
             tried += 1
-            if both is not None and self.whole(both):
+            if both is not None and self.whole(both) and self.each_seen(a, b):
                 return both, True
         return None, True
 
@@ -273,17 +281,19 @@ class Search:
 # ---------------------------------------------------------------- words
 
 
-def _sentence(exercise, candidate, ambiguous=None):
+#: Where a cause is verified: every case the answer ran on, or (one of two causes) its own failing checks.
+EVERYWHERE, THERE = "on every case it was run on", "there"
+
+
+def _sentence(exercise, candidate, ambiguous=None, where=EVERYWHERE):
     name = exercise.name
+    if ambiguous is not None:
+        return (f"Your `{name}` gives exactly what a right `{name}` gives with either of two changes, {where}, "
+                f"which the cases cannot tell apart: {_part(candidate)}; or {_part(ambiguous)}.")
     if isinstance(candidate, variants.Variant):
         count = "one change" if candidate.count == 1 else "two changes"
-        said = f"Your `{name}` gives exactly what a right `{name}` gives with {count}: {candidate.words}."
-    else:
-        said = f"Your `{name}` gives exactly what this known mistake gives: {candidate.explanation}."
-    if ambiguous is not None:
-        said = (f"Your `{name}` gives exactly what a right `{name}` gives with either of two changes, which your "
-                f"checks cannot tell apart: {_part(candidate)}; or {_part(ambiguous)}.")
-    return said
+        return f"Your `{name}` gives exactly what a right `{name}` gives with {count}, {where}: {candidate.words}."
+    return f"Your `{name}` gives exactly what this known mistake gives, {where}: {candidate.explanation}."
 
 
 def _part(candidate):
@@ -292,11 +302,11 @@ def _part(candidate):
 
 def _cause(exercise, candidate, checks=(), ambiguous=None):
     named = (candidate, ambiguous) if ambiguous is not None else (candidate,)
+    said = _sentence(exercise, candidate, ambiguous, THERE if checks else EVERYWHERE)
     if isinstance(candidate, variants.Variant):
         key = f"variant:{candidate.key}" + (f"|variant:{getattr(ambiguous, 'key', '')}" if ambiguous else "")
-        return Cause(key, _sentence(exercise, candidate, ambiguous), None, checks, candidate, named)
-    return Cause(f"mistake:{candidate.name}", _sentence(exercise, candidate, ambiguous), candidate, checks, candidate,
-                 named)
+        return Cause(key, said, None, checks, candidate, named)
+    return Cause(f"mistake:{candidate.name}", said, candidate, checks, candidate, named)
 
 
 # ---------------------------------------------------------------- the search
@@ -318,10 +328,9 @@ def _in_steps(exercise, chosen):
         return None
     name = exercise.name
     where = " or ".join(f"in the step where {idea}" for idea in ideas)
-    return Cause("steps:" + "|".join(ideas), f"Your `{name}` gives exactly what a right `{name}` gives with one "
-                                             f"change {where}: {len(chosen)} different changes there give what "
-                                             f"yours gives, for example: {chosen[0].words}.",
-                 candidate=chosen[0], alternatives=tuple(chosen))
+    said = (f"Your `{name}` gives exactly what a right `{name}` gives with one change {where}, {EVERYWHERE}: "
+            f"{len(chosen)} different changes there give what yours gives, for example: {chosen[0].words}.")
+    return Cause("steps:" + "|".join(ideas), said, candidate=chosen[0], alternatives=tuple(chosen))
 
 
 def _most_telling(whole):
@@ -349,29 +358,41 @@ def find(exercise, seen, calls=CALLS, pairs=PAIRS):
             return Found((_cause(exercise, chosen[0], ambiguous=chosen[1]),), True)
         steps = _in_steps(exercise, chosen)
         return Found((steps,), True) if steps else Found((), True, ambiguous=True)
+    if all(one.outcome.raised is not None for one in search.failing):
+        return Found((), not search.spent, pairs=False)  # two edits, or two parts, on error messages alone: too weak
     both = search.extend(pairs) or search.cover(pairs)
     if both:
         return Found((_cause(exercise, both),), True)
-    if len(search.failing) > 1:
-        shared = _two_that_share(exercise, search.failing, search.parts())
-        if shared:
-            return Found(shared, True)
+    shared = _from_parts(exercise, search)
+    if shared.causes:
+        return shared
     both, tried_all = search.rank(pairs)
     if both:
         return Found((_cause(exercise, both),), True)
     return Found((), tried_all and not search.spent)
 
 
+def _from_parts(exercise, search):
+    """Two candidates that each reproduce their part of the failing checks, if there are; else nothing found."""
+    shared = _two_that_share(exercise, search.failing, search.parts()) if len(search.failing) > 1 else []
+    return Found(tuple(shared), not search.spent)
+
+
 def _two_that_share(exercise, failing, parts):
     """Two candidates that are each right where the answer is, and that together reproduce every failing check,
-    each on its own part."""
+    each on its own part, and each on a value the answer returned there (not only its errors)."""
     everything = set(range(len(failing)))
+    valued = {j for j, one in enumerate(failing) if one.outcome.raised is None}
     for i, (a, found_a) in enumerate(parts):
         for b, found_b in parts[i + 1:]:
-            if set(found_a) | set(found_b) == everything and set(found_a) != everything and _part(a) != _part(b):
+            own_a, own_b = set(found_a) - set(found_b), set(found_b) - set(found_a)
+            if set(found_a) | set(found_b) == everything and own_a & valued and own_b & valued and \
+                    _part(a) != _part(b):
                 only_b = sorted(set(found_b) - set(found_a))
-                said_a = tuple(failing[j].case.description for j in found_a)
-                said_b = tuple(failing[j].case.description for j in only_b)
+                said_a = tuple(failing[j].case.description for j in found_a if failing[j].case.graded)
+                said_b = tuple(failing[j].case.description for j in only_b if failing[j].case.graded)
+                if not (said_a and said_b):
+                    continue  # a part seen only on the diagnosis's probes: no check of the learner's to say it on
                 return [_cause(exercise, a, said_a), _cause(exercise, b, said_b)]
     return []
 

@@ -102,17 +102,25 @@ def allowed_names(exercise, cases):
     return names
 
 
-def build_cases(exercise, hidden_rngs=(), probes=False):
+#: The probe name of the evidence cases: hidden-style cases from a public seed, never graded.
+EVIDENCE = "evidence"
+
+
+def build_cases(exercise, hidden_rngs=(), probes=False, evidence=False):
     """The exercise's visible cases (seed 0) and, for each of ``hidden_rngs``, its hidden ones, with results.
 
     With ``probes``, the inputs of the exercise's diagnosis probes follow (``Case.probe`` names them): the
     answer runs on them too, and they tell where a failing answer goes wrong; they never count for points.
+    With ``evidence``, so do cases drawn as the hidden ones are but from a public seed (``EVIDENCE``): where
+    there are no hidden cases (the learner's self-check), a cause must reproduce those too before it is said.
     """
     raw = [("", False, *case) for case in exercise.cases(np.random.default_rng(0), hidden=False)]
     for rng in hidden_rngs:
         raw += [("", True, *case) for case in exercise.cases(rng, hidden=True)]
     if probes and exercise.probes is not None:
         raw += [(probe, False, *rest) for probe, *rest in exercise.probes(np.random.default_rng(1))]
+    if evidence:
+        raw += [(EVIDENCE, False, *case) for case in exercise.cases(np.random.default_rng(2), hidden=True)]
     built = []
     for probe, hidden, description, args, kwargs in raw:
         with np.errstate(all="ignore"), warnings.catch_warnings():

@@ -122,7 +122,8 @@ def verdict_for(fn, secret=None):
     """The ``Verdict`` on ``fn`` over the exercise's visible cases (and, with ``secret``, the hidden ones that
     seed gives); None when the answer is not written yet."""
     exercise = exercise_of(fn)
-    cases = build_cases(exercise, () if secret is None else hidden_rngs(secret, exercise.name), probes=True)
+    hidden = () if secret is None else hidden_rngs(secret, exercise.name)
+    cases = build_cases(exercise, hidden, probes=True, evidence=not hidden)
     try:
         outcomes = run_cases(fn, cases)
     except NotImplementedError:
@@ -163,7 +164,7 @@ def visible_tests(fn):
     """The exercise's visible tests: ``AssertionError`` naming the first failing check, what came out, and
     what is wrong."""
     exercise = exercise_of(fn)
-    cases = build_cases(exercise, probes=True)
+    cases = build_cases(exercise, probes=True, evidence=True)
     verdict = judge(exercise, cases, run_cases(fn, cases))
     if not verdict.passed:
         raise VisibleTestFailed(f"{exercise.name}, {verdict.note()}")

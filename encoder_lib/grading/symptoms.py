@@ -468,14 +468,19 @@ def measure(exercise, failing, probed=None, most=2):
     return sentences
 
 
-def ruled_out(exercise, complete=True, ambiguous=False):
+def ruled_out(exercise, complete=True, ambiguous=False, pairs=True):
     """The sentence that says which causes the search tried, and found none of (all it knows, or as many as its
-    budget allowed); or that several unrelated ones each give the answer's outputs, so that none is named."""
+    budget allowed); or that several unrelated ones each give the answer's outputs, so that none is named.
+    Without ``pairs`` (the answer raised on every failing check), two slips together were not tried."""
     if ambiguous:
         return ("Several unrelated slips each give exactly what your answer gives, so the checks cannot tell which "
                 "one is yours: compare your steps with the rule above, one at a time.")
-    known = " and the known mistakes of this exercise" if exercise.mistakes else ""
     tried = "Checked and ruled out" if complete else "Checked and ruled out, as far as the checker's budget went"
-    return (f"{tried}: every single slip the checker knows (another axis, a dropped keepdims or transpose, an "
-            f"operator, term, call, argument or constant changed, a parameter ignored or swapped), two of them "
-            f"together{known}.")
+    kinds = ["every single slip the checker knows (another axis, a dropped keepdims or transpose, an operator, term, "
+             "call, argument or constant changed, a parameter ignored or swapped)"]
+    kinds += ["two of them together"] if pairs else []
+    kinds += ["the known mistakes of this exercise"] if exercise.mistakes else []
+    said = f"{tried}: {', '.join(kinds[:-1])}{' and ' if len(kinds) > 1 else ''}{kinds[-1]}."
+    if not pairs:
+        said += " Two slips together are not tried where every failing check raised: an error says too little."
+    return said

@@ -24,7 +24,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from . import causes, symptoms
-from .compare import Raised, close, describe_difference, returned_problem
+from .compare import EVIDENCE, Raised, close, describe_difference, returned_problem
 
 
 @dataclass
@@ -201,9 +201,11 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
     if verdict.causes:
         return verdict
     evidence = [symptoms.Evidence(exercise, c.case, c.outcome) for c in wrong]
-    located = {c.case.probe: None if c.outcome.raised is not None else c.right_values for c in probed}
+    located = {c.case.probe: None if c.outcome.raised is not None else c.right_values
+               for c in probed if c.case.probe != EVIDENCE}
     verdict.symptoms = symptoms.measure(exercise, evidence, located)
     compared = any(c.outcome.raised is not None or returned_problem(c.outcome.value, c.case.expected) is None
                    for c in wrong)  # where it returned what cannot be the answer, that is what is wrong
-    verdict.ruled_out = symptoms.ruled_out(exercise, found.complete, found.ambiguous) if compared else ""
+    verdict.ruled_out = symptoms.ruled_out(exercise, found.complete, found.ambiguous,
+                                                                      found.pairs) if compared else ""
     return verdict

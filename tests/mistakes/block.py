@@ -62,6 +62,14 @@ def positional_encoding(seq_len, d_model):
     pe[:, 1::2] = np.cos(angle)
     return pe
 '''),
+    Wrong('positional_encoding_odd_d_model_too_few_angles', '''
+def positional_encoding(seq_len, d_model):
+    pe = np.zeros((seq_len, d_model))
+    angle = np.arange(seq_len)[:, None] / 10000 ** (2 * np.arange(d_model // 2) / d_model)
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe
+'''),
     Wrong('block_with_placements_swapped', '''
 def encoder_block(x, params, n_heads, norm="post", padding_mask=None):
     add_norm = el.pre_norm if norm == "post" else el.post_norm

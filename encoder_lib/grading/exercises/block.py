@@ -216,6 +216,16 @@ def positional_encoding_odd_d_model(seq_len, d_model):
     return pe
 
 
+def positional_encoding_odd_d_model_too_few_angles(seq_len, d_model):
+    if d_model % 2 == 0:
+        raise NotApplicable  # an even d_model has d_model // 2 pairs: right
+    angle = np.arange(seq_len)[:, None] / 10000 ** (np.arange(0, d_model - 1, 2) / d_model)
+    pe = np.zeros((seq_len, d_model))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle)
+    return pe
+
+
 def positional_reference(seq_len, d_model):
     return positional_encoding(seq_len, d_model, dtype=np.float64)
 
@@ -274,6 +284,10 @@ POSITIONAL_ENCODING = Exercise(
                 "an odd d_model has one more even column than odd ones ((d_model + 1) // 2 sines, d_model // 2 "
                 "cosines): give the odd columns the first d_model // 2 angles, angle[:, : d_model // 2]",
                 positional_encoding_odd_d_model),
+        Mistake("positional_encoding_odd_d_model_too_few_angles",
+                "an odd d_model has (d_model + 1) // 2 sine columns, one more than d_model // 2: draw "
+                "(d_model + 1) // 2 angles, and give the cosines the first d_model // 2 of them",
+                positional_encoding_odd_d_model_too_few_angles),
     ),
     properties=(positional_row_zero_and_pairs,),
     hints=(

@@ -24,7 +24,7 @@ when, the variant reproduces what their answer computed (``causes``).
 import ast
 import inspect
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
@@ -48,6 +48,7 @@ class Variant:
     key: str
     words: str  # the change(s), as a sentence part: "in the step where ..., ..."
     function: object = field(compare=False)
+    _: KW_ONLY
     ideas: tuple = ()  # the ideas of the steps it changes
     mutations: tuple = field(default=(), compare=False)
     count: int = 1  # how many edits it holds
@@ -98,8 +99,8 @@ def singles(exercise, catalogue=None):
                 continue
             function, text = compiled
             seen.add(text)
-            found.append(Variant(mutation.key, mutation.words, function, (mutation.idea,) if mutation.idea else (),
-                                 (mutation,)))
+            found.append(Variant(mutation.key, mutation.words, function,
+                                 ideas=(mutation.idea,) if mutation.idea else (), mutations=(mutation,)))
         _SINGLES[exercise.name] = tuple(found) + tuple(getattr(exercise, "variants", ()))
     return _SINGLES[exercise.name]
 
@@ -118,8 +119,8 @@ def pair(exercise, a, b):
     if change is not None:
         function = change(function)
     ideas = tuple(dict.fromkeys(a.ideas + b.ideas))
-    return Variant(f"{a.key}+{b.key}", f"{a.words}; and {b.words}", function, ideas, tuple(edits), count=2,
-                   transform=change)
+    return Variant(f"{a.key}+{b.key}", f"{a.words}; and {b.words}", function, ideas=ideas, mutations=tuple(edits),
+                   count=2, transform=change)
 
 
 def input_variants(exercise, case):

@@ -8,7 +8,7 @@ import re
 import textwrap
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Model:
     tree: object = field(compare=False)
     ideas: dict = field(compare=False)
     defaults: dict = field(compare=False)
+    _: KW_ONLY
     parameters: tuple = ()
     sizes: tuple = ()  # the names of sizes unpacked from a shape (seq, d_model): the lesson's words, said as they are
     negated: frozenset = frozenset()  # id() of the constants under a minus sign: edited as negative numbers
@@ -66,7 +67,8 @@ class Model:
                     if isinstance(t, ast.Name)}
         readable = tuple(name for name in dict.fromkeys([*signature.parameters, *sorted(assigned)])
                          if name not in defaults and re.search(rf"(?<![\w`'\[]){re.escape(name)}(?![\w'\]])", said))
-        return cls(function, tree, ideas, defaults, tuple(signature.parameters), sizes, negated, readable)
+        return cls(function, tree, ideas, defaults, parameters=tuple(signature.parameters), sizes=sizes,
+                   negated=negated, readable=readable)
 
     def idea_of(self, node, statements):
         """The idea of the statement that holds ``node`` (its first line's comment)."""
