@@ -274,6 +274,24 @@ NORM_EXTREMES = ("``x`` is normalised right at any finite size; the sub-layer's 
                  "with ``x``'s shape and dtype, or a ``ValueError``/``TypeError`` says what came back.")
 
 
+def _promised(name, out, inputs, half):
+    """A public function's result ``out`` as promised: finite (else ``Overflow``), back in float16 where the call
+    was (``half``), and sharing no memory with the ``inputs``."""
+    outputs = list(_arrays(out))
+    if not _LENIENT[0] and any(not np.isfinite(a).all() for a in outputs if a.dtype.kind == "f"):
+        raise Overflow(f"{name}: the result overflows its dtype (the inputs' entries are as large as "
+                       f"{_largest(inputs):.3g}); scale the inputs down, or compute in float64")
+    if half:
+        with np.errstate(over="ignore", under="ignore"):  # too large for float16: refused just below
+            out = _map_arrays(out, lambda a: a.astype(np.float16) if a.dtype == np.float32 else a)
+        if any(not np.isfinite(a).all() for a in _arrays(out) if a.dtype.kind == "f"):
+            raise Overflow(f"{name}: the result does not fit in float16 (whose largest number is 65504); "
+                           f"compute in float32 instead")
+    elif inputs and outputs:
+        out = _map_arrays(out, lambda a: a.copy() if any(np.may_share_memory(a, i) for i in inputs) else a)
+    return out
+
+
 def public(fn=None, *, float16_in_float32=True, extremes=""):
     """Wrap a public function with the library's promises (this module's docstring).
 
@@ -296,20 +314,7 @@ def public(fn=None, *, float16_in_float32=True, extremes=""):
             args, kwargs = _map_arrays((args, kwargs), lambda a: a.astype(np.float32) if a.dtype == np.float16 else a)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             out = fn(*args, **kwargs)
-        outputs = list(_arrays(out))
-        floats = [a for a in outputs if a.dtype.kind == "f"]
-        if not _LENIENT[0] and any(not np.isfinite(a).all() for a in floats):
-            raise Overflow(f"{name}: the result overflows its dtype (the inputs' entries are as large as "
-                           f"{_largest(inputs):.3g}); scale the inputs down, or compute in float64")
-        if half:
-            with np.errstate(over="ignore", under="ignore"):  # too large for float16: refused just below
-                out = _map_arrays(out, lambda a: a.astype(np.float16) if a.dtype == np.float32 else a)
-            if any(not np.isfinite(a).all() for a in _arrays(out) if a.dtype.kind == "f"):
-                raise Overflow(f"{name}: the result does not fit in float16 (whose largest number is 65504); "
-                               f"compute in float32 instead")
-        elif inputs and outputs:
-            out = _map_arrays(out, lambda a: a.copy() if any(np.may_share_memory(a, i) for i in inputs) else a)
-        return out
+        return _promised(name, out, inputs, half)
 
     own = inspect.cleandoc(fn.__doc__ or "")
     said = textwrap.fill(EXTREMES + (" " + extremes if extremes else ""), width=76)

@@ -144,16 +144,9 @@ def _torch_shapes(d_model, d_ff):
             "norm2.weight": (d_model,), "norm2.bias": (d_model,)}
 
 
-@_checks.public
-def from_torch_state_dict(state_dict, prefix=""):
-    """Block params from ``nn.TransformerEncoderLayer.state_dict()`` (values as numpy arrays).
-
-    ``prefix`` selects one layer of a larger model, e.g. ``"layers.3."`` in a
-    ``nn.TransformerEncoder``'s state dict. Tensors are accepted too if they
-    convert with ``np.asarray`` (on the CPU, without gradients); no torch
-    import is needed. The arrays are copied into (in, out) orientation.
-    Errors name the state dict's own keys.
-    """
+def _torch_arrays(state_dict, prefix):
+    """``({key: float array}, d_model)``: one layer's arrays of a PyTorch state dict, each checked for its shape
+    (a transposed one said so), every error naming the state dict's own key."""
     if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
         raise TypeError(f"state_dict must be a mapping of names to arrays, got {type(state_dict).__name__}")
     if not isinstance(prefix, str):
@@ -178,6 +171,21 @@ def from_torch_state_dict(state_dict, prefix=""):
             raise ValueError(f"{name} must have shape {shape}, got {arrays[key].shape}; it looks transposed: "
                              f"a PyTorch state dict holds each nn.Linear weight as (out, in)")
         _checks.exact_array(arrays[key], name, shape, in_w.dtype)
+    return arrays, d_model
+
+
+@_checks.public
+def from_torch_state_dict(state_dict, prefix=""):
+    """Block params from ``nn.TransformerEncoderLayer.state_dict()`` (values as numpy arrays).
+
+    ``prefix`` selects one layer of a larger model, e.g. ``"layers.3."`` in a
+    ``nn.TransformerEncoder``'s state dict. Tensors are accepted too if they
+    convert with ``np.asarray`` (on the CPU, without gradients); no torch
+    import is needed. The arrays are copied into (in, out) orientation.
+    Errors name the state dict's own keys.
+    """
+    arrays, d_model = _torch_arrays(state_dict, prefix)
+    in_w = arrays["self_attn.in_proj_weight"]
 
     def linear(key):
         return np.ascontiguousarray(arrays[key].T)

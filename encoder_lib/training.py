@@ -145,23 +145,18 @@ def accuracy(model, tokens, targets):
     return float((predict(model, tokens) == np.asarray(targets)).mean())
 
 
-def loss_and_grads(model, tokens, targets):
-    """Mean cross-entropy over all positions, its gradient for every array of ``trainable(model)``, and accuracy."""
-    tokens = _check_tokens(model, tokens)
-    targets = _check_ids(targets, "targets", model["w_out"].shape[1], "the model's classes")
-    if targets.shape != tokens.shape:
-        raise ValueError(f"targets must have the shape of tokens {tokens.shape}, got {targets.shape}")
-    tape = {}
-    logits = _forward(model, tokens, tape)
-    # softmax cross-entropy; its gradient for the logits is (probabilities - one_hot) / n
+def _cross_entropy(logits, targets):
+    """``(mean softmax cross-entropy, its gradient for the logits)``: (probabilities - one_hot) / n."""
     shifted = logits - logits.max(axis=-1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    n = tokens.size
     picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
-    loss = -picked.mean()
     grad_logits = np.exp(log_probs)
     np.put_along_axis(grad_logits, targets[..., None], np.take_along_axis(grad_logits, targets[..., None], -1) - 1, -1)
-    grad_logits /= n
+    return float(-picked.mean()), grad_logits / targets.size
+
+
+def _backward(model, tokens, tape, grad_logits):
+    """The gradient of every array of ``trainable(model)``, from the logits' gradient down to the embeddings."""
     features = tape["features"]
     grads = {
         "w_out": features.reshape(-1, features.shape[-1]).T @ grad_logits.reshape(-1, grad_logits.shape[-1]),
@@ -180,11 +175,22 @@ def loss_and_grads(model, tokens, targets):
             for key, value in arrays.items():
                 grads[f"layers/{i}/{sub}/{key}"] = value
     # the positional encoding is a constant added to the embeddings: the gradient passes it unchanged
-    grad_embed = np.zeros_like(model["embed"])
-    np.add.at(grad_embed, tokens.reshape(-1), grad.reshape(-1, grad.shape[-1]))
-    grads["embed"] = grad_embed
+    grads["embed"] = np.zeros_like(model["embed"])
+    np.add.at(grads["embed"], tokens.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+    return grads
+
+
+def loss_and_grads(model, tokens, targets):
+    """Mean cross-entropy over all positions, its gradient for every array of ``trainable(model)``, and accuracy."""
+    tokens = _check_tokens(model, tokens)
+    targets = _check_ids(targets, "targets", model["w_out"].shape[1], "the model's classes")
+    if targets.shape != tokens.shape:
+        raise ValueError(f"targets must have the shape of tokens {tokens.shape}, got {targets.shape}")
+    tape = {}
+    logits = _forward(model, tokens, tape)
+    loss, grad_logits = _cross_entropy(logits, targets)
     acc = float((logits.argmax(axis=-1) == targets).mean())
-    return float(loss), grads, acc
+    return loss, _backward(model, tokens, tape, grad_logits), acc
 
 
 # ------------------------------------------------------------------ the optimiser
@@ -272,6 +278,21 @@ def _target(target):
     return float(target)
 
 
+def _step(model, optimiser, batch, step, history):
+    """One Adam step on ``batch`` (tokens, targets), its loss and accuracy added to ``history``."""
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is reported just below, once
+            loss, grads, acc = loss_and_grads(model, *batch)
+    except _checks.Overflow:  # the attention scores overflowed: the weights have blown up
+        loss = float("inf")
+    if not np.isfinite(loss):
+        raise FloatingPointError(f"the loss became {loss} at step {step}: lower lr or add warmup")
+    optimiser.step(grads)
+    history.steps.append(step)
+    history.loss.append(loss)
+    history.train_accuracy.append(acc)
+
+
 @single_blas_thread
 def train(task, model, steps, *, lr=1e-3, warmup=0, batch_size=64, seed=0, test_size=512, target=None,
           evaluate_every=100, on_step=None):
@@ -298,7 +319,6 @@ def train(task, model, steps, *, lr=1e-3, warmup=0, batch_size=64, seed=0, test_
     """
     steps = _checks.positive_int(steps, "steps")
     batch_size = _checks.positive_int(batch_size, "batch_size")
-    test_size = _checks.positive_int(test_size, "test_size")
     evaluate_every = _checks.positive_int(evaluate_every, "evaluate_every")
     seed = _checks.positive_int(seed, "seed", minimum=0)
     target = _target(target)
@@ -307,27 +327,15 @@ def train(task, model, steps, *, lr=1e-3, warmup=0, batch_size=64, seed=0, test_
     if os.environ.get("NBGRADER_EXECUTION"):
         steps = min(steps, GRADING_STEPS)
     rng = np.random.default_rng(seed)
-    test_tokens, test_targets = task.batch(np.random.default_rng(seed + 10_000), test_size)
+    held_out = task.batch(np.random.default_rng(seed + 10_000), _checks.positive_int(test_size, "test_size"))
     optimiser = Adam(trainable(model), lr=lr, warmup=warmup)
     history = History()
     start = time.perf_counter()
     for step in range(1, steps + 1):
-        tokens, targets = task.batch(rng, batch_size)
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):  # a diverging run is reported just below, once
-                loss, grads, acc = loss_and_grads(model, tokens, targets)
-        except _checks.Overflow:  # the attention scores overflowed: the weights have blown up
-            loss = float("inf")
-        if not np.isfinite(loss):
-            raise FloatingPointError(f"the loss became {loss} at step {step}: lower lr or add warmup")
-        optimiser.step(grads)
-        history.steps.append(step)
-        history.loss.append(loss)
-        history.train_accuracy.append(acc)
+        _step(model, optimiser, task.batch(rng, batch_size), step, history)
         if step % evaluate_every == 0 or step == steps:
-            test_acc = accuracy(model, test_tokens, test_targets)
-            history.test_accuracy.append((step, test_acc))
-            if target is not None and test_acc >= target:
+            history.test_accuracy.append((step, accuracy(model, *held_out)))
+            if target is not None and history.test_accuracy[-1][1] >= target:
                 history.seconds_to_target = time.perf_counter() - start
                 if on_step:
                     on_step(step, history)
@@ -387,20 +395,23 @@ def gradient_norms_by_depth(max_depth, norm, residual=True, *, d_model=32, n_hea
     for params in layers:
         tapes.append({})
         x = run_block(x, params, block, tape=tapes[-1])
-    results = []
-    for depth in [max_depth] if only_deepest else range(1, max_depth + 1):
-        grad = g
-        if norm == "pre":  # through the final layer norm on top of this depth's stack
-            top = {}
-            _layer_norm(tapes[depth - 1]["output"], None, None, block.eps, top)
-            grad, _, _ = _layer_norm_grad(top, None, g)
-        params, inputs = [], []
-        for i in reversed(range(depth)):
-            grad, grad_p = run_block_grad(grad, layers[i], block, tapes[i])
-            params.append(np.sqrt(sum(float(np.sum(a * a)) for sub in grad_p.values() if sub for a in sub.values())))
-            inputs.append(float(np.linalg.norm(grad)))
-        results.append({"params": np.array(params[::-1]), "inputs": np.array(inputs[::-1])})
-    return results
+    return [_norms_at(depth, layers, tapes, block, g) for depth in
+            ([max_depth] if only_deepest else range(1, max_depth + 1))]
+
+
+def _norms_at(depth, layers, tapes, block, g):
+    """The gradient norms of the stack of the first ``depth`` blocks (their forward ``tapes``), loss ``sum(out * g)``."""
+    grad = g
+    if block.norm == "pre":  # through the final layer norm on top of this depth's stack
+        top = {}
+        _layer_norm(tapes[depth - 1]["output"], None, None, block.eps, top)
+        grad, _, _ = _layer_norm_grad(top, None, g)
+    params, inputs = [], []
+    for i in reversed(range(depth)):
+        grad, grad_p = run_block_grad(grad, layers[i], block, tapes[i])
+        params.append(np.sqrt(sum(float(np.sum(a * a)) for sub in grad_p.values() if sub for a in sub.values())))
+        inputs.append(float(np.linalg.norm(grad)))
+    return {"params": np.array(params[::-1]), "inputs": np.array(inputs[::-1])}
 
 
 COMPARED = ("post", "pre")  # the placements compare_runs trains, each without and with warm-up

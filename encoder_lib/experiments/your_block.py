@@ -188,6 +188,52 @@ def _unit(v):
     return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-300)
 
 
+def _run_yours(bert_block, start, layers, n_heads, mask, library):
+    """``(the learner's stack's output, problem)``: ``bert_block`` as each block in turn; problem is None, or says
+    the block that raised or returned the wrong shape."""
+    yours = start
+    for k, params in enumerate(layers, start=1):
+        try:
+            with np.errstate(all="ignore"):
+                yours = bert_block(yours.copy(), params, n_heads, padding_mask=mask)
+        except NotImplementedError:
+            raise
+        except Exception as exc:
+            return None, f"your bert_block raised {type(exc).__name__} in block {k}: {exc}"
+        shape = getattr(yours, "shape", None)
+        if shape != library[k].shape:
+            return None, (f"your bert_block returned {type(yours).__name__} of shape {shape} in block {k}; it must "
+                          f"keep x's shape {library[k].shape}")
+        yours = np.asarray(yours, dtype=np.float64)
+    return yours, None
+
+
+def _pooled_difference(yours, theirs, mask):
+    """How far the learner's unit sentence vectors are from the library's (``theirs``), each number; inf where
+    not finite (the library's mean pooling refuses NaN: where it starts is said instead)."""
+    if not np.isfinite(yours).all():
+        return np.full(theirs.shape, np.inf)
+    with np.errstate(invalid="ignore"):
+        difference = np.abs(_unit(el.mean_pool(yours, mask)) - theirs)
+    return np.where(np.isfinite(difference), difference, np.inf)
+
+
+def _locate_first(report, bert_block, library, layers, mask, config):
+    """Fill in ``report`` with the first block that leaves the library, each run on the library's own input."""
+    for k, params in enumerate(layers, start=1):
+        with np.errstate(all="ignore"):
+            out = np.asarray(bert_block(library[k - 1].copy(), params, config.n_heads, padding_mask=mask), np.float64)
+        gap = float(np.nanmax(np.abs(out - library[k]))) if np.isfinite(out).all() else np.inf
+        if gap > LOCATE * max(1.0, float(np.abs(library[k]).max())):
+            with np.errstate(all="ignore"):
+                sub_layer, step, located, close, before, not_finite = _locate(bert_block, library[k - 1], params,
+                                                                              mask, config)
+            report.block, report.sub_layer, report.step, report.close, report.before = k, sub_layer, step, close, before
+            report.difference = located if sub_layer else gap
+            report.not_finite = bool(not_finite and sub_layer)
+            return
+
+
 def compare_your_block(bert_block, texts, model=None):
     """Run ``texts`` through all-MiniLM-L6-v2 with ``bert_block`` as each of its six blocks; compare with the library.
 
@@ -207,38 +253,10 @@ def compare_your_block(bert_block, texts, model=None):
     library = [enc.hidden_states[0].astype(np.float64)]
     for params in layers:
         library.append(el.encoder_block(library[-1], params, config, padding_mask=mask))
-    yours = library[0]
-    for k, params in enumerate(layers, start=1):
-        try:
-            with np.errstate(all="ignore"):
-                yours = bert_block(yours.copy(), params, config.n_heads, padding_mask=mask)
-        except NotImplementedError:
-            raise
-        except Exception as exc:
-            return BlockComparison(0, 0, np.inf, problem=f"your bert_block raised {type(exc).__name__} in block {k}: {exc}")
-        shape = getattr(yours, "shape", None)
-        if shape != library[k].shape:
-            return BlockComparison(0, 0, np.inf, problem=(f"your bert_block returned {type(yours).__name__} of shape "
-                                                         f"{shape} in block {k}; it must keep x's shape {library[k].shape}"))
-        yours = np.asarray(yours, dtype=np.float64)
-    theirs = _unit(el.mean_pool(library[-1], mask))
-    if np.isfinite(yours).all():  # (the library's mean pooling refuses NaN: it is said where it starts instead)
-        with np.errstate(invalid="ignore"):
-            difference = np.abs(_unit(el.mean_pool(yours, mask)) - theirs)
-        difference = np.where(np.isfinite(difference), difference, np.inf)
-    else:
-        difference = np.full(theirs.shape, np.inf)
+    yours, problem = _run_yours(bert_block, library[0], layers, config.n_heads, mask, library)
+    if problem:
+        return BlockComparison(0, 0, np.inf, problem=problem)
+    difference = _pooled_difference(yours, _unit(el.mean_pool(library[-1], mask)), mask)
     report = BlockComparison(int(difference.size), int((difference <= WITHIN).sum()), float(difference.max()))
-    for k, params in enumerate(layers, start=1):  # the first block that leaves the library, on the library's input
-        with np.errstate(all="ignore"):
-            out = np.asarray(bert_block(library[k - 1].copy(), params, config.n_heads, padding_mask=mask), np.float64)
-        gap = float(np.nanmax(np.abs(out - library[k]))) if np.isfinite(out).all() else np.inf
-        if gap > LOCATE * max(1.0, float(np.abs(library[k]).max())):
-            with np.errstate(all="ignore"):
-                sub_layer, step, located, close, before, not_finite = _locate(bert_block, library[k - 1], params,
-                                                                              mask, config)
-            report.block, report.sub_layer, report.step, report.close, report.before = k, sub_layer, step, close, before
-            report.difference = located if sub_layer else gap
-            report.not_finite = bool(not_finite and sub_layer)
-            break
+    _locate_first(report, bert_block, library, layers, mask, config)
     return report

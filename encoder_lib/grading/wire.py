@@ -81,28 +81,26 @@ class Call:
         return f"Call({self.name!r}, ...)"
 
 
-def encode(value, lenient=False):
-    """``value`` as bytes. With ``lenient``, values that cannot cross become ``Unsupported`` (for results).
+class _Encoder:
+    """One message's header and arrays, built by walking a value."""
 
-    An array object that occurs more than once (one model's weights in several
-    cases) is sent once; each occurrence still decodes to its own copy.
-    """
-    arrays = []
-    sent = {}  # id of an array in ``value`` -> its index in ``arrays`` (``value`` keeps them all alive)
+    def __init__(self, lenient):
+        self.lenient, self.arrays = lenient, []
+        self.sent = {}  # id of an array in the value -> its index in ``arrays`` (the value keeps them all alive)
 
-    def array(v):
+    def array(self, v):
         a = np.asarray(v)
-        if isinstance(v, np.ndarray) and id(v) in sent:
-            index = sent[id(v)]
+        if isinstance(v, np.ndarray) and id(v) in self.sent:
+            index = self.sent[id(v)]
         else:
             a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # makes 0-d arrays 1-d
-            arrays.append(a)
-            index = len(arrays) - 1
+            self.arrays.append(a)
+            index = len(self.arrays) - 1
             if isinstance(v, np.ndarray):
-                sent[id(v)] = index
+                self.sent[id(v)] = index
         return {"__array__": index, "dtype": a.dtype.name, "shape": list(a.shape), "scalar": isinstance(v, np.generic)}
 
-    def walk(v, depth):
+    def walk(self, v, depth):
         if depth > MAX_DEPTH:
             raise WireError(f"nested more than {MAX_DEPTH} levels deep")
         if v is None or isinstance(v, (bool, str)):
@@ -112,37 +110,56 @@ def encode(value, lenient=False):
         if isinstance(v, float):
             return {"__float__": repr(v)} if v != v or v in (float("inf"), float("-inf")) else v
         if isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.name in DTYPES:
-            return array(v)
+            return self.array(v)
+        return self.container(v, depth)
+
+    def container(self, v, depth):
         if isinstance(v, (list, tuple)):
-            items = [walk(x, depth + 1) for x in v]
+            items = [self.walk(x, depth + 1) for x in v]
             return {"__tuple__": items} if isinstance(v, tuple) else items
         if isinstance(v, dict) and all(isinstance(k, str) for k in v):
-            return {"__dict__": [[k, walk(x, depth + 1)] for k, x in v.items()]}
+            return {"__dict__": [[k, self.walk(x, depth + 1)] for k, x in v.items()]}
         if isinstance(v, Call):
-            return {"__call__": v.name, "args": [walk(x, depth + 1) for x in v.args]}
+            return {"__call__": v.name, "args": [self.walk(x, depth + 1) for x in v.args]}
         if isinstance(v, Unsupported):
             return {"__unsupported__": v.type_name}
-        if lenient:
+        if self.lenient:
             return {"__unsupported__": type(v).__name__}
         raise WireError(f"a {type(v).__name__} cannot cross to the sandbox")
 
+
+def _too_large(header, arrays):
+    """Why a message of ``header`` and ``arrays`` may not cross, or None."""
+    total = 8 + len(header) + 8 * len(arrays) + sum(a.nbytes for a in arrays)
+    if total > MAX_BYTES:
+        return f"a message of {total} bytes is larger than {MAX_BYTES}"
+    if len(header) > MAX_HEADER_BYTES:
+        return f"a header of {len(header)} bytes is larger than {MAX_HEADER_BYTES}"
+    return _too_many_items(header)
+
+
+def encode(value, lenient=False):
+    """``value`` as bytes. With ``lenient``, values that cannot cross become ``Unsupported`` (for results).
+
+    An array object that occurs more than once (one model's weights in several
+    cases) is sent once; each occurrence still decodes to its own copy.
+    """
+    encoder = _Encoder(lenient)
     try:
-        header = json.dumps(walk(value, 0)).encode()
+        header = json.dumps(encoder.walk(value, 0)).encode()
     except (TypeError, ValueError, RecursionError) as exc:  # a subclass that misbehaves, a cycle
         if not lenient:
             raise WireError(str(exc)) from None
         return encode(Unsupported(type(value).__name__))
-    total = 8 + len(header) + 8 * len(arrays) + sum(a.nbytes for a in arrays)
-    problem = (f"a message of {total} bytes is larger than {MAX_BYTES}" if total > MAX_BYTES else
-               f"a header of {len(header)} bytes is larger than {MAX_HEADER_BYTES}" if len(header) > MAX_HEADER_BYTES
-               else _too_many_items(header))
+    arrays = encoder.arrays
+    problem = _too_large(header, arrays)
     if problem:
         if lenient:
             return encode(Unsupported(f"value too large to cross ({problem})"))
         raise WireError(problem)
-    parts = [struct.pack("<II", len(header), len(arrays)), header, struct.pack(f"<{len(arrays)}Q", *(a.nbytes for a in arrays))]
-    parts += [a.tobytes() for a in arrays]
-    return b"".join(parts)
+    parts = [struct.pack("<II", len(header), len(arrays)), header,
+             struct.pack(f"<{len(arrays)}Q", *(a.nbytes for a in arrays))]
+    return b"".join(parts + [a.tobytes() for a in arrays])
 
 
 def _too_many_items(header):
@@ -193,13 +210,15 @@ def _split(view):
     return header, buffers
 
 
-def _decode(view, shared=False):
-    header, buffers = _split(view)
-    decoded = 0  # bytes of the array copies made so far (of each buffer once, where ``shared``)
-    made = {}  # buffer index -> its read-only array, where ``shared``
+class _Decoder:
+    """A message's value, rebuilt from its header and array buffers, every array checked against its bytes."""
 
-    def array(v):
-        nonlocal decoded
+    def __init__(self, buffers, shared):
+        self.buffers, self.shared = buffers, shared
+        self.decoded = 0  # bytes of the array copies made so far (of each buffer once, where ``shared``)
+        self.made = {}  # buffer index -> its read-only array, where ``shared``
+
+    def array(self, v):
         dtype = v["dtype"]
         if dtype not in DTYPES:
             raise WireError(f"arrays of dtype {dtype!r} do not cross")
@@ -207,44 +226,50 @@ def _decode(view, shared=False):
         if any(n < 0 for n in shape) or len(shape) > 32:
             raise WireError(f"a shape {shape[:8]}")
         index = int(v["__array__"])
-        buffer = buffers[index]
-        expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        if expected != len(buffer):
+        buffer = self.buffers[index]
+        if int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize != len(buffer):
             raise WireError(f"an array of shape {shape} and dtype {dtype} with {len(buffer)} bytes")
-        if shared and index in made and made[index].dtype == dtype and made[index].shape == shape:
-            out = made[index]
+        made = self.made.get(index)
+        if self.shared and made is not None and made.dtype == dtype and made.shape == shape:
+            out = made
         else:
-            decoded += len(buffer)
-            if decoded > MAX_DECODED_BYTES:
+            self.decoded += len(buffer)
+            if self.decoded > MAX_DECODED_BYTES:
                 raise WireError(f"the message's arrays decode to more than {MAX_DECODED_BYTES} bytes")
             out = np.frombuffer(buffer, dtype=dtype).reshape(shape)
-            out = made.setdefault(index, out) if shared else out.copy()
+            out = self.made.setdefault(index, out) if self.shared else out.copy()
         return out[()] if v.get("scalar") else out
 
-    def walk(v, depth):
+    def walk(self, v, depth):
         if depth > MAX_DEPTH:
             raise WireError("nested too deep")
         if v is None or isinstance(v, (bool, int, float, str)):
             return v
         if isinstance(v, list):
-            return [walk(x, depth + 1) for x in v]
+            return [self.walk(x, depth + 1) for x in v]
         if not isinstance(v, dict) or len(v) == 0:
             raise WireError(f"unexpected {type(v).__name__} in the header")
+        return self.entry(v, depth)
+
+    def entry(self, v, depth):
         if "__float__" in v:
             return float(v["__float__"])
         if "__tuple__" in v:
-            return tuple(walk(x, depth + 1) for x in v["__tuple__"])
+            return tuple(self.walk(x, depth + 1) for x in v["__tuple__"])
         if "__dict__" in v:
-            return {str(k): walk(x, depth + 1) for k, x in v["__dict__"]}
+            return {str(k): self.walk(x, depth + 1) for k, x in v["__dict__"]}
         if "__unsupported__" in v:
             return Unsupported(v["__unsupported__"])
         if "__call__" in v:
-            return Call(v["__call__"], *(walk(x, depth + 1) for x in v["args"]))
+            return Call(v["__call__"], *(self.walk(x, depth + 1) for x in v["args"]))
         if "__array__" in v:
-            return array(v)
+            return self.array(v)
         raise WireError(f"unknown header entry {sorted(v)[:5]}")
 
-    return walk(json.loads(header), 0)
+
+def _decode(view, shared=False):
+    header, buffers = _split(view)
+    return _Decoder(buffers, shared).walk(json.loads(header), 0)
 
 
 def peek(data, key):

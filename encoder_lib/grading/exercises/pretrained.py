@@ -209,6 +209,20 @@ def _relu(h):
     return np.maximum(h, 0)
 
 
+def _attention_model(h, a, n_heads, mask, scale, fill):
+    """BERT's attention sub-layer, its scores multiplied by ``scale(d_head)`` and padded keys given ``fill``,
+    where these are given; the library's where not."""
+    if scale is None:
+        return multi_head_attention(h, n_heads, a, padding_mask=mask)[0]
+    q, k, v = (split_heads(h @ a[f"w_{n}"] + a[f"b_{n}"], n_heads) for n in "qkv")
+    scores = q @ np.swapaxes(k, -1, -2) * scale(h.shape[-1] // n_heads)
+    if fill is not None and mask is not None:
+        weights = softmax(scores + np.where(mask[..., None, None, :], fill, 0.0))
+    else:
+        weights = masked_softmax(scores, None if mask is None else mask[..., None, :])
+    return merge_heads(weights @ v) @ a["w_o"] + a["b_o"]
+
+
 def bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, placement="post", use_mask=True,
                scale_by_d_model=False, scale=None, fill=None):
     """BERT's block with one thing changed: what a learner's block computes when it gets that one thing wrong.
@@ -217,20 +231,11 @@ def bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, 
     ``fill``: a number added to padded keys' scores, in place of the library's mask (-inf, zeros for a sequence
     that is all padding)."""
     mask = padding_mask if use_mask else None
-    a = params["attn"]
     if scale_by_d_model:
         scale = lambda d_head: 1 / np.sqrt(d_head * n_heads)  # noqa: E731 - sqrt(d_model)
 
     def sublayer1(h):
-        if scale is None:
-            return multi_head_attention(h, n_heads, a, padding_mask=mask)[0]
-        q, k, v = (split_heads(h @ a[f"w_{n}"] + a[f"b_{n}"], n_heads) for n in "qkv")
-        scores = q @ np.swapaxes(k, -1, -2) * scale(h.shape[-1] // n_heads)
-        if fill is not None and mask is not None:
-            weights = softmax(scores + np.where(mask[..., None, None, :], fill, 0.0))
-        else:
-            weights = masked_softmax(scores, None if mask is None else mask[..., None, :])
-        return merge_heads(weights @ v) @ a["w_o"] + a["b_o"]
+        return _attention_model(h, params["attn"], n_heads, mask, scale, fill)
 
     activation = {"gelu": gelu, "tanh": gelu_tanh_approximation, "relu": _relu}[act]
     p = params["ffn"]

@@ -114,30 +114,7 @@ def _substitute(name, i):
 
 def _edits_of_node(node, model, assigned, keys, known):
     """``[(kind, change, make)]``: the edits one node allows."""
-    found = []
-    if isinstance(node, ast.keyword) and node.arg == "axis":
-        found += _axis_edits(node)
-    elif isinstance(node, ast.Call):
-        found += _call_edits(node, model, assigned) + _known_edits(node, known)
-    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in keys:
-        found += _key_edits(node, keys)
-    elif isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        found += _operator_edits(node, model, assigned)
-    elif isinstance(node, ast.Attribute) and node.attr == "T":
-        found.append(("transpose", "the transpose (.T) is left out", lambda n: n.value))
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and type(node.operand.value) in (int, float):
-        found += _constant_edits(ast.Constant(-node.operand.value))
-    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
-        found.append(("flipped", "the mask's meaning is flipped (True read the other way)", lambda n: n.operand))
-    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
-        other = ast.IsNot if isinstance(node.ops[0], ast.Is) else ast.Is
-        found.append(("test", "the test is the wrong way round (`is` and `is not`)",
-                      lambda n, other=other: ast.Compare(n.left, [other()], n.comparators)))
-    elif isinstance(node, ast.Constant) and type(node.value) in (int, float) and id(node) not in model.negated:
-        found += _constant_edits(node)
-    elif isinstance(node, ast.Slice):
-        found += _slice_edits(node)
+    found = _kind_edits(node, model, assigned, keys, known)
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in model.readable:
         found += _name_edits(node, model)
     if isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id in model.parameters:
@@ -150,6 +127,41 @@ def _edits_of_node(node, model, assigned, keys, known):
         found.append(("order", "the two values are returned in the other order",
                       lambda n: ast.Return(ast.Tuple(n.value.elts[::-1], ast.Load()))))
     return found
+
+
+def _kind_edits(node, model, assigned, keys, known):
+    """The edits of a node by its kind: an axis, a call, a key read, an operator, a transpose, a constant..."""
+    if isinstance(node, ast.keyword) and node.arg == "axis":
+        return _axis_edits(node)
+    if isinstance(node, ast.Call):
+        return _call_edits(node, model, assigned) + _known_edits(node, known)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in keys:
+        return _key_edits(node, keys)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _operator_edits(node, model, assigned)
+    if isinstance(node, ast.Attribute) and node.attr == "T":
+        return [("transpose", "the transpose (.T) is left out", lambda n: n.value)]
+    if isinstance(node, (ast.UnaryOp, ast.Compare)):
+        return _unary_edits(node)
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float) and id(node) not in model.negated:
+        return _constant_edits(node)
+    if isinstance(node, ast.Slice):
+        return _slice_edits(node)
+    return []
+
+
+def _unary_edits(node):
+    """A negated constant's edits, a mask's meaning flipped, an ``is`` test the wrong way round."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) in (int, float):
+        return _constant_edits(ast.Constant(-node.operand.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
+        return [("flipped", "the mask's meaning is flipped (True read the other way)", lambda n: n.operand)]
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+        other = ast.IsNot if isinstance(node.ops[0], ast.Is) else ast.Is
+        return [("test", "the test is the wrong way round (`is` and `is not`)",
+                 lambda n, other=other: ast.Compare(n.left, [other()], n.comparators))]
+    return []
 
 
 def _axis_edits(node):
@@ -172,15 +184,7 @@ def _axis_edits(node):
 
 def _call_edits(node, model, assigned):
     name = _call_name(node)
-    edits = []
-    keywords = [k.arg for k in node.keywords]
-    if "keepdims" in keywords:
-        edits.append(("keepdims", "the reduction drops its axis (no keepdims=True)", lambda n: _without_keyword(
-            n, "keepdims")))
-    for keyword in keywords:
-        if keyword not in (None, "axis", "keepdims"):
-            edits.append(("argument", f"`{keyword}` is not passed on to the {NOUNS.get(name, name)}",
-                          lambda n, keyword=keyword: _without_keyword(n, keyword)))
+    edits = _keyword_edits(node, name)
     if name == "layer_norm" and node.args and isinstance(node.args[0], ast.BinOp) and \
             isinstance(node.args[0].op, ast.Add):
         edits.append(("residual", "the residual is added after the norm, which normalises the sub-layer's output "
@@ -192,19 +196,40 @@ def _call_edits(node, model, assigned):
         edits.append(("twice", f"the {noun} is applied twice", lambda n: ast.Call(n.func, [copy.deepcopy(n)] + n.args[
             1:], n.keywords)))
     if name in ("swapaxes", "moveaxis", "transpose") and (node.args or isinstance(node.func, ast.Attribute)):
-        edits.append(("transpose", f"the {NOUNS[name]} is left out",
-                      lambda n: n.func.value if isinstance(n.func, ast.Attribute) and n.func.attr in
-                      ("swapaxes", "transpose", "moveaxis") and not (isinstance(n.func.value, ast.Name) and
-                                                                      n.func.value.id == "np") else n.args[0]))
-        edits.append(("transpose", "every axis is reversed (.T) in place of the swap",
-                      lambda n: ast.Attribute(_swapped_operand(n), "T", ast.Load())))
+        edits += _swap_edits(name)
     if name == "where" and len(node.args) == 3:
         edits += _where_edits(node)
     if name == "arange" and len(node.args) == 1:
         edits.append(("off by one", "the range counts from 1 instead of 0", lambda n: ast.Call(n.func, [
             ast.Constant(1), ast.BinOp(n.args[0], ast.Add(), ast.Constant(1))], n.keywords)))
-    edits += _argument_edits(node, name, model, assigned)
+    return edits + _argument_edits(node, name, model, assigned)
+
+
+def _keyword_edits(node, name):
+    """A dropped keepdims, and each other keyword not passed on."""
+    keywords = [k.arg for k in node.keywords]
+    edits = []
+    if "keepdims" in keywords:
+        edits.append(("keepdims", "the reduction drops its axis (no keepdims=True)", lambda n: _without_keyword(
+            n, "keepdims")))
+    for keyword in keywords:
+        if keyword not in (None, "axis", "keepdims"):
+            edits.append(("argument", f"`{keyword}` is not passed on to the {NOUNS.get(name, name)}",
+                          lambda n, keyword=keyword: _without_keyword(n, keyword)))
     return edits
+
+
+def _swap_edits(name):
+    """A swap of axes left out, or done as ``.T``."""
+    def left_out(n):
+        if isinstance(n.func, ast.Attribute) and n.func.attr in ("swapaxes", "transpose", "moveaxis") and \
+                not (isinstance(n.func.value, ast.Name) and n.func.value.id == "np"):
+            return n.func.value
+        return n.args[0]
+
+    return [("transpose", f"the {NOUNS[name]} is left out", left_out),
+            ("transpose", "every axis is reversed (.T) in place of the swap",
+             lambda n: ast.Attribute(_swapped_operand(n), "T", ast.Load()))]
 
 
 def _known_edits(node, known):
