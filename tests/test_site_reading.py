@@ -72,7 +72,8 @@ _JS_TEXT = """() => [...document.querySelectorAll('img.explorer-picture, img.fig
     })"""
 
 # Where a widget's picture and its controls are on the page.
-_JS_PLACES = """() => [...document.querySelectorAll('section.explorer')].filter((box) => box.querySelector('.explorer-controls'))
+_JS_PLACES = """() => [...document.querySelectorAll('section.explorer')]
+    .filter((box) => box.querySelector('.explorer-controls'))
     .map((box) => ({picture: box.querySelector('.explorer-figure').getBoundingClientRect().bottom,
                     controls: box.querySelector('.explorer-controls').getBoundingClientRect().top}))"""
 
@@ -332,8 +333,8 @@ def test_the_search_finds_keepdims_warm_up_and_mean_pooling_where_the_lessons_sa
             box.fill(query)
             page.wait_for_function("(q) => document.querySelector('.search-status').textContent.includes(q)",
                                    arg=query, timeout=site_pages.WAIT_MS)
-            found = [href.split("#")[0][:-len(".html")] for href in
-                     page.locator("#search-results li a").evaluate_all("(links) => links.map((a) => a.getAttribute('href'))")]
+            hrefs = page.locator("#search-results li a").evaluate_all("(a) => a.map((link) => link.getAttribute('href'))")
+            found = [href.split("#")[0][:-len(".html")] for href in hrefs]
             assert found and found[0] in expected, f"{query!r}: first found {found[:3]}, said in {expected}"
             assert set(expected) <= set(found), f"{query!r}: found in {sorted(set(found))}, said in {expected}"
         page.locator("#search-results li a").first.click()

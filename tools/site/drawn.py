@@ -164,7 +164,8 @@ def _styles(figure):
         boxes = [p for p in ax.patches if isinstance(p, Rectangle)
                  and not any(p in c.patches for c in ax.containers if isinstance(c, BarContainer))]
         styles.append({
-            "text": [texts[0].get_fontsize() * figure.dpi / 72, texts[0].get_ha(), texts[0].get_va()] if texts else None,
+            "text": [texts[0].get_fontsize() * figure.dpi / 72, texts[0].get_ha(), texts[0].get_va()]
+            if texts else None,
             "box": [boxes[0].get_linewidth() * figure.dpi / 72, to_hex(boxes[0].get_edgecolor()), _halo(boxes[0])]
             if boxes else None,
             "edge": (lambda p: [to_hex(p.get_edgecolor()), p.get_linewidth() * figure.dpi / 72])(
