@@ -240,7 +240,7 @@ def encoder(x, layers, n_heads, norm="post", padding_mask=None):
     Attack("answer_source_is_numbers", "softmax", "01_attention", "tampered", edit="the_answer_cell_s_source_made_numbers",
            says="is not text"),
     Attack("timestamp_is_not_a_date", "", "01_attention", "passed", submission="timestamp_is_not_a_date",
-           says="timestamp.txt does not hold a time"),
+           says="has a timestamp.txt that is not a time"),
     Attack("notebook_is_a_fifo", "*", "01_attention", "tampered", submission="notebook_is_a_fifo",
            says="not a regular file"),
     Attack("notebook_is_a_folder", "*", "01_attention", "tampered", submission="notebook_is_a_folder",
