@@ -1,4 +1,4 @@
-"""The teacher's side of the course: what ``make grade``, ``make report`` and ``make extension`` run.
+"""The teacher's side of the course: what ``make collect``, ``make grade``, ``make report`` and ``make extension`` run.
 
 Nothing here is imported by a learner's kernel: it imports the learner's
 side (``encoder_lib.grading``: the exercises, their cases and the judge
@@ -7,6 +7,9 @@ that the self-check uses too), never the other way round
 
 Grading, in the order it happens:
 
+- ``collect``: ``make collect``, nbgrader's collect through the course's own collector, which trusts nothing in
+  a hand-in; ``exchange``: nbgrader's exchange as the course reads it (a hand-in's name, what it holds, its
+  time, the record of what was collected, refused and skipped);
 - ``grade``: ``make grade``, the command: the course's lock, then a plan, then the run, then the report;
 - ``plan``: what a run will do, decided before anything runs (``plan_run`` returns a ``Plan``);
 - ``run``: grading a plan (``grade_class``): workers, each learner recorded as it comes in, then the files;
@@ -17,11 +20,13 @@ Grading, in the order it happens:
 
 What it reads and writes:
 
-- ``submissions``: ``submitted/`` and the notebooks in it, read without trusting them;
+- ``submissions``: ``submitted/`` and the notebooks in it, read without trusting them; ``ids``: a learner's id,
+  kept as it is everywhere, and the one place it becomes a folder name (``autograded/``, ``feedback/``);
 - ``deadlines``: due dates, extensions (``make extension``) and nbgrader's late penalty;
 - ``gradebook``: nbgrader's ``gradebook.db`` read with sqlite3; ``gradebook_writer``: kept in step through
   nbgrader, and ``grades.csv``; ``course_config``: the course's ``nbgrader_config.py``;
 - ``outputs``: ``grades_by_exercise.csv`` (its row, ``Result``), ``grades_lms.csv`` and the summary;
   ``feedback_page``: each learner's page; ``files``: how every file is written, learners' text as plain text;
-- ``class_report/``: ``make report``, what the class got wrong and what to re-teach.
+- ``class_report/``: ``make report``, what the class got wrong and what to re-teach (its inputs bounded, its
+  example answers chosen by no learner: ``class_report/examples``).
 """

@@ -246,14 +246,15 @@ def _collected_time(stamp_text, exchange):
     return HandInTime(stamp)
 
 
-def hand_in_time(notebook, record):
-    """The ``HandInTime`` of the notebook at ``notebook`` in ``submitted/``. Collected by ``make collect``
-    (``record``, the lesson's record of this learner, holds this very file): by its stamp and the exchange time
-    (``_collected_time``). Copied in by hand: by a ``timestamp.txt`` the teacher put beside it, else never late
-    (the time it was copied or graded is never taken)."""
+def hand_in_time(notebook, record, digest=None):
+    """The ``HandInTime`` of the notebook at ``notebook`` in ``submitted/`` (``digest``: its SHA-256, where the
+    caller has it). Collected by ``make collect`` (``record``, the lesson's record of this learner, holds this
+    very file): by its stamp and the exchange time (``_collected_time``). Copied in by hand: by a
+    ``timestamp.txt`` the teacher put beside it, else never late (the time it was copied or graded is never
+    taken)."""
     notebook = Path(notebook)
     exchange = parse_time(str((record or {}).get("exchange_time")))
-    if exchange is not None and (record.get("files") or {}).get(notebook.name) == file_digest(notebook):
+    if exchange is not None and (record.get("files") or {}).get(notebook.name) == (digest or file_digest(notebook)):
         return _collected_time(record.get("stamp"), exchange)
     text = read_stamp(notebook.parent)
     if text is None:

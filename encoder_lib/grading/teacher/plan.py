@@ -129,12 +129,14 @@ class _Decisions:
             status, note = ("missing", "not handed in") if handed is None else (handed.status, handed.problem)
             self.known[student, lesson] = lesson_rows(student, lesson, status, note)
             return None
-        self.exchange[student, lesson] = exchange.hand_in_time(handed.path, self.collected[lesson].get(student))
+        record = self.collected[lesson].get(student)
         try:
             digest = hashlib.sha256(read_notebook(handed.path)).hexdigest()
         except NotebookProblem as problem:
+            self.exchange[student, lesson] = exchange.hand_in_time(handed.path, record)
             self.known[student, lesson] = lesson_rows(student, lesson, problem.status, problem.note)
             return None
+        self.exchange[student, lesson] = exchange.hand_in_time(handed.path, record, digest)
         folder = self.root / "autograded" / ids.folder(student) / lesson
         if not selected:
             return self.keep_stored(student, lesson, folder)
