@@ -34,7 +34,7 @@ import pytest
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.exercises import BY_LESSON
 from encoder_lib.grading.teacher import ids
-from encoder_lib.grading.teacher.cases import time_allowed, visible_cases
+from encoder_lib.grading.teacher.cases import hidden_cases, time_allowed, visible_cases
 from encoder_lib.grading.teacher.exchange import MAX_HAND_IN_FILES, utc_text
 from encoder_lib.grading.teacher.files import POLICY, csv_field
 from encoder_lib.grading.teacher.sandbox import Limits
@@ -234,13 +234,14 @@ def attack_the_class(root, inbound, due):
 def test_the_class_is_graded_with_and_without_the_attackers_within_their_own_time_limits(graded):
     root, honest, attacked, _ = graded
     limits = Limits(seconds=TIME_LIMIT)
-    allowance = sum(time_allowed(name, 3 * len(visible_cases(name)), limits) for name in BY_LESSON[LESSON]) * \
-        len(ATTACKERS)
+    cases = {name: len(visible_cases(name) + hidden_cases(name, 0, "0" * 64)) for name in BY_LESSON[LESSON]}
+    allowance = len(ATTACKERS) * sum(time_allowed(name, n, limits) for name, n in cases.items())
     print(f"\nthe class of {len(HONEST) + 1} honest learners: graded in {honest.seconds:.1f} s, the grader's "
           f"processes at most {honest.sampler.grader_peak / 2**20:.0f} MiB (the whole tree, sandboxes too, "
           f"{honest.sampler.peak / 2**20:.0f} MiB); with the {len(ATTACKERS)} attackers graded and "
           f"{len(REFUSED) + len(SKIPPED) + AS_ROOT} hand-ins refused or skipped: {attacked.seconds:.1f} s, "
           f"{attacked.sampler.grader_peak / 2**20:.0f} MiB ({attacked.sampler.peak / 2**20:.0f} MiB)")
+    print(f"the attackers' own time limits: {allowance:.0f} s in all")
     assert attacked.seconds - honest.seconds <= allowance
 
 
