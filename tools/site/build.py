@@ -109,6 +109,38 @@ def phone_figure(figure, alt, where):
         return canvas_png(figure.canvas), phone.smallest_text_px(figure)
 
 
+class FigureStore:
+    """A lesson's figures on its page, under ``folder`` (``url`` from the page): each cell's stored pictures, and
+    beside each the phone drawing of the figure the cell drew when it ran (``figures[cell id]``)."""
+
+    def __init__(self, folder, url, figures):
+        self.folder, self.url, self.figures, self.written = folder, url, figures, set()
+
+    def store(self, png):
+        digest = hashlib.sha256(png).hexdigest()[:16]
+        if digest not in self.written:
+            (self.folder / "figures").mkdir(parents=True, exist_ok=True)
+            (self.folder / "figures" / f"{digest}.png").write_bytes(png)
+            self.written.add(digest)
+        return f"{self.url}figures/{digest}.png", PIL.Image.open(io.BytesIO(png)).size
+
+    def saver(self, cell_id, where):
+        """``save_figure(png, alt)`` for ``outputs_html``: the cell's next stored picture, as a ``<picture>``."""
+        drawn = iter(self.figures.get(cell_id, []))
+
+        def save_figure(png, alt):
+            src, size = self.store(png)
+            figure = next(drawn, None)
+            if figure is None:
+                raise SiteError(f"{where}: shows more pictures than its code draws now; re-run the notebook")
+            text_px = phone.smallest_text_px(figure)  # the stored picture is the figure at its dpi, cropped
+            phone_png, phone_text_px = phone_figure(figure, alt, where)
+            phone_src, phone_size = self.store(phone_png)
+            return '<div class="figure">' + pages.picture_html(
+                src, phone_src, alt, size, phone_size, [text_px, phone_text_px], "figure-picture") + "</div>"
+        return save_figure
+
+
 def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, url, figures=None):
     """A lesson's cells as HTML: ``learner`` is its student version (what the learner sees), ``teacher``
     the teachers' version (its stored outputs); ``widgets_html[cell id]`` the widgets a cell shows; under the
@@ -117,62 +149,47 @@ def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, ur
     drawn again for phones beside its stored picture."""
     by_id = {cell.get("id"): cell for cell in teacher.cells}
     link_for = pages.link_rewriter(links, f"notebooks/{name}/{name}.ipynb", lessons)
-    ids, parts, written, headings = set(), [], set(), []
-    figures = figures or {}
-
-    def store(png):
-        digest = hashlib.sha256(png).hexdigest()[:16]
-        if digest not in written:
-            (folder / "figures").mkdir(parents=True, exist_ok=True)
-            (folder / "figures" / f"{digest}.png").write_bytes(png)
-            written.add(digest)
-        return f"{url}figures/{digest}.png", PIL.Image.open(io.BytesIO(png)).size
-
-    def saver(cell_id, where):
-        drawn = iter(figures.get(cell_id, []))
-
-        def save_figure(png, alt):
-            src, size = store(png)
-            figure = next(drawn, None)
-            if figure is None:
-                raise SiteError(f"{where}: shows more pictures than its code draws now; re-run the notebook")
-            text_px = phone.smallest_text_px(figure)  # the stored picture is the figure at its dpi, cropped
-            phone_png, phone_text_px = phone_figure(figure, alt, where)
-            phone_src, phone_size = store(phone_png)
-            return '<div class="figure">' + pages.picture_html(
-                src, phone_src, alt, size, phone_size, [text_px, phone_text_px], "figure-picture") + "</div>"
-        return save_figure
-
+    ids, parts, headings = set(), [], []
+    store = FigureStore(folder, url, figures or {})
     missing = set(widgets_html) - {cell.get("id") for cell in learner.cells}
     if missing:
         raise SiteError(f"{name}: the student version has no cell with the id of the widget cells {sorted(missing)}")
     for index, cell in enumerate(learner.cells):
-        cell_id = cell.get("id")
-        source = by_id.get(cell_id)
+        source = by_id.get(cell.get("id"))
         if cell.cell_type == "markdown":
-            text = markdown_html(cell.source, link_for, ids, headings)
-            if TRY_IT_ANSWER in _tags(cell, source):
-                parts.append(f'<details class="cell markdown try-it-answer" data-cell="{pages.esc(cell_id)}">'
-                             f'<summary class="answer-summary">{ANSWER_SUMMARY}</summary>\n{text}</details>')
-            else:
-                parts.append(f'<div class="cell markdown" data-cell="{pages.esc(cell_id)}">\n{text}</div>')
+            parts.append(_markdown_cell(cell, source, markdown_html(cell.source, link_for, ids, headings)))
         elif cell.cell_type == "code":
-            part = pages.exercise_part(cell) or (pages.exercise_part(source) if source is not None else None)
-            label = f'<p class="cell-label">{pages.EXERCISE_LABELS[part]}</p>' if part else ""
-            if cell_id in widgets_html:
-                shown = widgets_html[cell_id]
-            elif part or source is None:
-                shown = ""  # an exercise's cells: the learner has not run them yet
-            else:
-                where = f"{name}, cell {index} (id {cell_id})"
-                shown = outputs_html(source.get("outputs", []), saver(cell_id, where), where)
-            kind = " exercise" if part else ""
-            parts.append(f'<div class="cell code{kind}" data-cell="{pages.esc(cell_id)}">{label}'
-                         f'{code_block(cell.source, label="code")}<div class="outputs">{shown}</div></div>')
+            parts.append(_code_cell(cell, source, widgets_html, store, f"{name}, cell {index} (id {cell.get('id')})"))
     # under the lesson's first cell (its title, time and what it teaches): where to open it, and its contents
     parts[1:1] = [pages.open_lesson(name, links, f"{url}{name}.ipynb"),
                   pages.contents([h for h in headings if h[0] in (2, 3)])]
     return "\n".join(parts)
+
+
+def _markdown_cell(cell, source, text):
+    """A markdown cell, its HTML ``text``; a "Try it" answer folded in a ``<details>``."""
+    cell_id = pages.esc(cell.get("id"))
+    if TRY_IT_ANSWER in _tags(cell, source):
+        return (f'<details class="cell markdown try-it-answer" data-cell="{cell_id}">'
+                f'<summary class="answer-summary">{ANSWER_SUMMARY}</summary>\n{text}</details>')
+    return f'<div class="cell markdown" data-cell="{cell_id}">\n{text}</div>'
+
+
+def _code_cell(cell, source, widgets_html, store, where):
+    """A code cell: its code (the student version's), and what it shows: its widgets, or the teachers' version's
+    stored outputs (none for an exercise's cells, which the learner has not run yet)."""
+    cell_id = cell.get("id")
+    part = pages.exercise_part(cell) or (pages.exercise_part(source) if source is not None else None)
+    label = f'<p class="cell-label">{pages.EXERCISE_LABELS[part]}</p>' if part else ""
+    if cell_id in widgets_html:
+        shown = widgets_html[cell_id]
+    elif part or source is None:
+        shown = ""
+    else:
+        shown = outputs_html(source.get("outputs", []), store.saver(cell_id, where), where)
+    kind = " exercise" if part else ""
+    return (f'<div class="cell code{kind}" data-cell="{pages.esc(cell_id)}">{label}'
+            f'{code_block(cell.source, label="code")}<div class="outputs">{shown}</div></div>')
 
 
 def build(out=None, root=ROOT, lessons=None, log=print):
@@ -191,67 +208,14 @@ def build(out=None, root=ROOT, lessons=None, log=print):
     if unknown or not lessons:
         raise ValueError(f"lessons must be some of {every}, got {lessons}")
     readme = (root / "README.md").read_text()
-    links = pages.course_links(readme)
-    students = student_versions(root, lessons, log)
-
-    runs, grids = {}, {}
-    for name in lessons:
-        run = runs[name] = NotebookRun(root / "notebooks" / name / f"{name}.ipynb")
-        log(f"{name}: ran in {run.seconds:.1f} s, {sum(map(len, run.widgets.values()))} widgets")
-        grids[name] = []
-        for cell_id, explorers in run.widgets.items():
-            for k, explorer in enumerate(explorers):
-                grid = Grid(explorer, f"{name}, cell {cell_id}" + (f" widget {k}" if len(explorers) > 1 else ""))
-                grids[name].append((cell_id, k, grid))
-    plan({name: [g for _, _, g in found] for name, found in grids.items()}, log)
-
+    course = Course(readme, pages.course_links(readme), lessons, student_versions(root, lessons, log),
+                    *_run_lessons(root, lessons, log))
     if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
         raise SiteError(f"{out} exists and is not a site this tool wrote (no index.html): not replacing it")
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-building-", dir=out.parent if out.parent.exists() else None))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}-building-", dir=out.parent))
     try:
-        (stage / "assets").mkdir()
-        (stage / "assets" / "site.css").write_text((STATIC / "site.css").read_text() + "\n/* code */\n"
-                                                   + highlight_css() + "\n")
-        shutil.copy2(STATIC / "site.js", stage / "assets" / "site.js")
-        titles = {name: pages.notebook_title(runs[name].notebook, name) for name in lessons}
-        built = []
-        for name in lessons:
-            folder = stage / name
-            page = Page(name, titles[name], stage / f"{name}.html", folder)
-            widgets_html = {}
-            for cell_id, k, grid in grids[name]:
-                widget = Widget(name, cell_id, f"w-{cell_id}-{k}", grid)
-                start = time.perf_counter()
-                widget.data = grid.render(folder / f"{cell_id}-{k}", f"{name}/{cell_id}-{k}/", log)
-                log(f"{grid.where}: {grid.name}, {len(grid.kept)} of {len(grid.states)} states drawn in "
-                    f"{time.perf_counter() - start:.1f} s")
-                note = grid.note or (f"All {len(grid.states):,} states of this widget: this page draws each one from "
-                                     "the numbers the widget's own figure shows, with its colour map and labels."
-                                     if grid.drawn else
-                                     f"All {len(grid.states):,} states of this widget, drawn by its own code when "
-                                     "the site was built." if grid.states != [()] else
-                                     "This widget has no controls: it shows the picture it ended with when the "
-                                     "site was built.")
-                widgets_html[cell_id] = widgets_html.get(cell_id, "") + pages.explorer_html(
-                    widget.widget_id, cell_id, grid.explorer, widget.data, note)
-                page.widgets.append(widget)
-            body = lesson_body(name, students[name], runs[name].notebook, widgets_html, links, lessons, folder,
-                               f"{name}/", runs[name].figures)
-            folder.mkdir(parents=True, exist_ok=True)
-            nbformat.write(students[name], folder / f"{name}.ipynb")  # the student version, to download
-            body += pages.lesson_nav(lessons, name, titles)
-            page.path.write_text(pages.page(f"{titles[name]} · {pages.TITLE}", body, links,
-                                            run=(name, links.binder(name))))
-            built.append(page)
-        start_notebook = runs[lessons[0]].notebook
-        index = Page("index", pages.TITLE, stage / "index.html")
-        index.path.write_text(pages.page(pages.TITLE, pages.index_body(
-            readme, start_notebook, lessons, titles,
-            {name: pages.minutes(runs[name].notebook) for name in lessons}, links), links))
-        documents = [section for page in built
-                     for section in search.sections(page.name, page.title, page.path.read_text())]
-        search_bytes = search.build_index(documents, stage / "assets")
-        log(f"search index: {len(documents)} sections, {search_bytes / 1e6:.2f} MB")
+        built, index, search_bytes = _write(stage, course, log)
         if out.exists():
             shutil.rmtree(out)
         stage.rename(out)
@@ -262,4 +226,91 @@ def build(out=None, root=ROOT, lessons=None, log=print):
         page.path = out / page.path.name
         if page.folder is not None:
             page.folder = out / page.folder.name
-    return Site(out, index, built, runs, students, time.perf_counter() - started, search_bytes)
+    return Site(out, index, built, course.runs, course.students, time.perf_counter() - started, search_bytes)
+
+
+@dataclass
+class Course:
+    """What the pages are made from: the README, where the course lives, the lessons, their student versions,
+    their notebooks run (``runs``) and their widgets' grids (``grids[lesson]``: ``(cell id, k, Grid)``)."""
+
+    readme: str
+    links: pages.CourseLinks
+    lessons: list
+    students: dict
+    runs: dict
+    grids: dict
+
+    def title(self, name):
+        return pages.notebook_title(self.runs[name].notebook, name)
+
+
+def _run_lessons(root, lessons, log):
+    """Each lesson's teachers' notebook run, and its widgets' grids, reduced where the budget asks (``plan``)."""
+    runs, grids = {}, {}
+    for name in lessons:
+        run = runs[name] = NotebookRun(root / "notebooks" / name / f"{name}.ipynb")
+        log(f"{name}: ran in {run.seconds:.1f} s, {sum(map(len, run.widgets.values()))} widgets")
+        grids[name] = []
+        for cell_id, explorers in run.widgets.items():
+            for k, explorer in enumerate(explorers):
+                grid = Grid(explorer, f"{name}, cell {cell_id}" + (f" widget {k}" if len(explorers) > 1 else ""))
+                grids[name].append((cell_id, k, grid))
+    plan({name: [g for _, _, g in found] for name, found in grids.items()}, log)
+    return runs, grids
+
+
+def _write(stage, course, log):
+    """Write the site into ``stage``: its assets, every lesson's page, the index, the search index; returns the
+    lessons' pages, the index and the search index's bytes."""
+    (stage / "assets").mkdir()
+    (stage / "assets" / "site.css").write_text((STATIC / "site.css").read_text() + "\n/* code */\n"
+                                               + highlight_css() + "\n")
+    shutil.copy2(STATIC / "site.js", stage / "assets" / "site.js")
+    built = [_write_lesson(stage, name, course, log) for name in course.lessons]
+    index = Page("index", pages.TITLE, stage / "index.html")
+    titles = {name: course.title(name) for name in course.lessons}
+    index.path.write_text(pages.page(pages.TITLE, pages.index_body(
+        course.readme, course.runs[course.lessons[0]].notebook, course.lessons, titles,
+        {name: pages.minutes(course.runs[name].notebook) for name in course.lessons}, course.links), course.links))
+    documents = [section for page in built
+                 for section in search.sections(page.name, page.title, page.path.read_text())]
+    search_bytes = search.build_index(documents, stage / "assets")
+    log(f"search index: {len(documents)} sections, {search_bytes / 1e6:.2f} MB")
+    return built, index, search_bytes
+
+
+def _write_lesson(stage, name, course, log):
+    """One lesson's page, its widgets' pictures and data, its figures and its student notebook to download."""
+    folder = stage / name
+    page = Page(name, course.title(name), stage / f"{name}.html", folder)
+    widgets_html = {}
+    for cell_id, k, grid in course.grids[name]:
+        widget = Widget(name, cell_id, f"w-{cell_id}-{k}", grid)
+        start = time.perf_counter()
+        widget.data = grid.render(folder / f"{cell_id}-{k}", f"{name}/{cell_id}-{k}/", log)
+        log(f"{grid.where}: {grid.name}, {len(grid.kept)} of {len(grid.states)} states drawn in "
+            f"{time.perf_counter() - start:.1f} s")
+        widgets_html[cell_id] = widgets_html.get(cell_id, "") + pages.explorer_html(
+            widget.widget_id, cell_id, grid.explorer, widget.data, _note(grid))
+        page.widgets.append(widget)
+    body = lesson_body(name, course.students[name], course.runs[name].notebook, widgets_html, course.links,
+                       course.lessons, folder, f"{name}/", course.runs[name].figures)
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(course.students[name], folder / f"{name}.ipynb")  # the student version, to download
+    body += pages.lesson_nav(course.lessons, name, {n: course.title(n) for n in course.lessons})
+    page.path.write_text(pages.page(f"{page.title} · {pages.TITLE}", body, course.links,
+                                    run=(name, course.links.binder(name))))
+    return page
+
+
+def _note(grid):
+    """What the page says under a widget about its states."""
+    if grid.note:
+        return grid.note
+    if grid.drawn:
+        return (f"All {len(grid.states):,} states of this widget: this page draws each one from the numbers the "
+                "widget's own figure shows, with its colour map and labels.")
+    if grid.states != [()]:
+        return f"All {len(grid.states):,} states of this widget, drawn by its own code when the site was built."
+    return "This widget has no controls: it shows the picture it ended with when the site was built."

@@ -81,36 +81,34 @@ def _layout(figure):
     figure.canvas.draw()
     renderer = figure.canvas.get_renderer()
     width, height = figure.canvas.get_width_height()
-    panels = []
-    for ax in figure.axes:
-        box = ax.get_window_extent(renderer)
-        panel = {"box": [_px(box.x0), _px(height - box.y1), _px(box.width), _px(box.height)],
-                 "xlim": [float(v) for v in ax.get_xlim()], "ylim": [float(v) for v in ax.get_ylim()],
-                 "texts": [_text(t, height, renderer) for t in _visible_texts(
-                     [*_tick_labels(ax, "x"), *_tick_labels(ax, "y"), ax.xaxis.label, ax.yaxis.label])],
-                 "tick": _px(ax.xaxis.get_major_ticks()[0].tick1line.get_markersize() * figure.dpi / 72)
-                 if ax.xaxis.get_major_ticks() else 0,
-                 "title": [_px((box.x0 + box.x1) / 2),
-                           _px(height - sum(ax.title.get_window_extent(renderer).intervaly) / 2),
-                           _px(ax.title.get_fontsize() * figure.dpi / 72)],
-                 "spine": _px(ax.spines["left"].get_linewidth() * figure.dpi / 72)}
-        if ax.images:  # (left, right, bottom, top), and which of bottom and top the array's first row is at
-            panel["extent"] = [float(v) for v in ax.images[0].get_extent()]
-            panel["origin"] = ax.images[0].origin
-        if ax.get_label() == "<colorbar>":
-            cmap, norm = ax._colorbar.cmap, ax._colorbar.norm
-            panel["kind"] = "colorbar"
-            panel["colors"] = [to_hex(cmap(i / 255)) for i in range(256)]
-            panel["yticks"] = _ticks(ax, "y", height, ax.transData, renderer)
-            panel["yticks_side"] = "right"
-            panel["norm"] = [float(norm.vmin), float(norm.vmax)]
-        else:
-            panel["kind"] = "image" if ax.images else "bars"
-            panel["xticks"] = _ticks(ax, "x", height, ax.transData, renderer)
-            panel["yticks"] = _ticks(ax, "y", height, ax.transData, renderer)
-        panels.append(panel)
-    smallest = phone.smallest_text_px(figure)
-    return {"size": [width, height], "panels": panels, "text_px": smallest}
+    panels = [_panel(ax, height, renderer) for ax in figure.axes]
+    return {"size": [width, height], "panels": panels, "text_px": phone.smallest_text_px(figure)}
+
+
+def _panel(ax, height, renderer):
+    """One panel's fixed parts: its box, limits, tick marks and fixed texts, where its title goes; a heatmap's
+    extent, a colorbar's colours."""
+    box, dpi = ax.get_window_extent(renderer), ax.figure.dpi
+    ticks = ax.xaxis.get_major_ticks()
+    panel = {"box": [_px(box.x0), _px(height - box.y1), _px(box.width), _px(box.height)],
+             "xlim": [float(v) for v in ax.get_xlim()], "ylim": [float(v) for v in ax.get_ylim()],
+             "texts": [_text(t, height, renderer) for t in _visible_texts(
+                 [*_tick_labels(ax, "x"), *_tick_labels(ax, "y"), ax.xaxis.label, ax.yaxis.label])],
+             "tick": _px(ticks[0].tick1line.get_markersize() * dpi / 72) if ticks else 0,
+             "title": [_px((box.x0 + box.x1) / 2), _px(height - sum(ax.title.get_window_extent(renderer).intervaly) / 2),
+                       _px(ax.title.get_fontsize() * dpi / 72)],
+             "spine": _px(ax.spines["left"].get_linewidth() * dpi / 72),
+             "yticks": _ticks(ax, "y", height, ax.transData, renderer)}
+    if ax.images:  # (left, right, bottom, top), and which of bottom and top the array's first row is at
+        panel["extent"] = [float(v) for v in ax.images[0].get_extent()]
+        panel["origin"] = ax.images[0].origin
+    if ax.get_label() == "<colorbar>":  # its colours bottom to top, its ticks on the right
+        panel["kind"] = "colorbar"
+        panel["colors"] = [to_hex(ax._colorbar.cmap(i / 255)) for i in range(256)]
+    else:
+        panel["kind"] = "image" if ax.images else "bars"
+        panel["xticks"] = _ticks(ax, "x", height, ax.transData, renderer)
+    return panel
 
 
 def _state(figure, shared, matrices):
@@ -121,33 +119,41 @@ def _state(figure, shared, matrices):
             out.append(None)
             continue
         panel = {"title": ax.get_title()}
-        for image in ax.images:
-            array = np.asarray(image.get_array(), dtype=float)
-            lut = image.cmap.N
-            index = np.clip((np.asarray(image.norm(array)) * lut).astype(int), 0, lut - 1)  # as Colormap.__call__
-            key = index.tobytes()
-            if key not in matrices:
-                matrices[key] = (len(matrices), index.tolist())
-            panel["image"] = matrices[key][0]
-            if shared["lut"] is None:
-                shared["lut"] = [to_hex(image.cmap(i)) for i in range(lut)]
-        bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+        if ax.images:
+            panel["image"] = _heatmap(ax.images[0], shared, matrices)
+        bars = [p for c in ax.containers if isinstance(c, BarContainer) for p in c.patches]
         if bars:
-            patches = [p for c in bars for p in c.patches]
-            places = [[_num(p.get_x()), _num(p.get_width())] for p in patches]  # the same in every state
-            if shared["bars"].setdefault(len(out), places) != places:
-                raise SiteError("site.js draws bars that keep their places; these move from state to state")
-            panel["bars"] = [_num(p.get_height()) for p in patches]
-            panel["colors"] = [shared["palette"].setdefault(to_hex(p.get_facecolor()), len(shared["palette"]))
-                               for p in patches]
-            panel["hatched"] = [i for i, p in enumerate(patches) if p.get_hatch()]
+            panel.update(_bars(bars, len(out), shared))
         panel["texts"] = [[t.get_text(), _num(t.get_position()[0]), _num(t.get_position()[1])]
                           for t in _visible_texts(ax.texts)]
-        boxes = [p for p in ax.patches if isinstance(p, Rectangle) and not any(p in c.patches for c in bars)]
         panel["boxes"] = [[_num(p.get_x()), _num(p.get_y()), _num(p.get_width()), _num(p.get_height())]
-                          for p in boxes if p.get_visible()]
+                          for p in ax.patches if isinstance(p, Rectangle) and p not in bars and p.get_visible()]
         out.append(panel)
     return out
+
+
+def _heatmap(image, shared, matrices):
+    """The heatmap's cells as indices into its colour map's colours (as ``Colormap.__call__`` picks them);
+    returns its number in ``matrices``, where each different one is kept once."""
+    lut = image.cmap.N
+    index = np.clip((np.asarray(image.norm(np.asarray(image.get_array(), dtype=float))) * lut).astype(int), 0, lut - 1)
+    key = index.tobytes()
+    if key not in matrices:
+        matrices[key] = (len(matrices), index.tolist())
+    if shared["lut"] is None:
+        shared["lut"] = [to_hex(image.cmap(i)) for i in range(lut)]
+    return matrices[key][0]
+
+
+def _bars(patches, where, shared):
+    """The bars' heights, colours (indices into ``shared["palette"]``) and which are hatched; their places, the same
+    in every state, are kept once in ``shared["bars"]``."""
+    places = [[_num(p.get_x()), _num(p.get_width())] for p in patches]
+    if shared["bars"].setdefault(where, places) != places:
+        raise SiteError("site.js draws bars that keep their places; these move from state to state")
+    return {"bars": [_num(p.get_height()) for p in patches],
+            "colors": [shared["palette"].setdefault(to_hex(p.get_facecolor()), len(shared["palette"])) for p in patches],
+            "hatched": [i for i, p in enumerate(patches) if p.get_hatch()]}
 
 
 def _halo(patch):
@@ -157,20 +163,18 @@ def _halo(patch):
 
 
 def _styles(figure):
-    """How the changing artists look (the same in every state): texts' size and alignment, outlines' lines."""
-    styles = []
+    """How the changing artists look (the same in every state): texts' size and alignment, outlines' lines (and
+    the white halo under them), bars' edges."""
+    styles, dpi = [], figure.dpi
     for ax in figure.axes:
         texts = _visible_texts(ax.texts)
-        boxes = [p for p in ax.patches if isinstance(p, Rectangle)
-                 and not any(p in c.patches for c in ax.containers if isinstance(c, BarContainer))]
+        bars = [p for c in ax.containers if isinstance(c, BarContainer) for p in c.patches]
+        boxes = [p for p in ax.patches if isinstance(p, Rectangle) and p not in bars]
         styles.append({
-            "text": [texts[0].get_fontsize() * figure.dpi / 72, texts[0].get_ha(), texts[0].get_va()]
-            if texts else None,
-            "box": [boxes[0].get_linewidth() * figure.dpi / 72, to_hex(boxes[0].get_edgecolor()), _halo(boxes[0])]
+            "text": [texts[0].get_fontsize() * dpi / 72, texts[0].get_ha(), texts[0].get_va()] if texts else None,
+            "box": [boxes[0].get_linewidth() * dpi / 72, to_hex(boxes[0].get_edgecolor()), _halo(boxes[0])]
             if boxes else None,
-            "edge": (lambda p: [to_hex(p.get_edgecolor()), p.get_linewidth() * figure.dpi / 72])(
-                next(c for c in ax.containers if isinstance(c, BarContainer)).patches[0])
-            if any(isinstance(c, BarContainer) for c in ax.containers) else None,
+            "edge": [to_hex(bars[0].get_edgecolor()), bars[0].get_linewidth() * dpi / 72] if bars else None,
         })
     return styles
 

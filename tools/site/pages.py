@@ -92,10 +92,6 @@ def esc(text):
 def page(title, body, links, run=None, assets="assets/"):
     """A whole page: ``body`` (HTML) in the site's frame, with a "Run this lesson" link when ``run`` is
     ``(lesson, its Binder address)``."""
-    run_html = ""
-    if run:
-        run_html = (f'<a class="run-lesson" href="{esc(run[1])}">Run this lesson</a>'
-                    '<span class="run-note">in JupyterLab on Binder, with its exercises to write</span>')
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -107,14 +103,7 @@ def page(title, body, links, run=None, assets="assets/"):
 </head>
 <body>
 <a class="skip" href="#main">Skip to the lesson</a>
-<header class="site"><div class="inner">
-<a class="course" href="index.html">{esc(TITLE)}</a>
-{run_html}
-<form class="search" role="search" hidden><label for="search">Search the course</label>
-<input type="search" id="search" name="q" autocomplete="off" spellcheck="false" aria-controls="search-results"></form>
-</div></header>
-<section class="search-results" id="search-results" aria-label="Search results" hidden>
-<p class="search-status" role="status" aria-live="polite"></p><ol></ol></section>
+{header(run)}
 <main id="main">
 {body}
 </main>
@@ -174,6 +163,23 @@ def open_lesson(lesson, links, download):
             f'<li>{colab_note(links)}</li></ul></section>')
 
 
+def header(run=None):
+    """Every page's header: the course's name, "Run this lesson" when ``run`` is ``(lesson, its Binder address)``,
+    the search box (shown by site.js) and the place of its results."""
+    run_html = ""
+    if run:
+        run_html = (f'<a class="run-lesson" href="{esc(run[1])}">Run this lesson</a>'
+                    '<span class="run-note">in JupyterLab on Binder, with its exercises to write</span>')
+    return f"""<header class="site"><div class="inner">
+<a class="course" href="index.html">{esc(TITLE)}</a>
+{run_html}
+<form class="search" role="search" hidden><label for="search">Search the course</label>
+<input type="search" id="search" name="q" autocomplete="off" spellcheck="false" aria-controls="search-results"></form>
+</div></header>
+<section class="search-results" id="search-results" aria-label="Search results" hidden>
+<p class="search-status" role="status" aria-live="polite"></p><ol></ol></section>"""
+
+
 # ------------------------------------------------------------------ widgets
 
 def _json(data):
@@ -186,36 +192,8 @@ def explorer_html(widget_id, cell_id, explorer, data, note):
     start = data["states"][data["start"]]
     at = [int(i) for i in data["keys"][data["start"]].split(",")] if data["keys"][data["start"]] else []
     limits = start[4] if len(start) > 4 else None
-    controls = []
-    for ci, spec in enumerate(data["controls"]):
-        cid = f"{widget_id}-c{ci}"
-        vi, labels = at[ci], spec["labels"]
-        if spec["kind"] == "slider":
-            low, high = (limits[ci][0], limits[ci][-1]) if limits else (0, len(labels) - 1)
-            controls.append(
-                f'<div class="control slider"><label for="{cid}">{esc(spec["label"])}</label>'
-                f'<input type="range" id="{cid}" data-control="{ci}" min="{low}" max="{high}" step="1" '
-                f'value="{vi}" aria-valuetext="{esc(labels[vi])}">'
-                f'<output for="{cid}" data-control="{ci}">{esc(labels[vi])}</output></div>')
-        elif spec["kind"] == "toggle":
-            options = "".join(
-                f'<input type="radio" id="{cid}-{k}" name="{cid}" data-control="{ci}" value="{k}"'
-                f'{" checked" if k == vi else ""}{" disabled" if limits and k not in limits[ci] else ""}>'
-                f'<label for="{cid}-{k}">{esc(label)}</label>' for k, label in enumerate(labels))
-            controls.append(f'<fieldset class="control toggle"><legend>{esc(spec["label"])}</legend>'
-                            f'<span class="options">{options}</span></fieldset>')
-        else:
-            checked = " checked" if labels[vi] == "on" else ""
-            controls.append(f'<div class="control checkbox"><input type="checkbox" id="{cid}" data-control="{ci}"'
-                            f'{checked}><label for="{cid}">{esc(spec["label"])}</label></div>')
-    extras = []
-    for extra in explorer.extras:
-        if hasattr(extra, "max") and hasattr(extra, "value") and type(extra).__name__.endswith("Progress"):
-            extras.append(f'<p class="explorer-extra"><label>{esc(extra.description)} '
-                          f'<progress max="{extra.max}" value="{extra.value}">{extra.value} of {extra.max}</progress>'
-                          f'</label></p>')
-        else:
-            raise SiteError(f"{widget_id}: the site cannot show a {type(extra).__name__} beside a widget yet")
+    controls = [control_html(f"{widget_id}-c{ci}", ci, spec, at[ci], limits[ci] if limits else None)
+                for ci, spec in enumerate(data["controls"])]
     page_data = {key: data[key] for key in ("controls", "keys", "states", "start", "redirect", "text_px")
                  if key in data}
     controls_html = f'<div class="explorer-controls">{"".join(controls)}</div>' if controls else ""
@@ -230,13 +208,48 @@ def explorer_html(widget_id, cell_id, explorer, data, note):
             f'data-widget="{esc(type(explorer).__name__)}" aria-labelledby="{widget_id}-title">\n'
             f'<p class="explorer-title" id="{widget_id}-title">{esc(explorer.title)}</p>\n'
             f'<p class="explorer-caption">{explorer.caption}</p>\n'
-            f'{controls_html}\n{"".join(extras)}'
+            f'{controls_html}\n{extras_html(widget_id, explorer.extras)}'
             f'<div class="explorer-figure">{picture}</div>\n'
             f'<p class="explorer-readout" role="status" aria-live="polite" aria-atomic="true">{start[3]}</p>\n'
             f'<div class="explorer-print">{printed}<p>{start[3]}</p><p class="explorer-note">{PRINTED}</p></div>\n'
             f'<p class="explorer-note">{esc(note)}</p>\n'
             f'<script type="application/json" class="explorer-data">{_json(page_data)}</script>\n'
             '</section>')
+
+
+def control_html(cid, ci, spec, vi, allowed):
+    """Control ``ci`` (``spec``: its kind, label and values' labels) as HTML, id ``cid``, at value ``vi``;
+    ``allowed``: the values it offers there, when not all."""
+    labels = spec["labels"]
+    if spec["kind"] == "slider":
+        low, high = (allowed[0], allowed[-1]) if allowed else (0, len(labels) - 1)
+        return (f'<div class="control slider"><label for="{cid}">{esc(spec["label"])}</label>'
+                f'<input type="range" id="{cid}" data-control="{ci}" min="{low}" max="{high}" step="1" '
+                f'value="{vi}" aria-valuetext="{esc(labels[vi])}">'
+                f'<output for="{cid}" data-control="{ci}">{esc(labels[vi])}</output></div>')
+    if spec["kind"] == "toggle":
+        options = "".join(
+            f'<input type="radio" id="{cid}-{k}" name="{cid}" data-control="{ci}" value="{k}"'
+            f'{" checked" if k == vi else ""}{" disabled" if allowed and k not in allowed else ""}>'
+            f'<label for="{cid}-{k}">{esc(label)}</label>' for k, label in enumerate(labels))
+        return (f'<fieldset class="control toggle"><legend>{esc(spec["label"])}</legend>'
+                f'<span class="options">{options}</span></fieldset>')
+    checked = " checked" if labels[vi] == "on" else ""
+    return (f'<div class="control checkbox"><input type="checkbox" id="{cid}" data-control="{ci}"'
+            f'{checked}><label for="{cid}">{esc(spec["label"])}</label></div>')
+
+
+def extras_html(widget_id, extras):
+    """What a widget shows beside its controls (a training run's progress bar), as HTML."""
+    parts = []
+    for extra in extras:
+        if hasattr(extra, "max") and hasattr(extra, "value") and type(extra).__name__.endswith("Progress"):
+            parts.append(f'<p class="explorer-extra"><label>{esc(extra.description)} '
+                         f'<progress max="{extra.max}" value="{extra.value}">{extra.value} of {extra.max}</progress>'
+                         f'</label></p>')
+        else:
+            raise SiteError(f"{widget_id}: the site cannot show a {type(extra).__name__} beside a widget yet")
+    return "".join(parts)
 
 
 #: Under a widget on paper (the print style sheet shows the widget as it starts, without its controls).

@@ -72,42 +72,62 @@ def stacked(figure, before=lambda: None, draw=None, after=lambda: None):
     """
     draw = draw or figure.canvas.draw
     panels = _panels(figure)
-    saved = {"size": tuple(figure.get_size_inches()), "dpi": figure.dpi, "engine": figure.get_layout_engine(),
-             "specs": [ax.get_subplotspec() for ax in panels]}
-    # a title or an axis label longer than a phone's width breaks onto a second line rather than run off the picture
+    undo = [_wrap_long_words(figure, panels), _shorten_phrases(panels), _one_column(figure, panels)]
+    _lay_out(figure, before, draw, after, "none")
+    try:
+        yield figure
+    finally:
+        engine = [put_back() for put_back in undo][-1]
+        _lay_out(figure, before, draw, after, engine)
+
+
+def _wrap_long_words(figure, panels):
+    """Titles and axis labels longer than a phone's width break onto a second line rather than run off the
+    picture; returns what puts them back."""
     words = [text for ax in panels for text in (ax.title, ax.xaxis.label, ax.yaxis.label)]
     words += [figure._suptitle] if figure._suptitle is not None else []
-    saved["wrap"] = [(text, text.get_wrap()) for text in words]
+    saved = [(text, text.get_wrap()) for text in words]
     for text in words:
         text.set_wrap(True)
-    # tick labels that are phrases (lesson 08's numbered sentences) keep their first word, their number: whole,
-    # they would leave the panel no room on a phone
-    saved["ticks"] = []
+    return lambda: [text.set_wrap(wrap) for text, wrap in saved]
+
+
+def _shorten_phrases(panels):
+    """Tick labels that are phrases (lesson 08's numbered sentences) keep their first word, their number: whole,
+    they would leave the panel no room on a phone. Returns what puts them back."""
+    saved = []
     for ax in panels:
         for axis in (ax.xaxis, ax.yaxis):
             labels = [label.get_text() for label in axis.get_ticklabels()]
             if any(len(label) > LABEL_CHARS for label in labels):
-                saved["ticks"].append((axis, axis.get_major_locator(), axis.get_major_formatter()))
+                saved.append((axis, axis.get_major_locator(), axis.get_major_formatter()))
                 axis.set_ticks(axis.get_ticklocs(), [(label.split() or [""])[0] for label in labels])
+
+    def put_back():
+        for axis, locator, formatter in saved:
+            axis.set_major_locator(locator)
+            axis.set_major_formatter(formatter)
+    return put_back
+
+
+def _one_column(figure, panels):
+    """The panels one above the other, the figure ``WIDTH`` px wide at ``DPI``; returns what puts the figure's
+    grid, size and dpi back and gives its layout engine."""
+    saved = {"size": tuple(figure.get_size_inches()), "dpi": figure.dpi, "engine": figure.get_layout_engine(),
+             "specs": [ax.get_subplotspec() for ax in panels]}
     column = GridSpec(len(panels), 1, figure=figure)
     for i, ax in enumerate(panels):
         ax.set_subplotspec(column[i, 0])
     figure.set_dpi(DPI)
     figure.set_size_inches(WIDTH / DPI, PANEL_HEIGHT * len(panels) + (TITLE_HEIGHT if figure.get_suptitle() else 0))
-    _lay_out(figure, before, draw, after, "none")
-    try:
-        yield figure
-    finally:
+
+    def put_back():
         for ax, spec in zip(panels, saved["specs"]):
             ax.set_subplotspec(spec)
-        for text, wrap in saved["wrap"]:
-            text.set_wrap(wrap)
-        for axis, locator, formatter in saved["ticks"]:
-            axis.set_major_locator(locator)
-            axis.set_major_formatter(formatter)
         figure.set_dpi(saved["dpi"])
         figure.set_size_inches(*saved["size"])
-        _lay_out(figure, before, draw, after, saved["engine"])
+        return saved["engine"]
+    return put_back
 
 
 def _lay_out(figure, before, draw, after, engine):

@@ -182,16 +182,7 @@ class Grid:
         names, space, kept = self.space.names, self.space, self.kept
         position = {n: {v: k for k, v in enumerate(space.values[n])} for n in names}
         key = lambda state: ",".join(str(position[n][v]) for n, v in zip(names, state))  # noqa: E731
-        index = {state: k for k, state in enumerate(kept)}
-        if self.drawn:  # the numbers, which site.js draws
-            made = drawing(self.explorer, kept, self.values, space.start)
-            shown = [(None, None, alt, readout) for _, alt, readout in made["records"]]
-            made["frames"] = [panels for panels, _, _ in made.pop("records")]
-            wide, narrow = made["layouts"]["wide"], made["layouts"]["phone"]
-            extra = {"drawing": made, "size": wide["size"], "phone_size": narrow["size"],
-                     "text_px": [wide["text_px"], narrow["text_px"]], "images": []}
-        else:
-            extra, shown = self._pictures(folder, url, log)
+        extra, shown = self._drawing() if self.drawn else self._pictures(folder, url, log)
         records = []
         for state, (src, phone_src, alt, readout) in zip(kept, shown):
             record = [src, phone_src, alt, readout]
@@ -201,9 +192,19 @@ class Grid:
                 record.append(limits)
             records.append(record)
         self.explorer.frame(self.values(space.start))
-        redirect = {}
+        controls = [{"name": name, "kind": control_kind(self.explorer.controls[name]),
+                     "label": _label(self.explorer, name), "labels": [space.labels[name][v] for v in space.values[name]]}
+                    for name in names]
+        return {"controls": controls, "keys": [key(state) for state in kept], "states": records,
+                "start": kept.index(space.start), "redirect": self._redirects(key), **extra}
+
+    def _redirects(self, key):
+        """``{"control index:key": state index}``: where a move leads elsewhere than to the state whose key it
+        names (the widget moves other controls too, or the page keeps a reduced grid)."""
+        space, kept, redirect = self.space, self.kept, {}
+        index = {state: k for k, state in enumerate(kept)}
         for state in kept:
-            for ci, name in enumerate(names):
+            for ci, name in enumerate(space.names):
                 for value in space.offered(state)[name]:
                     candidate = state[:ci] + (value,) + state[ci + 1:]
                     target = space.move(state, name, value)
@@ -215,13 +216,17 @@ class Grid:
                             raise SiteError(f"{self.where}: moving {name!r} to {value!r} leads to different states "
                                             "from states the page cannot tell apart")
                         redirect[slot] = index[target]
-        controls = []
-        for name in names:
-            control = self.explorer.controls[name]
-            controls.append({"name": name, "kind": control_kind(control), "label": _label(self.explorer, name),
-                             "labels": [space.labels[name][v] for v in space.values[name]]})
-        return {"controls": controls, "keys": [key(state) for state in kept], "states": records,
-                "start": index[space.start], "redirect": redirect, **extra}
+        return redirect
+
+    def _drawing(self):
+        """The numbers site.js draws the kept states from (``drawn.drawing``); returns them with the two layouts'
+        sizes and smallest texts, and each state's ``(None, None, alt, readout)``: no picture files."""
+        made = drawing(self.explorer, self.kept, self.values, self.space.start)
+        shown = [(None, None, alt, readout) for _, alt, readout in made["records"]]
+        made["frames"] = [panels for panels, _, _ in made.pop("records")]
+        wide, narrow = made["layouts"]["wide"], made["layouts"]["phone"]
+        return {"drawing": made, "size": wide["size"], "phone_size": narrow["size"],
+                "text_px": [wide["text_px"], narrow["text_px"]], "images": []}, shown
 
     def _pictures(self, folder, url, log):
         """Draw every kept state as pictures into ``folder``, for a wide screen and for a phone; returns the
