@@ -225,3 +225,14 @@ def test_a_notebook_the_teacher_copied_over_a_collected_one_is_a_copy_by_hand(co
     (collected(root, "ada") / f"{LESSON}.ipynb").write_text('{"corrected": true}')
     when = hand_in_time(root)
     assert when.when is None and "copied in by hand" in when.by
+
+
+def test_a_lesson_the_course_does_not_grade_is_refused_and_named(tmp_path):
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange import ExchangeError
+
+    (tmp_path / "exchange" / COURSE_ID / "inbound").mkdir(parents=True)
+    config = Config({"CourseDirectory": {"root": str(tmp_path), "course_id": COURSE_ID, "assignment_id": "09_nope"}})
+    collector = CourseCollect(coursedir=CourseDirectory(config=config), config=config, root=str(tmp_path / "exchange"))
+    with pytest.raises(ExchangeError, match="LESSON must name a graded lesson of the course .*got '09_nope'"):
+        collector.start()

@@ -41,6 +41,7 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from traitlets import Bool, List, Unicode
 
+from ..exercises import BY_LESSON
 from . import exchange
 from .files import plain_text
 
@@ -106,6 +107,9 @@ class CourseCollect(ExchangeCollect):
         """The inbound folder, as nbgrader's collect checks it, then every hand-in of the lesson in it."""
         if self.coursedir.course_id == "":
             self.fail("No course id specified. Re-run with --course flag.")
+        if self.coursedir.assignment_id not in BY_LESSON:
+            self.fail(f"LESSON must name a graded lesson of the course ({', '.join(BY_LESSON)}), got "
+                      f"{self.coursedir.assignment_id!r}")
         self.inbound_path = os.path.join(self.root, self.coursedir.course_id, "inbound")
         if not os.path.isdir(self.inbound_path):
             self.fail(f"Course not found: {self.inbound_path}")
