@@ -236,3 +236,23 @@ def test_a_lesson_the_course_does_not_grade_is_refused_and_named(tmp_path):
     collector = CourseCollect(coursedir=CourseDirectory(config=config), config=config, root=str(tmp_path / "exchange"))
     with pytest.raises(ExchangeError, match="LESSON must name a graded lesson of the course .*got '09_nope'"):
         collector.start()
+
+
+def test_a_folder_swapped_for_a_link_after_the_walk_is_never_followed(tmp_path):
+    """The copy opens each part of a path inside the one before it, never through a link: a learner who swaps a
+    folder of their hand-in for a link between the walk and the copy gets an error, not the teacher's file."""
+    import shutil
+
+    from encoder_lib.grading.teacher.collect import HandIn, copy_hand_in
+
+    hand_in, secret = tmp_path / "hand-in", tmp_path / "teacher"
+    (hand_in / "data").mkdir(parents=True)
+    (hand_in / "data" / "f").write_text("mine")
+    secret.mkdir()
+    (secret / "f").write_text("the teacher's")
+    walked = exchange.walk(hand_in)
+    shutil.rmtree(hand_in / "data")
+    (hand_in / "data").symlink_to(secret)
+    with pytest.raises(OSError):
+        copy_hand_in(HandIn(None, str(hand_in), walked), tmp_path / "copy")
+    assert not any("teacher" in p.read_text() for p in (tmp_path / "copy").rglob("*") if p.is_file())

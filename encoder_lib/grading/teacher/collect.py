@@ -60,19 +60,31 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
-def copy_file(source, target, size):
-    """Copy the regular file ``source`` (never through a link, and only if it is still ``size`` bytes) to the new
-    file ``target``; returns its SHA-256. OSError if it is not what the walk saw."""
+def open_beneath(folder, relative):
+    """A read-only descriptor of ``folder/relative``, no component of it followed if it is a link (each one
+    opened in the one before it), so that a folder swapped for a link after the walk leads nowhere."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(folder, flags | os.O_DIRECTORY)
+    try:
+        for part in Path(relative).parts[:-1]:
+            inner = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(Path(relative).name, flags | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def copy_file(folder, relative, target, size):
+    """Copy the regular file ``folder/relative`` (never through a link, and only if it is still ``size`` bytes)
+    to the new file ``target``; returns its SHA-256. OSError if it is not what the walk saw."""
     import hashlib
 
-    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
+    with os.fdopen(open_beneath(folder, relative), "rb") as f:
         info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
-            raise OSError(f"{plain_text(os.path.basename(source))[:60]} changed while it was being collected")
-        data = f.read(size + 1)
-    if len(data) != size:
-        raise OSError(f"{plain_text(os.path.basename(source))[:60]} changed while it was being collected")
+        data = f.read(size + 1) if stat.S_ISREG(info.st_mode) and info.st_size == size else b""
+    if len(data) != size or not stat.S_ISREG(info.st_mode):
+        raise OSError(f"{plain_text(relative)[:60]} changed while it was being collected")
     with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as f:
         f.write(data)
     return hashlib.sha256(data).hexdigest()
@@ -90,7 +102,7 @@ def copy_hand_in(hand_in, target, ignore=()):
     digests = {}
     for relative, size in sorted(hand_in.walk.files.items()):
         if not skipped(relative):
-            digests[relative] = copy_file(os.path.join(hand_in.path, relative), os.path.join(target, relative), size)
+            digests[relative] = copy_file(hand_in.path, relative, os.path.join(target, relative), size)
     return digests
 
 
