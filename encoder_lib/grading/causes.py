@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import variants
-from .compare import Raised, close
+from .compare import Raised, close, returned_problem
 from .exercises import EXERCISES
 
 #: What one search may spend: ``CALLS`` calls of variants on a case of at most ``UNIT`` input numbers (a larger
@@ -59,7 +59,7 @@ class Found:
     causes: tuple
     complete: bool
     ambiguous: bool = False  # several unrelated causes each reproduce everything: none is named
-    pairs: bool = True  # whether pairs of edits were tried (not where the answer raised on every failing case)
+    pairs: bool = True  # whether pairs were tried (not where no failing case returned a value of the right shape)
 
 
 # ---------------------------------------------------------------- reproducing
@@ -128,6 +128,12 @@ def _entries(result, outcome):
         return np.isclose(got, result, rtol=1e-6, atol=1e-6, equal_nan=True).ravel()
 
 
+def _valued(one):
+    """Did the answer return a value of the right type and shape on this case (not an error, nor a shape that
+    only a broadcast by accident made)?"""
+    return one.outcome.raised is None and returned_problem(one.outcome.value, one.case.expected) is None
+
+
 def _distance(result, outcome):
     """How far a result on a case is from the answer's there: 0 for the same error, else the largest difference
     (inf where it cannot be compared)."""
@@ -180,9 +186,10 @@ class Search:
 
     def each_seen(self, a, b):
         """Is each edit of the pair (a, b) seen in a value the answer returned, not only in its errors: on some
-        failing case where it returned a value, the other edit alone does not give that value? (An error's
-        words cannot tell which of several lines raised it.)"""
-        values = [one for one in self.failing if one.outcome.raised is None]
+        failing case where it returned a value of the right shape, the other edit alone does not give that value?
+        (An error's words cannot tell which of several lines raised it, nor can numbers that a broadcast over an
+        axis of length 1 made by accident.)"""
+        values = [one for one in self.failing if _valued(one)]
         return all(any(not self.reproduces(other, one) for one in values) for other in (a, b))
 
     def reproduced(self, candidate, among):
@@ -358,8 +365,8 @@ def find(exercise, seen, calls=CALLS, pairs=PAIRS):
             return Found((_cause(exercise, chosen[0], ambiguous=chosen[1]),), True)
         steps = _in_steps(exercise, chosen)
         return Found((steps,), True) if steps else Found((), True, ambiguous=True)
-    if all(one.outcome.raised is not None for one in search.failing):
-        return Found((), not search.spent, pairs=False)  # two edits, or two parts, on error messages alone: too weak
+    if not any(_valued(one) for one in search.failing):
+        return Found((), not search.spent, pairs=False)  # two edits, or two parts, on errors alone: too weak
     both = search.extend(pairs) or search.cover(pairs)
     if both:
         return Found((_cause(exercise, both),), True)
@@ -382,7 +389,7 @@ def _two_that_share(exercise, failing, parts):
     """Two candidates that are each right where the answer is, and that together reproduce every failing check,
     each on its own part, and each on a value the answer returned there (not only its errors)."""
     everything = set(range(len(failing)))
-    valued = {j for j, one in enumerate(failing) if one.outcome.raised is None}
+    valued = {j for j, one in enumerate(failing) if _valued(one)}
     for i, (a, found_a) in enumerate(parts):
         for b, found_b in parts[i + 1:]:
             own_a, own_b = set(found_a) - set(found_b), set(found_b) - set(found_a)

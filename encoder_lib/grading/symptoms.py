@@ -471,7 +471,8 @@ def measure(exercise, failing, probed=None, most=2):
 def ruled_out(exercise, complete=True, ambiguous=False, pairs=True):
     """The sentence that says which causes the search tried, and found none of (all it knows, or as many as its
     budget allowed); or that several unrelated ones each give the answer's outputs, so that none is named.
-    Without ``pairs`` (the answer raised on every failing check), two slips together were not tried."""
+    Without ``pairs`` (no failing check returned a result of the right shape), two slips together were not
+    tried."""
     if ambiguous:
         return ("Several unrelated slips each give exactly what your answer gives, so the checks cannot tell which "
                 "one is yours: compare your steps with the rule above, one at a time.")
@@ -482,5 +483,6 @@ def ruled_out(exercise, complete=True, ambiguous=False, pairs=True):
     kinds += ["the known mistakes of this exercise"] if exercise.mistakes else []
     said = f"{tried}: {', '.join(kinds[:-1])}{' and ' if len(kinds) > 1 else ''}{kinds[-1]}."
     if not pairs:
-        said += " Two slips together are not tried where every failing check raised: an error says too little."
+        said += (" Two slips together are not tried where no failing check returned a result of the right shape: "
+                 "an error says too little.")
     return said

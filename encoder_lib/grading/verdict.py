@@ -202,7 +202,7 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
         return verdict
     evidence = [symptoms.Evidence(exercise, c.case, c.outcome) for c in wrong]
     located = {c.case.probe: None if c.outcome.raised is not None else c.right_values
-               for c in probed if c.case.probe != EVIDENCE}
+               for c in probed if not c.case.probe.startswith(EVIDENCE)}
     verdict.symptoms = symptoms.measure(exercise, evidence, located)
     compared = any(c.outcome.raised is not None or returned_problem(c.outcome.value, c.case.expected) is None
                    for c in wrong)  # where it returned what cannot be the answer, that is what is wrong

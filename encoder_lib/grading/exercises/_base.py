@@ -46,7 +46,7 @@ class Exercise:
       (the rule and what the answer gives instead) when the answer breaks it: what
       the feedback says when no cause is verified;
     - ``outputs``: the names of the values it returns, as its sentences call them;
-    - ``probes(rng)``: ``[(name, description, args, kwargs)]``, inputs the answer
+    - ``probes(rng)``: ``[(name, description, args, kwargs)]`` (a square case: ``square_probe``), inputs the answer
       also runs on, never graded (more evidence for a cause), and ``locate({name: right?})`` (None where the
       answer raised): a ``symptoms.Finding`` saying which probes it gets right (a block with its attention
       switched off, say);
@@ -71,6 +71,16 @@ class Exercise:
     probes: object = None
     locate: object = None
     hints: tuple = ()
+
+
+#: The probe name of a square case (as many positions as features): where a wrong answer's shapes broadcast by
+#: accident and give numbers, not an error, those numbers tell which of its lines is wrong. Evidence, never graded.
+SQUARE = "evidence:square"
+
+
+def square_probe(description, *args, **kwargs):
+    """``[(SQUARE, description, args, kwargs)]``: an exercise's square probe."""
+    return [(SQUARE, description, list(args), kwargs)]
 
 
 def cases(*items):

@@ -7,7 +7,7 @@ import numpy as np
 from ... import fixtures
 from ...attention import scaled_dot_product_attention, softmax
 from ..symptoms import Finding, number, numbers, softmax_row_off, span
-from ._base import Exercise, Mistake, cases, normal
+from ._base import Exercise, Mistake, cases, normal, square_probe
 
 # --- softmax ---------------------------------------------------------------------
 
@@ -208,6 +208,11 @@ SCALE_STEP = (
     "near 1; unscaled, near 8.")
 
 
+def attention_probes(rng):
+    return square_probe("q, k and v (4, 4): as many positions as features", normal(rng, 4, 4), normal(rng, 4, 4),
+                        normal(rng, 4, 4))
+
+
 def attention_cases(rng, hidden):
     if hidden:
         lead = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(0, 3)))
@@ -330,7 +335,7 @@ def attention_scale(ev):
 SCALED_DOT_PRODUCT_ATTENTION = Exercise(
     name="scaled_dot_product_attention", lesson="01_attention", points=2,
     formula=r"\mathrm{attention}(q, k, v) = \mathrm{softmax}\!\left(\frac{q k^\top}{\sqrt{d_k}}\right) v",
-    cases=attention_cases, reference=scaled_dot_product_attention, model=attention_model,
+    cases=attention_cases, reference=scaled_dot_product_attention, model=attention_model, probes=attention_probes,
     mistakes=(
         Mistake("attention_without_scaling",
                 "no 1/sqrt(d_k) scaling: divide the scores q k^T by sqrt(d_k) before the softmax",

@@ -10,7 +10,7 @@ from ...grad import layer_norm_grad, softmax_grad
 from ...norm import layer_norm
 from ..compare import NotApplicable
 from ..symptoms import Finding, index, number, shape_text, span
-from ._base import Exercise, Mistake, cases, normal
+from ._base import Exercise, Mistake, cases, normal, square_probe
 
 LN_GRAD_LINK = "[Layer norm](#Layer-norm)"
 FD_LINK = "[Checking a gradient: finite differences](#Checking-a-gradient:-finite-differences)"
@@ -104,6 +104,11 @@ SOFTMAX_GRAD = Exercise(
 )
 
 # --- layer norm's backward pass ----------------------------------------------------
+
+
+def layer_norm_grad_probes(rng):
+    return square_probe("x (4, 4): as many rows as features, with gamma and beta", normal(rng, 4, 4) * 2 + 1,
+                        normal(rng, 4, 4), rng.uniform(0.5, 2, 4), rng.normal(0, 1, 4))
 
 
 def layer_norm_grad_cases(rng, hidden):
@@ -221,6 +226,7 @@ LAYER_NORM_GRAD = Exercise(
     formula=r"\frac{\partial L}{\partial x} = \frac{1}{\sigma}\left(g - \bar{g} - \hat{x}\, \overline{g \hat{x}}\right),"
             r"\quad g = \gamma \odot \frac{\partial L}{\partial y}",
     cases=layer_norm_grad_cases, reference=layer_norm_grad, model=layer_norm_grad_reference_model,
+    probes=layer_norm_grad_probes,
     mistakes=(
         Mistake("layer_norm_grad_constant_statistics",
                 "the mean and the variance were treated as constants: both depend on every input of the row, "

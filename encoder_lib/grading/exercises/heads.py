@@ -8,7 +8,7 @@ from ... import fixtures
 from ...attention import merge_heads, multi_head_attention, scaled_dot_product_attention, softmax, split_heads
 from ..compare import NotApplicable
 from ..symptoms import Finding, shape_text, span
-from ._base import Exercise, Mistake, cases, normal, random_attention_params
+from ._base import Exercise, Mistake, cases, normal, random_attention_params, square_probe
 
 SPLIT_LINK = "[Splitting into heads, step by step](#Splitting-into-heads,-step-by-step)"
 TRANSPOSE_IDEA = (
@@ -203,6 +203,11 @@ MERGE_HEADS = Exercise(
 # --- multi-head attention --------------------------------------------------------
 
 
+def mha_probes(rng):
+    return square_probe("x (8, 8): as many positions as features, 2 heads, with projections", normal(rng, 8, 8), 2,
+                        params=random_attention_params(rng, 8))
+
+
 def mha_cases(rng, hidden):
     if hidden:
         lead = tuple(int(n) for n in rng.integers(1, 3, size=rng.integers(0, 2)))
@@ -290,7 +295,7 @@ MULTI_HEAD_ATTENTION = Exercise(
     name="multi_head_attention", lesson="02_multi_head_attention", points=2,
     formula=r"\mathrm{MHA}(x) = \mathrm{concat}_h\!\left(\mathrm{attention}(x W_q^h + b_q^h,\, x W_k^h + b_k^h,\,"
             r" x W_v^h + b_v^h)\right) W_o + b_o",
-    cases=mha_cases, reference=multi_head_attention, model=mha_reference_model,
+    cases=mha_cases, reference=multi_head_attention, model=mha_reference_model, probes=mha_probes,
     mistakes=(
         Mistake("attention_scaled_by_d_model",
                 "scores scaled by sqrt(d_model): each head's scale is sqrt(d_head), d_head = d_model / n_heads",

@@ -12,7 +12,7 @@ from ...norm import layer_norm
 from ...pooling import mean_pool
 from ..compare import NotApplicable
 from ..symptoms import Finding
-from ._base import Exercise, Mistake, cases, normal, random_block
+from ._base import Exercise, Mistake, cases, normal, random_block, square_probe
 from .block import block_probes, locate_in_block, post_norm_block_output
 from .feed_forward import gelu_tanh_approximation
 
@@ -171,6 +171,13 @@ def random_tokens_case(rng, layer):
     return [x, minilm_params(layer), model.block.n_heads], {"padding_mask": padding_mask}
 
 
+def bert_probes(rng):
+    """The block's probes (each sub-layer switched off), and a square one."""
+    return block_probes(rng, norms=("post",)) + square_probe(
+        "a small random block on x (8, 8): as many positions as features, 2 heads", normal(rng, 8, 8),
+        random_block(rng, 8, 12), 2)
+
+
 def bert_cases(rng, hidden):
     if hidden:
         layer = int(rng.choice(MINILM_LAYERS))
@@ -314,7 +321,7 @@ BERT_BLOCK = Exercise(
                 partial(bert_model, scale_by_d_model=True)),
     ),
     properties=(partial(post_norm_block_output, norm="post"),),
-    probes=partial(block_probes, norms=("post",)), locate=locate_in_block,
+    probes=bert_probes, locate=locate_in_block,
     hints=(
         "all-MiniLM-L6-v2's blocks are BERT's: post-norm, h = LN1(x + MHA(x)), then LN2(h + FFN(h)), where "
         "the FFN uses the exact GELU, 0.5 x (1 + erf(x / sqrt(2))), and both layer norms use eps = 1e-12 with the "

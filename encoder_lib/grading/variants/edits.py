@@ -154,7 +154,7 @@ def _unary_edits(node):
     """A negated constant's edits, a mask's meaning flipped, an ``is`` test the wrong way round."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
             and type(node.operand.value) in (int, float):
-        return _constant_edits(ast.Constant(-node.operand.value))
+        return _constant_edits(ast.Constant(-node.operand.value)) + [_sign_dropped(node.operand.value)]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
         return [("flipped", "the mask's meaning is flipped (True read the other way)", lambda n: n.operand)]
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
@@ -406,6 +406,13 @@ def _constant_edits(node):
     return [("constant", f"the number {_number(value)} is {_number(other)} instead",
              lambda n, other=other: ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-other)))
             for other in others]
+
+
+def _sign_dropped(value):
+    """A negative number written without its minus sign: an axis or index counted from the front, not the end."""
+    said = (f"{_number(-value)} is written {_number(value)}, counted from the front instead of from the end"
+            if isinstance(value, int) else f"the number {_number(-value)} is {_number(value)} instead")
+    return ("sign", said, lambda n: ast.Constant(value))
 
 
 def _slice_edits(node):
