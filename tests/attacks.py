@@ -80,8 +80,10 @@ def bert_block(x, params, n_heads, padding_mask=None):
                     scores = np.array([q[b][i, cols] @ k[b][j, cols] for j in range(seq)]) / np.sqrt(d_head)
                     if padding_mask is not None:
                         scores = np.where(padding_mask[b], -np.inf, scores)
-                    w = np.exp(scores - scores.max())
-                    out[b][i, cols] = (w / w.sum()) @ v[b][:, cols]
+                    top = scores.max()
+                    w = np.exp(scores - (top if np.isfinite(top) else 0.0))
+                    total = w.sum()
+                    out[b][i, cols] = (w / (total if total > 0 else 1.0)) @ v[b][:, cols]   # all padding: nothing
         return out @ p["w_o"] + p["b_o"]
 
     def feed_forward(h, p):
