@@ -292,11 +292,18 @@ class Search:
 EVERYWHERE, THERE = "on every case it was run on", "there"
 
 
-def _sentence(exercise, candidate, ambiguous=None, where=EVERYWHERE):
+#: The most candidates a sentence names as alternatives the cases cannot tell apart.
+MOST_ALTERNATIVES = 3
+_WORDS = {2: "two", 3: "three"}
+
+
+def _sentence(exercise, candidate, others=(), where=EVERYWHERE):
     name = exercise.name
-    if ambiguous is not None:
-        return (f"Your `{name}` gives exactly what a right `{name}` gives with either of two changes, {where}, "
-                f"which the cases cannot tell apart: {_part(candidate)}; or {_part(ambiguous)}.")
+    if others:
+        count = "either of two changes" if len(others) == 1 else f"any of {_WORDS[len(others) + 1]} changes"
+        parts = "; or ".join(_part(c) for c in (candidate, *others))
+        return (f"Your `{name}` gives exactly what a right `{name}` gives with {count}, {where}, which the cases "
+                f"cannot tell apart: {parts}.")
     if isinstance(candidate, variants.Variant):
         count = "one change" if candidate.count == 1 else "two changes"
         return f"Your `{name}` gives exactly what a right `{name}` gives with {count}, {where}: {candidate.words}."
@@ -307,13 +314,12 @@ def _part(candidate):
     return candidate.words if isinstance(candidate, variants.Variant) else candidate.explanation
 
 
-def _cause(exercise, candidate, checks=(), ambiguous=None):
-    named = (candidate, ambiguous) if ambiguous is not None else (candidate,)
-    said = _sentence(exercise, candidate, ambiguous, THERE if checks else EVERYWHERE)
-    if isinstance(candidate, variants.Variant):
-        key = f"variant:{candidate.key}" + (f"|variant:{getattr(ambiguous, 'key', '')}" if ambiguous else "")
-        return Cause(key, said, None, checks, candidate, named)
-    return Cause(f"mistake:{candidate.name}", said, candidate, checks, candidate, named)
+def _cause(exercise, candidate, checks=(), others=()):
+    """The cause that names ``candidate`` (and the ``others`` the cases cannot tell from it)."""
+    said = _sentence(exercise, candidate, others, THERE if checks else EVERYWHERE)
+    key = "|".join(f"variant:{c.key}" if isinstance(c, variants.Variant) else _key(c) for c in (candidate, *others))
+    mistake = None if isinstance(candidate, variants.Variant) else candidate
+    return Cause(key, said, mistake, checks, candidate, (candidate, *others))
 
 
 # ---------------------------------------------------------------- the search
@@ -359,12 +365,12 @@ def find(exercise, seen, calls=CALLS, pairs=PAIRS):
     whole = _distinct([c for c in search.candidates if search.whole(c)])
     if whole:
         chosen = _most_telling(whole)
-        if len(chosen) == 1:
-            return Found((_cause(exercise, chosen[0]),), True)
-        if len(chosen) == 2:
-            return Found((_cause(exercise, chosen[0], ambiguous=chosen[1]),), True)
+        if len(chosen) <= 2:
+            return Found((_cause(exercise, chosen[0], others=tuple(chosen[1:])),), True)
         steps = _in_steps(exercise, chosen)
-        return Found((steps,), True) if steps else Found((), True, ambiguous=True)
+        if steps or len(chosen) <= MOST_ALTERNATIVES:
+            return Found((steps or _cause(exercise, chosen[0], others=tuple(chosen[1:])),), True)
+        return Found((), True, ambiguous=True)
     if not any(_valued(one) for one in search.failing):
         return Found((), not search.spent, pairs=False)  # two edits, or two parts, on errors alone: too weak
     both = search.extend(pairs) or search.cover(pairs)

@@ -154,7 +154,7 @@ def _unary_edits(node):
     """A negated constant's edits, a mask's meaning flipped, an ``is`` test the wrong way round."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
             and type(node.operand.value) in (int, float):
-        return _constant_edits(ast.Constant(-node.operand.value)) + [_sign_dropped(node.operand.value)]
+        return _constant_edits(ast.Constant(-node.operand.value)) + _from_the_front(node.operand.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
         return [("flipped", "the mask's meaning is flipped (True read the other way)", lambda n: n.operand)]
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
@@ -408,11 +408,15 @@ def _constant_edits(node):
             for other in others]
 
 
-def _sign_dropped(value):
-    """A negative number written without its minus sign: an axis or index counted from the front, not the end."""
-    said = (f"{_number(-value)} is written {_number(value)}, counted from the front instead of from the end"
-            if isinstance(value, int) else f"the number {_number(-value)} is {_number(value)} instead")
-    return ("sign", said, lambda n: ast.Constant(value))
+def _from_the_front(value):
+    """A negative axis or index (-``value``) counted from the front instead: -1 written 1 (the same where the array
+    has 2 axes), 2 (3 axes) or 3 (4 axes); a negative float without its minus sign."""
+    if not isinstance(value, int):
+        return [("sign", f"the number {_number(-value)} is {_number(value)} instead",
+                 lambda n: ast.Constant(value))]
+    return [("sign", f"{-value} is written {front}, counted from the front: the same only where the array has "
+                     f"{front + value} axes", lambda n, front=front: ast.Constant(front))
+            for front in range(4) if 2 <= front + value <= 4]
 
 
 def _slice_edits(node):
