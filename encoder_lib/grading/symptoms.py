@@ -97,6 +97,10 @@ def softmax_row_off(weights, scores, keep=None):
 # ---------------------------------------------------------------- one failing case
 
 
+#: A result with more than this many times the right answer's numbers is not converted to measure it.
+MOST_CONVERTED = 4
+
+
 class Evidence:
     """One failing case of one exercise: its inputs by parameter name, what the answer gave, what is right."""
 
@@ -106,6 +110,7 @@ class Evidence:
         self.parameters = signature.parameters
         self.inputs = dict(signature.bind(*case.args, **case.kwargs).arguments)  # as the case holds them
         self.got, self.expected = outcome.value, case.expected
+        self._arrays = {}  # item -> the answer's output as floats, converted once
 
     @property
     def description(self):
@@ -148,12 +153,22 @@ class Evidence:
             return None
 
     def got_array(self, item=None):
-        """The answer's output (or item ``item`` of its tuple) as a float array, or None."""
-        got = self.got
+        """The answer's output (or item ``item`` of its tuple) as a float array, converted once; None where it is
+        not numbers, or has many more of them than the right answer (a result of any size converted to float64
+        could cost the grader gigabytes: its shape is said by the check instead)."""
+        if item not in self._arrays:
+            self._arrays[item] = self._as_floats(item)
+        return self._arrays[item]
+
+    def _as_floats(self, item):
+        got, expected = self.got, self.expected
         if item is not None:
-            if not isinstance(got, tuple) or len(got) <= item:
+            if not isinstance(got, tuple) or len(got) <= item or not isinstance(expected, tuple):
                 return None
-            got = got[item]
+            got, expected = got[item], expected[item]
+        if isinstance(got, np.ndarray) and (got.dtype == object or
+                                            got.size > MOST_CONVERTED * max(1, np.size(expected))):
+            return None
         try:
             return np.asarray(got, dtype=np.float64)
         except (TypeError, ValueError):
