@@ -79,7 +79,7 @@ def notebook_times(load):
 
 def redraw_times(changes):
     from encoder_lib.widgets import all_explorers
-    from encoder_lib.widgets._base import control_values
+    from encoder_lib.widgets._controls import control_values
 
     rows = []
     for module, builder in all_explorers():

@@ -25,7 +25,8 @@ from matplotlib.patches import Rectangle
 
 from encoder_lib import _display, plots
 from encoder_lib.widgets import all_explorers
-from encoder_lib.widgets._base import Picture, control_values
+from encoder_lib.widgets._base import Picture
+from encoder_lib.widgets._controls import control_values
 from widget_helpers import smallest_text_px
 
 EXPLORERS = all_explorers()

@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pytest
 
-from encoder_lib.grading import EXERCISES, compare, symptoms
+from encoder_lib.grading import EXERCISES, compare, in_words, symptoms
 from encoder_lib.grading.self_check import run_cases, verdict_for
 from encoder_lib.grading.verdict import Outcome, check_case
 from natural_causes import CAUSES, SECOND
@@ -95,7 +95,7 @@ def test_a_hidden_check_s_inputs_are_never_quoted(name, wrong):
     assert hidden, "the wrong answer passes every hidden case"
     for case, outcome in hidden:
         inputs = [v for v in case.args + tuple(case.kwargs.values()) if isinstance(v, np.ndarray)]
-        quoted = {symptoms.number(v, 3) for a in inputs for v in a.ravel()} - {"0", "1", "-1"}
+        quoted = {in_words.number(v, 3) for a in inputs for v in a.ravel()} - {"0", "1", "-1"}
         said = " ".join(f.sentence for f in symptoms.measure(exercise, [symptoms.Evidence(exercise, case, outcome)]))
         assert not set(re.findall(r"-?\d+\.\d+", said)) & quoted, said
 

@@ -48,7 +48,7 @@ import pytest
 
 import site_pages
 from encoder_lib.plots import plain_text
-from encoder_lib.widgets._base import StateSpace
+from encoder_lib.widgets._states import StateSpace
 from tools.course import lesson_names
 
 ROOT = Path(__file__).resolve().parent.parent

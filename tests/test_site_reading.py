@@ -35,7 +35,7 @@ import pytest
 
 import site_pages
 from encoder_lib.plots import plain_text
-from encoder_lib.widgets._base import StateSpace
+from encoder_lib.widgets._states import StateSpace
 from tools.course import lesson_names
 
 pytest_plugins = ["site_fixtures"]

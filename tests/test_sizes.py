@@ -1,8 +1,9 @@
-"""The teacher's side stays readable: no function over 30 lines, no module over 500 (house style: "a file that reads
-like a package (over 500 lines...): make it one"; the grader's steps each fit on a screen).
+"""The code stays readable: no function over 30 lines, no module over 500 (house style: "a file that reads like a
+package (over 500 lines...): make it one"; each step fits on a screen).
 
 A function's lines run from its ``def`` to its last line, its docstring left out (words are not code); the
-count is measured over ``encoder_lib/grading/teacher`` whole, so that a new module is held too.
+count is measured over ``encoder_lib`` and ``tools`` whole, the library, the learner's and the teacher's sides
+and the course's tools, so that a new module is held too.
 """
 
 import ast
@@ -10,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-TEACHER = Path(__file__).resolve().parent.parent / "encoder_lib" / "grading" / "teacher"
+ROOT = Path(__file__).resolve().parent.parent
 MAX_FUNCTION_LINES = 30
 MAX_MODULE_LINES = 500
-MODULES = sorted(TEACHER.rglob("*.py"))
+MODULES = sorted(path for folder in ("encoder_lib", "tools") for path in (ROOT / folder).rglob("*.py"))
 
 
 def function_lines(node):
@@ -31,8 +32,8 @@ def long_functions(source):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and function_lines(node) > MAX_FUNCTION_LINES]
 
 
-@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(TEACHER)) for p in MODULES])
-def test_every_function_of_the_teacher_s_side_fits_in_30_lines_and_every_module_in_500(path):
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(ROOT)) for p in MODULES])
+def test_every_function_fits_in_30_lines_and_every_module_in_500(path):
     source = path.read_text()
     assert len(source.splitlines()) <= MAX_MODULE_LINES, f"{path.name}: make it a package"
     assert not long_functions(source), f"{path.name}: cut these into steps: {long_functions(source)}"

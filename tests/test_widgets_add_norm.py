@@ -8,7 +8,7 @@ import pytest
 import encoder_lib as el
 from encoder_lib import fixtures
 from encoder_lib.widgets import add_norm
-from encoder_lib.widgets._base import control_values
+from encoder_lib.widgets._controls import control_values
 from widget_helpers import set_controls
 
 READOUT = re.compile(r"row variances: (-?\d+\.\d{3}), (-?\d+\.\d{3}), (-?\d+\.\d{3})$")

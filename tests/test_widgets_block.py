@@ -9,7 +9,7 @@ from widget_helpers import set_controls
 import encoder_lib as el
 from encoder_lib.experiments import block as lesson
 from encoder_lib.widgets import block
-from encoder_lib.widgets._base import control_values
+from encoder_lib.widgets._controls import control_values
 
 
 # --- (a) the block, step by step ----------------------------------------------------------

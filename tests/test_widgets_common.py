@@ -4,7 +4,7 @@ import pytest
 from matplotlib.image import AxesImage
 
 from encoder_lib.widgets import all_explorers
-from encoder_lib.widgets._base import control_values
+from encoder_lib.widgets._controls import control_values
 
 EXPLORERS = all_explorers()
 IDS = [f"{module}.{builder.__name__}" for module, builder in EXPLORERS]
@@ -62,7 +62,7 @@ def test_widgets_only_draw_their_numbers_come_from_the_experiments():
     """No widget module runs the library's math itself: what it shows is computed in encoder_lib.experiments."""
     from test_layers import PACKAGE
 
-    modules = sorted(p for p in (PACKAGE / "widgets").glob("*.py") if p.name not in ("__init__.py", "_base.py"))
+    modules = sorted(p for p in (PACKAGE / "widgets").glob("*.py") if not p.name.startswith("_"))
     assert len(modules) == 8
     assert {p.name: library_math_imported(p) for p in modules} == {p.name: [] for p in modules}
 

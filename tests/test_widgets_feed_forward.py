@@ -5,7 +5,7 @@ import pytest
 
 import encoder_lib as el
 from encoder_lib.widgets import feed_forward as ffw
-from encoder_lib.widgets._base import control_values
+from encoder_lib.widgets._controls import control_values
 from widget_helpers import set_controls
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from encoder_lib import training as T
 from encoder_lib.widgets import gradients
-from encoder_lib.widgets._base import control_values
+from encoder_lib.widgets._controls import control_values
 from widget_helpers import faint, highlighted, pixels, set_controls
 
 

@@ -8,7 +8,7 @@ import encoder_lib as el
 from encoder_lib.experiments import rms
 from encoder_lib.experiments import stack as lesson
 from encoder_lib.widgets import stack
-from encoder_lib.widgets._base import control_values
+from encoder_lib.widgets._controls import control_values
 
 
 @pytest.fixture(scope="module")

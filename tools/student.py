@@ -73,47 +73,55 @@ def sync(release_dir, student_dir, lessons=None, out=print):
     in this module's docstring. Returns ``{"written": [...], "updated": [...], "kept": [...],
     "new": [...]}`` of paths relative to ``student_dir``."""
     release_dir, student_dir = Path(release_dir), Path(student_dir)
-    manifest = load_manifest(student_dir)
-    written, delivered = manifest["written"], manifest["delivered"]
-    report = {"written": [], "updated": [], "kept": [], "new": []}
+    delivery = _Delivery(student_dir, load_manifest(student_dir), out)
     if lessons is None:
         lessons = sorted(p.name for p in release_dir.iterdir() if p.is_dir())
     for lesson in lessons:
         for src in sorted(p for p in (release_dir / lesson).rglob("*") if p.is_file()):
-            rel = src.relative_to(release_dir).as_posix()
-            data = src.read_bytes()
-            new = sha256(data)
-            dest = student_dir / rel
-            current = file_hash(dest)
-            if current is None or current == written.get(rel):
-                # missing, or exactly as we last wrote it: (re)write
-                if current != new:
-                    write_atomically(dest, data)
-                    report["written" if current is None else "updated"].append(rel)
-                written[rel] = delivered[rel] = new
-            elif current == new:
-                # the learner's file already is the new version
-                written[rel] = delivered[rel] = new
-            elif delivered.get(rel) == new:
-                # changed by the learner, and they already have this version of the lesson
-                report["kept"].append(rel)
-            else:
-                # changed by the learner, and the lesson has changed: the update goes beside it
-                for candidate in new_names(rel):
-                    there = file_hash(student_dir / candidate)
-                    if there is None or there == written.get(candidate) or there == new:
-                        break
-                if file_hash(student_dir / candidate) != new:
-                    write_atomically(student_dir / candidate, data)
-                written[candidate] = delivered[rel] = new
-                report["kept"].append(rel)
-                report["new"].append(candidate)
-                out(f"kept your changes to {student_dir.name}/{rel}; "
-                    f"the updated lesson is {student_dir.name}/{candidate}")
+            delivery.deliver(src.relative_to(release_dir).as_posix(), src.read_bytes())
     write_atomically(student_dir / MANIFEST,
-                     (json.dumps({"written": written, "delivered": delivered}, indent=1, sort_keys=True)
-                      + "\n").encode())
-    return report
+                     (json.dumps({"written": delivery.written, "delivered": delivery.delivered}, indent=1,
+                                 sort_keys=True) + "\n").encode())
+    return delivery.report
+
+
+class _Delivery:
+    """One sync's state: what it wrote and delivered (the manifest), and its report."""
+
+    def __init__(self, student_dir, manifest, out):
+        self.student_dir, self.out = student_dir, out
+        self.written, self.delivered = manifest["written"], manifest["delivered"]
+        self.report = {"written": [], "updated": [], "kept": [], "new": []}
+
+    def deliver(self, rel, data):
+        """Deliver one file of the release (``rel``, its bytes), never over a learner's change."""
+        new, current = sha256(data), file_hash(self.student_dir / rel)
+        if current is None or current == self.written.get(rel):
+            # missing, or exactly as we last wrote it: (re)write
+            if current != new:
+                write_atomically(self.student_dir / rel, data)
+                self.report["written" if current is None else "updated"].append(rel)
+            self.written[rel] = self.delivered[rel] = new
+        elif current == new:  # the learner's file already is the new version
+            self.written[rel] = self.delivered[rel] = new
+        elif self.delivered.get(rel) == new:  # changed by the learner, who already has this version
+            self.report["kept"].append(rel)
+        else:  # changed by the learner, and the lesson has changed: the update goes beside it
+            self.beside(rel, data, new)
+
+    def beside(self, rel, data, new):
+        """Write the new version of ``rel`` under a new name beside the learner's changed file."""
+        for candidate in new_names(rel):
+            there = file_hash(self.student_dir / candidate)
+            if there is None or there == self.written.get(candidate) or there == new:
+                break
+        if file_hash(self.student_dir / candidate) != new:
+            write_atomically(self.student_dir / candidate, data)
+        self.written[candidate] = self.delivered[rel] = new
+        self.report["kept"].append(rel)
+        self.report["new"].append(candidate)
+        name = self.student_dir.name
+        self.out(f"kept your changes to {name}/{rel}; the updated lesson is {name}/{candidate}")
 
 
 def nbgrader(args, root, **kwargs):

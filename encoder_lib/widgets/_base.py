@@ -15,20 +15,19 @@ no accessible name and a toggle button no pressed state, so a small script
 that runs with each new picture (``ACCESSIBLE_JS``) adds them, and marks the
 readout as a polite live region that screen readers announce.
 
-Without a kernel (the course's website, ``tools/site``): ``StateSpace``
+Without a kernel (the course's website, ``tools/site``): ``_states.StateSpace``
 lists every state the controls can reach and where each move leads, and
 ``Explorer.frame`` draws one state with the widget's own code and returns
-its picture, alt text and readout (a ``Frame``); ``control_kind`` and
-``control_options`` say how each control is shown and which values it
-offers, with the labels the widget gives them.
+its picture, alt text and readout (a ``Frame``); ``_controls`` makes the
+controls, and its ``control_kind`` and ``control_options`` say how each
+control is shown and which values it offers, with the labels the widget
+gives them.
 """
 
 import base64
 import collections
-import contextlib
 import html
 import io
-import itertools
 import time
 
 import ipywidgets as widgets
@@ -39,6 +38,7 @@ from matplotlib.figure import Figure
 from .. import plots
 from ..plots import CMAP, COLORS, MARKERS  # noqa: F401  (re-exported for the widget modules)
 from ..threads import single_blas_thread
+from ._controls import SLIDERS, _same, control_options
 
 # Runs in the page each time a widget's new picture has loaded: an inline handler of the <img> is the one
 # way a widget made of ipywidgets' own views can run code beside them. Idempotent and cheap (a few
@@ -159,14 +159,7 @@ class Explorer:
                                           for c in self.controls.values()))
         self.readout = widgets.HTML()
         self.readout.add_class("course-readout")
-        header = widgets.HTML(f"<b>{html.escape(title)}</b><br><i>{caption}</i>")
-        self.widget = widgets.VBox(
-            # controls wrap onto a second row when the notebook is narrow, rather than squeeze
-            [header, widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
-             *extras, self.image.widget, self.readout],
-            layout=widgets.Layout(border="1px solid #ccc", padding="6px"),
-        )
-        self.widget.add_class("course-explorer")
+        self.widget = self._box()
         self.state = {}
         self.last_redraw_seconds = None
         self._background = None
@@ -181,6 +174,18 @@ class Explorer:
             self._save_background()
         for control in self.controls.values():
             control.observe(self._changed, names="value")
+
+    def _box(self):
+        """The widget as the notebook shows it: title and caption, the controls, the extras, picture, readout."""
+        header = widgets.HTML(f"<b>{html.escape(self.title)}</b><br><i>{self.caption}</i>")
+        box = widgets.VBox(
+            # controls wrap onto a second row when the notebook is narrow, rather than squeeze
+            [header, widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
+             *self.extras, self.image.widget, self.readout],
+            layout=widgets.Layout(border="1px solid #ccc", padding="6px"),
+        )
+        box.add_class("course-explorer")
+        return box
 
     # --- to implement -------------------------------------------------
     def setup(self, figure):  # pragma: no cover - abstract
@@ -329,135 +334,6 @@ class Explorer:
 Frame = collections.namedtuple("Frame", "png alt readout")
 
 
-def _same(a, b):
-    """Whether two control values are the same value (``True`` is not ``1`` here)."""
-    return type(a) is type(b) and a == b
-
-
-class StateSpace:
-    """Every state a widget's controls can reach from where they start, and where each move leads.
-
-    A state is the tuple of the control values, in the order of
-    ``explorer.controls``; ``start`` is where they stand now. A widget whose
-    controls are independent (it has no ``adjust_controls``) reaches every
-    combination of their values. One that links them (a head slider whose
-    maximum follows the number of heads) is explored move by move from
-    ``start``, each move made on the widget's own controls (``settle``), so
-    that its ``adjust_controls`` decides where the move leads. No picture is
-    drawn; the controls are put back at ``start``.
-
-    ``values[name]``: every value the control takes in some state, in its own
-    order; ``labels[name]``: each value's label as the widget shows it.
-    ``offered(state)`` and ``move(state, name, value)`` give, for one state,
-    the values each control offers and the state a move leads to.
-
-    >>> from encoder_lib.widgets.add_norm import AddNormExplorer
-    >>> space = StateSpace(AddNormExplorer())
-    >>> space.names, space.start, len(space.states)
-    (('norm', 'residual'), ('post', True), 4)
-    >>> space.move(('post', True), 'norm', 'pre'), space.labels['norm']['pre']
-    (('pre', True), 'pre-norm')
-    """
-
-    def __init__(self, explorer, limit=100_000):
-        if not isinstance(explorer, Explorer):
-            raise TypeError(f"explorer must be a course widget (an Explorer), got {type(explorer).__name__}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"limit must be a positive number of states, got {limit!r}")
-        self.explorer = explorer
-        self.names = tuple(explorer.controls)
-        self.start = tuple(explorer.values().values())
-        self.linked = type(explorer).adjust_controls is not Explorer.adjust_controls
-        self.labels = {name: {} for name in self.names}
-        self._offered, self._moves = {}, {}
-        if self.linked:
-            self.states = self._explore(limit)
-        else:
-            offered = self._read_offered()
-            count = 1
-            for values in offered.values():
-                count *= len(values)
-            if count > limit:
-                raise ValueError(f"{type(explorer).__name__} has {count} states, more than limit={limit}")
-            self.states = list(itertools.product(*offered.values()))
-        self.values = {name: self._in_order(name) for name in self.names}
-
-    def _read_offered(self):
-        """``{name: [values]}`` that each control offers as it stands; records their labels."""
-        offered = {}
-        for name, control in self.explorer.controls.items():
-            options = control_options(control)
-            self.labels[name].update((value, label) for label, value in options)
-            offered[name] = [value for _, value in options]
-        return offered
-
-    def _at(self, state):
-        reached = tuple(self.explorer.settle(zip(self.names, state)).values())
-        if reached != state:
-            raise ValueError(f"{type(self.explorer).__name__}: moving its controls to {state} leaves them at {reached}")
-
-    def _explore(self, limit):
-        queue, seen = collections.deque([self.start]), {self.start}
-        try:
-            while queue:
-                state = queue.popleft()
-                self._at(state)
-                offered = self._offered[state] = self._read_offered()
-                for name, values in offered.items():
-                    for value in values:
-                        self._at(state)
-                        after = tuple(self.explorer.settle([(name, value)]).values())
-                        self._moves[state, name, value] = after
-                        if after not in seen:
-                            if len(seen) >= limit:
-                                raise ValueError(f"{type(self.explorer).__name__} reaches more than limit={limit} "
-                                                 "states")
-                            seen.add(after)
-                            queue.append(after)
-        finally:
-            self._at(self.start)
-        return sorted(seen, key=self._order_key)
-
-    def _order_key(self, state):
-        return [self._rank(name, value) for name, value in zip(self.names, state)]
-
-    def _rank(self, name, value):
-        control = self.explorer.controls[name]
-        if control_kind(control) == "slider" and not isinstance(control, widgets.SelectionSlider):
-            return value
-        return list(self.labels[name]).index(value)
-
-    def _in_order(self, name):
-        values = {state[self.names.index(name)] for state in self.states}
-        return sorted(values, key=lambda value: self._rank(name, value))
-
-    def offered(self, state):
-        """``{name: [values]}``: what each control offers in ``state``."""
-        if self.linked:
-            return self._offered[self._known(state)]
-        return {name: self.values[name] for name in self.names}
-
-    def move(self, state, name, value):
-        """The state that moving control ``name`` to ``value`` in ``state`` leads to."""
-        state = self._known(state)
-        if name not in self.names:
-            raise ValueError(f"name must be one of the controls {self.names}, got {name!r}")
-        if not any(_same(value, v) for v in self.offered(state)[name]):
-            raise ValueError(f"in {state}, {name!r} offers {self.offered(state)[name]}, not {value!r}")
-        if self.linked:
-            return self._moves[state, name, value]
-        return tuple(value if n == name else v for n, v in zip(self.names, state))
-
-    def _known(self, state):
-        state = tuple(state)
-        if len(state) != len(self.names) or not all(
-                any(_same(v, w) for w in self.values[n]) for n, v in zip(self.names, state)) or (
-                self.linked and state not in self._offered):
-            raise ValueError(f"state must be one of the widget's reachable states (values of {self.names}), "
-                             f"got {state}")
-        return state
-
-
 def sentences(*parts):
     """``parts`` as sentences of alt text: each ends in one full stop; empty ones are left out."""
     return " ".join(part.strip().rstrip(".") + "." for part in parts if part.strip().rstrip("."))
@@ -487,80 +363,3 @@ def highlight(line, color, chosen, widths=(2.0, 1.0)):
     line.set_color(color if chosen else plots.faint(color))
     line.set_alpha(None)
     line.set_linewidth(widths[0] if chosen else widths[1])
-
-
-#: The controls drawn as a slider (a handle that the arrow keys move).
-SLIDERS = (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)
-
-
-def slider(description, value, low, high, step=1, **kwargs):
-    """An integer or float slider with the course's defaults (keyboard-friendly, value shown)."""
-    kind = widgets.IntSlider if all(isinstance(v, int) for v in (value, low, high, step)) else widgets.FloatSlider
-    return kind(value=value, min=low, max=high, step=step, description=description,
-                continuous_update=True, style={"description_width": "initial"}, **kwargs)
-
-
-def toggle(description, options, value=None):
-    """Toggle buttons for a small set of named choices."""
-    return widgets.ToggleButtons(options=options, value=value if value is not None else options[0],
-                                 description=description, style={"description_width": "initial", "button_width": "auto"})
-
-
-#: The two placements of the layer norm, as the widgets name them.
-PLACEMENT_NAMES = {"post": "post-norm", "pre": "pre-norm"}
-
-
-def placement_toggle(value="post", order=("post", "pre")):
-    """Toggle buttons for the norm's placement, post-norm or pre-norm."""
-    return toggle("placement", tuple((PLACEMENT_NAMES[norm], norm) for norm in order), value)
-
-
-def checkbox(description, value):
-    return widgets.Checkbox(value=value, description=description, indent=False)
-
-
-def control_kind(control):
-    """How a page shows ``control``: ``"slider"``, ``"toggle"`` (one of a few named choices) or ``"checkbox"``.
-
-    >>> control_kind(slider("depth", 3, 1, 24)), control_kind(checkbox("mask", True))
-    ('slider', 'checkbox')
-    """
-    if isinstance(control, SLIDERS):
-        return "slider"
-    if isinstance(control, widgets.ToggleButtons):
-        return "toggle"
-    if isinstance(control, widgets.Checkbox):
-        return "checkbox"
-    raise TypeError(f"control must be a slider, toggle buttons or a checkbox, got {type(control).__name__}")
-
-
-def control_options(control):
-    """Every value ``control`` offers as it stands, as ``[(label, value), ...]``, labelled as the widget shows them.
-
-    >>> control_options(slider("temperature", 1.0, 0.5, 1.5, 0.5))
-    [('0.50', 0.5), ('1.00', 1.0), ('1.50', 1.5)]
-    >>> control_options(toggle("d_k", (4, 16)))
-    [('4', 4), ('16', 16)]
-    """
-    kind = control_kind(control)
-    if kind == "checkbox":
-        return [("off", False), ("on", True)]
-    if isinstance(control, (widgets.SelectionSlider, widgets.ToggleButtons)):
-        return list(zip(control._options_labels, control._options_values))
-    count = int(round((control.max - control.min) / control.step)) + 1
-    kind = type(control.value)
-    values = [kind(round(control.min + i * control.step, 10)) for i in range(count)]
-    return [(format(value, control.readout_format), value) for value in values]
-
-
-def control_values(control, limit=20):
-    """Valid values of one control, for tests and benchmarks that move it: at most ``limit``."""
-    if isinstance(control, widgets.Checkbox):
-        return [not control.value, control.value]
-    if hasattr(control, "options"):
-        values = [v if not isinstance(v, tuple) else v[1] for v in control.options]
-        return values[:limit]
-    low, high, step = control.min, control.max, control.step
-    count = int(round((high - low) / step)) + 1
-    picks = [low + step * round(i * (count - 1) / max(min(limit, count) - 1, 1)) for i in range(min(limit, count))]
-    return [type(control.value)(round(v, 10)) for v in picks]

@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import plots
 from ..experiments.add_norm import block_outputs, row_stats
-from ._base import COLORS, PLACEMENT_NAMES, Explorer, checkbox, placement_toggle
+from ._base import COLORS, Explorer
+from ._controls import PLACEMENT_NAMES, checkbox, placement_toggle
 
 FORMULAS = {"post": "LN(x + f(x))", "pre": "x + f(LN(x))"}
 FORMULAS_NO_RESIDUAL = {"post": "LN(f(x))", "pre": "f(LN(x))"}

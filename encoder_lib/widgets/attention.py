@@ -12,7 +12,8 @@ from matplotlib.patches import Rectangle
 
 from .. import plots
 from ..experiments.attention import attention_weights, entropy, random_queries_keys, score_std
-from ._base import Explorer, checkbox, drawing_order, slider, toggle
+from ._base import Explorer, drawing_order
+from ._controls import checkbox, slider, toggle
 
 D_K_OPTIONS = (4, 16, 64, 256)
 

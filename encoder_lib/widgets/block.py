@@ -15,7 +15,8 @@ from ..experiments import rms
 from ..experiments.block import (D_MODEL, MAX_PAD, N_HEADS, N_SHUFFLES, REAL, SEQ, STEPS, padding_experiment,
                                   shuffle_experiment, step_traces, toy_block)
 from ..plots import GUIDE, heatmap
-from ._base import COLORS, MARKERS, Explorer, checkbox, drawing_order, placement_toggle, slider, toggle
+from ._base import COLORS, MARKERS, Explorer, drawing_order
+from ._controls import checkbox, placement_toggle, slider, toggle
 
 
 def _labels_from(labels):

@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import plots
 from ..experiments.feed_forward import D_MODEL, FACTORS, N_POSITIONS, SMALL, hidden_activations, silence_summary
-from ._base import COLORS, Explorer, toggle
+from ._base import COLORS, Explorer
+from ._controls import toggle
 
 ACTIVATIONS = ("relu", "gelu")
 NAMES = {"relu": "ReLU", "gelu": "GELU"}

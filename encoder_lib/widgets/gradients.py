@@ -17,8 +17,8 @@ import numpy as np
 
 from ..experiments.gradients import gradient_table, smoothed_loss
 from ..training import SortTask, compare_runs
-from ._base import (COLORS, MARKERS, PLACEMENT_NAMES, Explorer, checkbox, drawing_order, highlight, placement_toggle,
-                    sentences, slider, toggle)
+from ._base import COLORS, MARKERS, Explorer, drawing_order, highlight, sentences
+from ._controls import PLACEMENT_NAMES, checkbox, placement_toggle, slider, toggle
 
 
 
@@ -55,8 +55,18 @@ class GradientFlowExplorer(Explorer):
                                                            markersize=3, label=PLACEMENT_NAMES[norm])
         (self.here,) = self.ax_depth.plot([1], [1], ls="none", marker="o", markersize=11, markerfacecolor="none",
                                           markeredgecolor="black", markeredgewidth=1.5)
-        # one fixed log scale for every setting, so that curves compare across settings and only the
-        # data are redrawn when a control moves
+        self._log_scales()
+        self.ax_layers.set_xlabel("block (1 = bottom)")
+        self.ax_layers.set_ylabel("gradient norm of the block's parameters")
+        self.ax_depth.set_xlabel("depth of the stack")
+        self.ax_depth.set_ylabel("top block's gradient norm")
+        self.ax_depth.set_xlim(0.5, self.max_depth + 0.5)
+        self.ax_layers.set_title(" ")
+        self.ax_depth.set_title(" ")
+
+    def _log_scales(self):
+        """One fixed log scale for every setting, so that curves compare across settings and only the data are
+        redrawn when a control moves."""
         every = np.concatenate([run["params"] for runs in self.table.values() for run in runs])
         low, high = every.min() / 1.5, every.max() * 1.5
         ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000) if low <= t <= high]
@@ -68,13 +78,6 @@ class GradientFlowExplorer(Explorer):
             ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
             ax.legend(loc="lower left", fontsize=8)
-        self.ax_layers.set_xlabel("block (1 = bottom)")
-        self.ax_layers.set_ylabel("gradient norm of the block's parameters")
-        self.ax_depth.set_xlabel("depth of the stack")
-        self.ax_depth.set_ylabel("top block's gradient norm")
-        self.ax_depth.set_xlim(0.5, self.max_depth + 0.5)
-        self.ax_layers.set_title(" ")
-        self.ax_depth.set_title(" ")
 
     def dynamic_artists(self):
         axes = (self.ax_layers, self.ax_depth)

@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import fixtures, plots
 from ..experiments.heads import HEAD_COUNTS, head_weights, reads_most, top_keys
-from ._base import COLORS, Explorer, drawing_order, slider, toggle
+from ._base import COLORS, Explorer, drawing_order
+from ._controls import slider, toggle
 
 
 class HeadsExplorer(Explorer):

@@ -17,7 +17,8 @@ from matplotlib.patches import Rectangle
 from .. import plots
 from ..experiments.pretrained import POOLINGS, pair_gap, paraphrase_gaps, similarities, text_attention
 from ..pretrained import Encoding, encode
-from ._base import COLORS, MARKERS, Explorer, drawing_order, slider, toggle
+from ._base import COLORS, MARKERS, Explorer, drawing_order
+from ._controls import slider, toggle
 
 #: The attention widget's sentence: "the" and "cat" come twice, so a head that reads the same word elsewhere shows.
 DEFAULT_SENTENCE = "The cat sat on the mat because the cat was tired."

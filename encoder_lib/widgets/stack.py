@@ -10,7 +10,8 @@ import numpy as np
 
 from ..experiments.stack import N_HEADS, residual_scale, toy_stack
 from ..plots import GUIDE
-from ._base import COLORS, MARKERS, PLACEMENT_NAMES, Explorer, highlight, placement_toggle, slider
+from ._base import COLORS, MARKERS, Explorer, highlight
+from ._controls import PLACEMENT_NAMES, placement_toggle, slider
 
 
 class StackScaleExplorer(Explorer):

@@ -43,34 +43,38 @@ def math_spans(markdown):
     """
     if not isinstance(markdown, str):
         raise TypeError(f"markdown must be a str, got {type(markdown).__name__}")
-    spans, i, n = [], 0, len(markdown)
-    while i < n:
-        line_start = i == 0 or markdown[i - 1] == "\n"
-        fence = re.match(r"[ \t]{0,3}(```|~~~)", markdown[i:]) if line_start else None
-        if fence:  # a code block: up to the line that closes it
-            close = markdown.find("\n" + fence.group(1), i + fence.end())
-            i = n if close < 0 else _end_of_line(markdown, close + 1)
-            continue
-        char = markdown[i]
-        if char == "\\":  # an escaped character, \$ say
-            i += 2
-            continue
-        if char == "`":  # a code span: up to the same run of backticks
-            run = re.match(r"`+", markdown[i:]).group(0)
-            close = markdown.find(run, i + len(run))
-            i = i + len(run) if close < 0 else close + len(run)
-            continue
-        if markdown.startswith("$$", i) and (close := markdown.find("$$", i + 2)) > i + 2:
-            spans.append((i, close + 2, markdown[i + 2:close].strip(), True))
-            i = close + 2
-            continue
-        inline = re.match(r"\$([^\s$](?:[^$\n]*[^\s$])?)\$", markdown[i:]) if char == "$" else None
-        if inline:
-            spans.append((i, i + inline.end(), inline.group(1), False))
-            i += inline.end()
-            continue
-        i += 1
+    spans, i = [], 0
+    while i < len(markdown):
+        past = _past_code(markdown, i)
+        span = _formula_at(markdown, i) if past is None else None
+        if span:
+            spans.append(span)
+        i = past if past is not None else span[1] if span else i + 1
     return spans
+
+
+def _past_code(markdown, i):
+    """Where a code block, a code span or an escaped character that starts at ``i`` ends; None if none does."""
+    line_start = i == 0 or markdown[i - 1] == "\n"
+    fence = re.match(r"[ \t]{0,3}(```|~~~)", markdown[i:]) if line_start else None
+    if fence:  # a code block: up to the line that closes it
+        close = markdown.find("\n" + fence.group(1), i + fence.end())
+        return len(markdown) if close < 0 else _end_of_line(markdown, close + 1)
+    if markdown[i] == "\\":  # an escaped character, \$ say
+        return i + 2
+    if markdown[i] == "`":  # a code span: up to the same run of backticks
+        run = re.match(r"`+", markdown[i:]).group(0)
+        close = markdown.find(run, i + len(run))
+        return i + len(run) if close < 0 else close + len(run)
+    return None
+
+
+def _formula_at(markdown, i):
+    """The formula ``(start, end, latex, display)`` that starts at ``i``, or None."""
+    if markdown.startswith("$$", i) and (close := markdown.find("$$", i + 2)) > i + 2:
+        return i, close + 2, markdown[i + 2:close].strip(), True
+    inline = re.match(r"\$([^\s$](?:[^$\n]*[^\s$])?)\$", markdown[i:]) if markdown[i] == "$" else None
+    return (i, i + inline.end(), inline.group(1), False) if inline else None
 
 
 def _end_of_line(text, i):

@@ -23,7 +23,8 @@ import json
 import numpy as np
 import PIL.Image
 
-from encoder_lib.widgets._base import StateSpace, control_kind
+from encoder_lib.widgets._controls import control_kind
+from encoder_lib.widgets._states import StateSpace
 
 from . import phone
 from .drawn import DRAWN, drawing
@@ -134,20 +135,7 @@ class Grid:
             kept.update(start[:i] + (value,) + start[i + 1:] for value in self.space.values[name])
         described = []
         for entry in question:
-            unknown = set(entry) - set(names)
-            if unknown:
-                raise SiteError(f"QUESTIONS[{self.name!r}] names {sorted(unknown)}, which are not its controls "
-                                f"{list(names)}")
-            choices = []
-            for name, there in zip(names, start):
-                wanted = entry.get(name, there)
-                values = self.space.values[name]
-                if wanted != ALL and wanted not in values:
-                    raise SiteError(f"QUESTIONS[{self.name!r}] sets {name!r} to {wanted!r}, which it does not "
-                                    f"offer ({values})")
-                choices.append(values if wanted == ALL else [wanted])
-            reachable = set(self.states)
-            kept.update(state for state in itertools.product(*choices) if state in reachable)
+            kept.update(self._asked(entry))
             every = [_label(self.explorer, n) for n in names if entry.get(n) == ALL]
             fixed = [f"{_label(self.explorer, n)} {self.space.labels[n][v]}" for n, v in entry.items() if v != ALL]
             described.append("every " + " with every ".join(every) + (f" at {', '.join(fixed)}" if fixed else ""))
@@ -159,6 +147,23 @@ class Grid:
                      f"{self.estimate / MB:.1f} MB, more than a page has room for. Moving a control to a combination "
                      "left out moves the others to the nearest one kept; in JupyterLab (Run this lesson) every "
                      "combination works.")
+
+    def _asked(self, entry):
+        """The states one entry of ``QUESTIONS`` asks for (``{control: value or ALL}``, the rest at the start)."""
+        names = self.space.names
+        unknown = set(entry) - set(names)
+        if unknown:
+            raise SiteError(f"QUESTIONS[{self.name!r}] names {sorted(unknown)}, which are not its controls "
+                            f"{list(names)}")
+        choices = []
+        for name, there in zip(names, self.space.start):
+            wanted, values = entry.get(name, there), self.space.values[name]
+            if wanted != ALL and wanted not in values:
+                raise SiteError(f"QUESTIONS[{self.name!r}] sets {name!r} to {wanted!r}, which it does not "
+                                f"offer ({values})")
+            choices.append(values if wanted == ALL else [wanted])
+        reachable = set(self.states)
+        return [state for state in itertools.product(*choices) if state in reachable]
 
     # ------------------------------------------------------------------ the page's data
 
@@ -231,36 +236,27 @@ class Grid:
     def _pictures(self, folder, url, log):
         """Draw every kept state as pictures into ``folder``, for a wide screen and for a phone; returns the
         pictures' sizes and smallest texts, and each state's ``(picture, phone picture, alt, readout)``."""
-        folder.mkdir(parents=True, exist_ok=True)
-        written = set()
-
-        def store(png):
-            data = webp(png)
-            name = hashlib.sha256(data).hexdigest()[:16] + ".webp"
-            if name not in written:
-                (folder / name).write_bytes(data)
-                written.add(name)
-            return url + name
-
-        def draw_all(what):
-            pictures, size, text_px = [], None, None
-            for k, state in enumerate(self.kept):
-                frame = self.explorer.frame(self.values(state))
-                pictures.append((store(frame.png), frame))
-                size = size or PIL.Image.open(io.BytesIO(frame.png)).size
-                found = phone.smallest_text_px(self.explorer.figure)
-                text_px = found if text_px is None else min(text_px, found or text_px)
-                if k % 200 == 199:
-                    log(f"  {self.where}: {k + 1} of {len(self.kept)} states drawn ({what})")
-            return pictures, size, text_px
-
-        wide, size, text_px = draw_all("for a wide screen")
+        store = _PictureFolder(folder, url)
+        wide, size, text_px = self._draw_all(store, "for a wide screen", log)
         with self.phone_layout():
-            narrow, phone_size, phone_text_px = draw_all("for a phone")
+            narrow, phone_size, phone_text_px = self._draw_all(store, "for a phone", log)
         self.explorer.frame(self.values(self.space.start))
         words = [(src, phone_src, frame.alt, frame.readout) for (src, frame), (phone_src, _) in zip(wide, narrow)]
         return {"size": size, "phone_size": phone_size, "text_px": [text_px, phone_text_px],
-                "images": sorted(written)}, words
+                "images": sorted(store.written)}, words
+
+    def _draw_all(self, store, what, log):
+        """Every kept state drawn and stored: ``([(url, frame)], size of a picture, smallest text in px)``."""
+        pictures, size, text_px = [], None, None
+        for k, state in enumerate(self.kept):
+            frame = self.explorer.frame(self.values(state))
+            pictures.append((store(frame.png), frame))
+            size = size or PIL.Image.open(io.BytesIO(frame.png)).size
+            found = phone.smallest_text_px(self.explorer.figure)
+            text_px = found if text_px is None else min(text_px, found or text_px)
+            if k % 200 == 199:
+                log(f"  {self.where}: {k + 1} of {len(self.kept)} states drawn ({what})")
+        return pictures, size, text_px
 
 
 def _fit(grids, share, room, where, log):
@@ -292,3 +288,20 @@ def plan(pages, log=lambda line: None):
              f"({PLAN_SHARE:.0%} of a page's {PAGE_BUDGET / MB:.0f} MB, less its other widgets)", name, log)
     _fit([g for grids in pages.values() for g in grids], SITE_BUDGET * PLAN_SHARE, "the {:.1f} MB the site has "
          f"room for ({PLAN_SHARE:.0%} of its {SITE_BUDGET / MB:.0f} MB, less the other widgets)", "the site", log)
+
+
+class _PictureFolder:
+    """A folder of pictures named by their content: each stored once, however many states show it."""
+
+    def __init__(self, folder, url):
+        self.folder, self.url, self.written = folder, url, set()
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, png):
+        """Store ``png`` as webp; its URL."""
+        data = webp(png)
+        name = hashlib.sha256(data).hexdigest()[:16] + ".webp"
+        if name not in self.written:
+            (self.folder / name).write_bytes(data)
+            self.written.add(name)
+        return self.url + name

@@ -6,7 +6,8 @@ import numpy as np
 
 from ... import fixtures
 from ...norm import layer_norm, post_norm, pre_norm
-from ..symptoms import Finding, span
+from ..in_words import span
+from ..symptoms import Finding
 from ..wire import Call
 from ._base import Exercise, Mistake, cases, normal, random_ffn_params
 
@@ -156,10 +157,12 @@ LAYER_NORM = Exercise(
 # --- Add & Norm --------------------------------------------------------------------
 
 
-def sublayer_cases(rng, hidden):
-    def ffn_of(params):  # the sub-layer: a function; in the grader's sandbox a stand-in for the library's
-        return Call("feed_forward", params)
+def ffn_of(params):
+    """The sub-layer: a function; in the grader's sandbox a stand-in for the library's."""
+    return Call("feed_forward", params)
 
+
+def sublayer_cases(rng, hidden):
     if hidden:
         d, d_ff, seq = int(rng.integers(3, 8)), int(rng.integers(8, 14)), int(rng.integers(1, 5))
         eps = float(rng.uniform(0.05, 1.0))

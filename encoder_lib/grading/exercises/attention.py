@@ -6,7 +6,8 @@ import numpy as np
 
 from ... import fixtures
 from ...attention import scaled_dot_product_attention, softmax
-from ..symptoms import Finding, number, numbers, softmax_row_off, span
+from ..in_words import number, numbers, softmax_row_off, span
+from ..symptoms import Finding
 from ._base import Exercise, Mistake, cases, normal, square_probe
 
 # --- softmax ---------------------------------------------------------------------

@@ -12,7 +12,8 @@ from ...attention import multi_head_attention
 from ...ffn import feed_forward
 from ...norm import layer_norm
 from ..compare import NotApplicable
-from ..symptoms import Finding, index, numbers, softmax_row_off, span
+from ..in_words import index, numbers, softmax_row_off, span
+from ..symptoms import Finding
 from ._base import Exercise, Mistake, cases, normal, random_block
 
 MASK_LINK = "[The padding mask](#The-padding-mask)"

@@ -8,7 +8,8 @@ from ... import fixtures
 from scipy.special import erf
 
 from ...ffn import feed_forward, gelu
-from ..symptoms import Finding, number
+from ..in_words import number
+from ..symptoms import Finding
 from ._base import Exercise, Mistake, cases, normal, random_ffn_params
 
 FFN_IDEA_LINK = "[The lesson's FFN, one token by hand](#The-lesson's-FFN,-one-token-by-hand)"

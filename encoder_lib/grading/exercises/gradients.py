@@ -9,7 +9,8 @@ from ...attention import masked_softmax, softmax
 from ...grad import layer_norm_grad, softmax_grad
 from ...norm import layer_norm
 from ..compare import NotApplicable
-from ..symptoms import Finding, index, number, shape_text, span
+from ..in_words import index, number, shape_text, span
+from ..symptoms import Finding
 from ._base import Exercise, Mistake, cases, normal, square_probe
 
 LN_GRAD_LINK = "[Layer norm](#Layer-norm)"
@@ -207,18 +208,22 @@ def layer_norm_grad_by_argument(ev):
             f"{' and '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not" if ok else
             f"{ev.where()} none of your three gradients is right")
     if "grad_x" in wrong and got[0] is not None and np.isfinite(got[0]).all():
-        sums = got[0].sum(axis=-1)
-        numeric = _finite_difference_x(ev)
-        gap = float(np.abs(got[0] - numeric).max())
-        if not np.allclose(sums, 0, atol=1e-6):
-            return Finding("lng:x-sums",
-                           lead + f"; each row of grad_x sums to 0 (adding one number to a row of x changes no "
-                                  f"output of layer norm), yours sum to {span(sums, target=0)}, and a finite-difference "
-                                  f"check of grad_x differs from yours by up to {number(gap, 3)}.")
-        return Finding("lng:x",
-                       lead + f"; a finite-difference check of grad_x differs from yours by up to {number(gap, 3)}, "
-                              f"though your rows sum to 0, as they should.")
+        return _grad_x_finding(ev, got[0], lead)
     return Finding("lng:params", lead + ".")
+
+
+def _grad_x_finding(ev, grad_x, lead):
+    """What a wrong grad_x breaks: its rows' sums (0 for a right one), and a finite-difference check's gap."""
+    sums = grad_x.sum(axis=-1)
+    gap = float(np.abs(grad_x - _finite_difference_x(ev)).max())
+    if not np.allclose(sums, 0, atol=1e-6):
+        return Finding("lng:x-sums",
+                       lead + f"; each row of grad_x sums to 0 (adding one number to a row of x changes no "
+                              f"output of layer norm), yours sum to {span(sums, target=0)}, and a finite-difference "
+                              f"check of grad_x differs from yours by up to {number(gap, 3)}.")
+    return Finding("lng:x",
+                   lead + f"; a finite-difference check of grad_x differs from yours by up to {number(gap, 3)}, "
+                          f"though your rows sum to 0, as they should.")
 
 
 LAYER_NORM_GRAD = Exercise(

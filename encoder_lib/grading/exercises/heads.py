@@ -7,7 +7,8 @@ import numpy as np
 from ... import fixtures
 from ...attention import merge_heads, multi_head_attention, scaled_dot_product_attention, softmax, split_heads
 from ..compare import NotApplicable
-from ..symptoms import Finding, shape_text, span
+from ..in_words import shape_text, span
+from ..symptoms import Finding
 from ._base import Exercise, Mistake, cases, normal, random_attention_params, square_probe
 
 SPLIT_LINK = "[Splitting into heads, step by step](#Splitting-into-heads,-step-by-step)"
