@@ -241,15 +241,15 @@ def _map_arrays(value, convert, depth=0):
     return value
 
 
-def _arrays(value, depth=0):
+def arrays_of(value, depth=0):
     if isinstance(value, np.ndarray):
         yield value
     elif depth <= 50 and isinstance(value, dict):
         for v in value.values():
-            yield from _arrays(v, depth + 1)
+            yield from arrays_of(v, depth + 1)
     elif depth <= 50 and isinstance(value, (list, tuple)):
         for v in value:
-            yield from _arrays(v, depth + 1)
+            yield from arrays_of(v, depth + 1)
 
 
 def _largest(arrays):
@@ -277,14 +277,14 @@ NORM_EXTREMES = ("``x`` is normalised right at any finite size; the sub-layer's 
 def _promised(name, out, inputs, half):
     """A public function's result ``out`` as promised: finite (else ``Overflow``), back in float16 where the call
     was (``half``), and sharing no memory with the ``inputs``."""
-    outputs = list(_arrays(out))
+    outputs = list(arrays_of(out))
     if not _LENIENT[0] and any(not np.isfinite(a).all() for a in outputs if a.dtype.kind == "f"):
         raise Overflow(f"{name}: the result overflows its dtype (the inputs' entries are as large as "
                        f"{_largest(inputs):.3g}); scale the inputs down, or compute in float64")
     if half:
         with np.errstate(over="ignore", under="ignore"):  # too large for float16: refused just below
             out = _map_arrays(out, lambda a: a.astype(np.float16) if a.dtype == np.float32 else a)
-        if any(not np.isfinite(a).all() for a in _arrays(out) if a.dtype.kind == "f"):
+        if any(not np.isfinite(a).all() for a in arrays_of(out) if a.dtype.kind == "f"):
             raise Overflow(f"{name}: the result does not fit in float16 (whose largest number is 65504); "
                            f"compute in float32 instead")
     elif inputs and outputs:
@@ -306,7 +306,7 @@ def public(fn=None, *, float16_in_float32=True, extremes=""):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        inputs = list(_arrays((args, kwargs)))
+        inputs = list(arrays_of((args, kwargs)))
         floats = [a for a in inputs if a.dtype.kind == "f"]
         # only a call in float16 throughout (mixed dtypes are refused by the function's own checks)
         half = float16_in_float32 and floats and all(a.dtype == np.float16 for a in floats)

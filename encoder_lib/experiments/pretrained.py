@@ -114,13 +114,13 @@ def top_heads(mean, k=3):
     return [(int(t // mean.shape[1]) + 1, int(t % mean.shape[1]), float(mean.flat[t])) for t in order]
 
 
-def _number(value, fmt):
+def _formatted(value, fmt):
     shown = format(value, fmt)
     return format(0.0, fmt) if float(shown) == 0 else shown  # no "-0.00"
 
 
 def _range(values, fmt):
-    return f"{_number(values.min(), fmt)} to {_number(values.max(), fmt)}"
+    return f"{_formatted(values.min(), fmt)} to {_formatted(values.max(), fmt)}"
 
 
 def post_norm_table(traces, layers, real, eps):

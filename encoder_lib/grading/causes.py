@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _checks
 from . import variants
 from .compare import Raised, close, returned_problem
 from .exercises import EXERCISES
@@ -85,18 +86,7 @@ def same(result, outcome):
 
 
 def _size(case):
-    return sum(np.size(v) for v in _arrays((case.args, case.kwargs)))
-
-
-def _arrays(value):
-    if isinstance(value, np.ndarray):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _arrays(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _arrays(v)
+    return sum(np.size(v) for v in _checks.arrays_of((case.args, case.kwargs)))
 
 
 def _key(candidate):

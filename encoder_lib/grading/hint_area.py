@@ -12,7 +12,8 @@ button (ipywidgets); each press calls back into the self-check's ``hint``,
 which shows the next rung in the same output (``update_display``). Without
 a notebook, the rungs are printed.
 
-It imports nothing of the course's package: what it shows is handed to it.
+It imports nothing of the course's package but the ladder's length (``ladder.RUNGS``, from a module that
+imports nothing either): what it shows is handed to it.
 """
 
 import json
@@ -20,10 +21,11 @@ import os
 import re
 import uuid
 
+from .ladder import RUNGS
+
 META = "encoder_course"
 #: The largest notebook file read back for a count (a notebook is a few MB; anything larger is not read).
 MAX_SAVED_NOTEBOOK_BYTES = 64 * 2**20
-RUNGS = 3
 
 _opened = {}  # (exercise, failure) -> rungs opened, this session
 _areas = {}  # exercise -> (display handle, button, failure) of the latest self-check's hint area

@@ -46,7 +46,7 @@ MAX_HEADER_BYTES = 2**20
 #: The most lists and dicts a header may open (64 MB of nested empty lists once took 27 s and 3.3 GB to decode).
 MAX_ITEMS = 50_000
 #: The deepest nesting of lists, tuples and dicts.
-MAX_DEPTH = 16
+MAX_NESTING = 16
 _LENGTH = struct.Struct("<Q")
 
 
@@ -101,8 +101,8 @@ class _Encoder:
         return {"__array__": index, "dtype": a.dtype.name, "shape": list(a.shape), "scalar": isinstance(v, np.generic)}
 
     def walk(self, v, depth):
-        if depth > MAX_DEPTH:
-            raise WireError(f"nested more than {MAX_DEPTH} levels deep")
+        if depth > MAX_NESTING:
+            raise WireError(f"nested more than {MAX_NESTING} levels deep")
         if v is None or isinstance(v, (bool, str)):
             return v
         if isinstance(v, int):
@@ -241,7 +241,7 @@ class _Decoder:
         return out[()] if v.get("scalar") else out
 
     def walk(self, v, depth):
-        if depth > MAX_DEPTH:
+        if depth > MAX_NESTING:
             raise WireError("nested too deep")
         if v is None or isinstance(v, (bool, int, float, str)):
             return v

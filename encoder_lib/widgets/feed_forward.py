@@ -17,7 +17,6 @@ from ..experiments.feed_forward import D_MODEL, FACTORS, N_POSITIONS, SMALL, hid
 from ._base import COLORS, Explorer
 from ._controls import toggle
 
-ACTIVATIONS = ("relu", "gelu")
 NAMES = {"relu": "ReLU", "gelu": "GELU"}
 VMIN, VMAX = -0.2, 1.2  # colour range of the hidden activations, fixed across controls
 
@@ -31,7 +30,7 @@ class FeedForwardExplorer(Explorer):
         self.hidden = hidden_activations(seed=seed)
         controls = {
             "factor": toggle("d_ff / d_model", [(f"{f}x", f) for f in FACTORS], value=4),
-            "activation": toggle("activation", [(NAMES[a], a) for a in ACTIVATIONS], value="relu"),
+            "activation": toggle("activation", [(NAMES[a], a) for a in ("relu", "gelu")], value="relu"),
         }
         super().__init__(
             "Which hidden units does the activation silence?",

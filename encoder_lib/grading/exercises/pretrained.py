@@ -14,7 +14,7 @@ from ..compare import NotApplicable
 from ..symptoms import Finding
 from ._base import Exercise, Mistake, cases, normal, random_block, square_probe
 from .block import block_probes, locate_in_block, post_norm_block_output
-from .feed_forward import gelu_tanh_approximation
+from .feed_forward import _relu, gelu_tanh_approximation
 
 POOL_LINK = "[One vector per sentence](#One-vector-per-sentence)"
 BY_HAND_LINK = "[Block 1, by hand](#Block-1,-by-hand)"
@@ -210,10 +210,6 @@ def bert_cases(rng, hidden):
 
 def bert_reference(x, params, n_heads, padding_mask=None):
     return encoder_block(x, params, n_heads, norm="post", padding_mask=padding_mask, activation="gelu", eps=1e-12)
-
-
-def _relu(h):
-    return np.maximum(h, 0)
 
 
 def _attention_model(h, a, n_heads, mask, scale, fill):

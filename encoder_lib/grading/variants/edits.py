@@ -66,7 +66,7 @@ def _noun(node, model, assigned):
     return "a term"
 
 
-def _number(value):
+def _said(value):
     return "None" if value is None else f"{value:g}" if isinstance(value, (int, float)) else repr(value)
 
 
@@ -401,9 +401,9 @@ def _constant_edits(node):
     if value in (0, 0.0):
         others = [1]
     if isinstance(value, float) and 0 < value < 1e-3:  # an eps: the values learners put there
-        return [("eps", f"eps is {_number(other)} instead of {_number(value)}", lambda n, other=other: ast.Constant(other))
+        return [("eps", f"eps is {_said(other)} instead of {_said(value)}", lambda n, other=other: ast.Constant(other))
                 for other in (1e-5, 1e-12, 1e-6, 1e-8) if other != value]
-    return [("constant", f"the number {_number(value)} is {_number(other)} instead",
+    return [("constant", f"the number {_said(value)} is {_said(other)} instead",
              lambda n, other=other: ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-other)))
             for other in others]
 
@@ -412,7 +412,7 @@ def _from_the_front(value):
     """A negative axis or index (-``value``) counted from the front instead: -1 written 1 (the same where the array
     has 2 axes), 2 (3 axes) or 3 (4 axes); a negative float without its minus sign."""
     if not isinstance(value, int):
-        return [("sign", f"the number {_number(-value)} is {_number(value)} instead",
+        return [("sign", f"the number {_said(-value)} is {_said(value)} instead",
                  lambda n: ast.Constant(value))]
     return [("sign", f"{-value} is written {front}, counted from the front: the same only where the array has "
                      f"{front + value} axes", lambda n, front=front: ast.Constant(front))
@@ -464,7 +464,7 @@ def _parameter_edits(model):
     for name in names:
         if name in model.defaults:
             default = model.defaults[name]
-            edits.append(Mutation(f"ignored:{name}", f"`{name}` is ignored (its default, {_number(default)}, is used "
+            edits.append(Mutation(f"ignored:{name}", f"`{name}` is ignored (its default, {_said(default)}, is used "
                                                      f"whatever is passed)", None, _everywhere(name, default=default)))
     for a, b in zip(names, names[1:]):
         if (a in model.defaults) == (b in model.defaults):  # two of a kind: inputs, or options

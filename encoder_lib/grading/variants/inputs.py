@@ -28,15 +28,15 @@ def arrays_in(value, prefix):
     return found
 
 
-def _changed(value, prefix, change, every):
+def _with_change(value, prefix, change, every):
     """A copy of the input ``value`` (named ``prefix``) with each array inside replaced by ``change(path, array,
     every)``; ``every`` holds all of that input's arrays by path."""
     if isinstance(value, np.ndarray):
         return change(prefix, value, every)
     if isinstance(value, dict):
-        return {k: _changed(v, f"{prefix}[{k!r}]", change, every) for k, v in value.items()}
+        return {k: _with_change(v, f"{prefix}[{k!r}]", change, every) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_changed(v, f"{prefix}[{i}]", change, every) for i, v in enumerate(value))
+        return type(value)(_with_change(v, f"{prefix}[{i}]", change, every) for i, v in enumerate(value))
     return value
 
 
@@ -51,7 +51,7 @@ def _transform(change, names):
             for name in names:
                 if isinstance(bound.arguments.get(name), dict):
                     value = bound.arguments[name]
-                    bound.arguments[name] = _changed(value, name, change, arrays_in(value, name))
+                    bound.arguments[name] = _with_change(value, name, change, arrays_in(value, name))
             return function(*bound.args, **bound.kwargs)
         return variant
     return wrap
