@@ -16,7 +16,8 @@ Grading, in the order it happens:
 - ``learner``: one learner in a worker (``grade_learner``); ``marking``: one answer run and judged;
   ``cases``: the visible and hidden cases; ``library_calls``: the library functions an answer calls;
 - ``sandbox/``: bubblewrap around the runner, the cgroups and the system-call allow-list;
-- ``workers``: the worker processes; ``stored``: ``grading.json`` and the history of earlier results.
+- ``workers``: the worker processes; ``stored``: ``grading.json`` and the history of earlier results;
+- ``profile``: where grading time goes, stage by stage, summed per learner and per exercise (``bench_grading``).
 
 What it reads and writes:
 

@@ -2,6 +2,7 @@
 marked one by one (``marking``); the notebook as graded kept in ``autograded/``."""
 
 import hashlib
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from . import ids, sandbox
 from .files import make_folder, plain_text, write_file
 from .marking import NOT_ANSWERED, Marked, grade_answer
 from .outputs import Result
+from .profile import PROFILE, timed
 from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_notebook, read_submission
 
 #: The longest answer cell run (the course's are a few kilobytes).
@@ -103,8 +105,9 @@ class Learner:
         except NotebookProblem as problem:
             return Graded(lesson_rows(student, lesson, problem.status, problem.note))
         digest = hashlib.sha256(data).hexdigest()
-        released = ReleasedLesson.from_text((self.root / "release" / lesson / f"{lesson}.ipynb").read_text())
-        reading = read_submission(data, released, BY_LESSON[lesson])
+        with timed("read"):
+            released = ReleasedLesson.from_text((self.root / "release" / lesson / f"{lesson}.ipynb").read_text())
+            reading = read_submission(data, released, BY_LESSON[lesson])
         results = [self.exercise(lesson, name, reading, released) for name in BY_LESSON[lesson]]
         if reading.tampering.get(NOTEBOOK):
             results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
@@ -120,11 +123,13 @@ def machine_failure(student, lesson, why):
 
 
 def grade_learner(task):
-    """Grade one learner's lessons (in one sandbox, restarted if an answer breaks it); ``(student, {lesson: Graded})``."""
+    """Grade one learner's lessons (in one sandbox, restarted if an answer breaks it): ``(student, {lesson: Graded},
+    profile)``, the profile's entries what this learner cost, stage by stage (``profile``)."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, user_api="blas")  # the stand-ins' computations are small; workers share the cores
-    learner, graded = Learner(task), {}
+    PROFILE.take()
+    started, learner, graded = time.perf_counter(), Learner(task), {}
     try:
         for lesson, path in task.lessons:
             try:
@@ -135,5 +140,6 @@ def grade_learner(task):
                 graded[lesson] = machine_failure(task.student_id, lesson, f"{type(exc).__name__}: {exc}"[:300])
     finally:
         learner.close()
-    return task.student_id, graded
+    PROFILE.add("learner", time.perf_counter() - started)
+    return task.student_id, graded, PROFILE.take()
 

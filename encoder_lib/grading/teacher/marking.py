@@ -33,6 +33,7 @@ from ..verdict import Outcome, Verdict, check_case, judge
 from .cases import hidden_cases, time_allowed, visible_cases
 from .library_calls import CallBudget, serve
 from .outputs import DIAGNOSIS_JOIN, MISTAKE_JOIN
+from .profile import timed
 
 NOT_ANSWERED = "not answered: the answer cell still raises NotImplementedError"
 #: The memory the judge of one answer may take beyond what its worker holds: judging a wrong answer of the course
@@ -201,11 +202,13 @@ def grade_answer(box, name, source, secret, limits):
     """Run one answer cell's ``source`` in ``box`` (a started Sandbox) on the visible cases, the diagnosis's probes
     and the hidden cases drawn for this very cell, and judge it: a ``Marked``."""
     exercise = EXERCISES[name]
-    cases = visible_cases(name) + hidden_cases(name, secret, hashlib.sha256(source.encode()).hexdigest())
+    with timed("hidden", name):
+        cases = visible_cases(name) + hidden_cases(name, secret, hashlib.sha256(source.encode()).hexdigest())
     allowed = allowed_names(exercise, cases)
     budget = CallBudget.of(cases, limits)
     events, ending = box.run(name, source, [(c.args, c.kwargs) for c in cases], exercise.uses, exercise.may_call,
                              limits, serve=partial(serve, allowed=allowed, budget=budget), calls=allowed,
                              seconds=time_allowed(name, len(cases), limits))
     events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
-    return mark(exercise, cases, events, ending, limits)
+    with timed("judge", name):
+        return mark(exercise, cases, events, ending, limits)

@@ -19,6 +19,7 @@ from .feedback_page import write_feedback
 from .gradebook_writer import GradebookWriter
 from ..exercises import EXERCISES
 from .cases import visible_cases
+from .profile import Profile
 from .learner import grade_learner, machine_failure
 from .outputs import by_hand, write_csvs, write_lms_csv
 from .stored import keep_history, store
@@ -64,6 +65,7 @@ class Recorder:
         self.notices += [f"{student} {lesson}: {when.flag}" for (student, lesson), when in sorted(plan.exchange.items())
                          if when.flag]
         self.regraded = 0
+        self.profile = Profile()  # the workers' stages and this process's (``profile``)
 
     def lateness(self, student, lesson, rows):
         """The ``deadlines.Lateness`` of a handed-in lesson with these results: by its hand-in time
@@ -99,6 +101,13 @@ class Recorder:
                 for key in self.plan.exchange if key in self.results}
 
 
+def build_once():
+    """What every worker needs and nothing changes, built here before they fork, so that they share it: each
+    exercise's visible cases."""
+    for name in EXERCISES:
+        visible_cases(name)
+
+
 def _worker_died(task, died):
     return {lesson: machine_failure(task.student_id, lesson, died.why) for lesson, _ in task.lessons}
 
@@ -114,8 +123,11 @@ def _grade_tasks(plan, recorder, jobs, out):
                 if (student, lesson) in plan.handed_in:  # unchanged since the last run: the gradebook has it
                     recorder.record(gradebook, student, lesson, rows)
             for done, (task, value) in enumerate(results, 1):
-                recorder.take(gradebook, task.student_id,
-                              _worker_died(task, value) if isinstance(value, WorkerDied) else value[1])
+                if not isinstance(value, WorkerDied):
+                    recorder.profile.merge(value[2])
+                with recorder.profile.timed("record"):
+                    recorder.take(gradebook, task.student_id,
+                                  _worker_died(task, value) if isinstance(value, WorkerDied) else value[1])
                 if done % max(1, len(plan.tasks) // 10) == 0 or done == len(plan.tasks):
                     out(f"  {done} of {len(plan.tasks)} learners graded ({time.perf_counter() - started:.0f} s)")
         finally:
@@ -154,8 +166,9 @@ def grade_class(plan, *, jobs=None, out=print):
     recorder = Recorder(plan)
     kept = sum(bool(keep_history(plan.root / "autograded" / ids.folder(student) / lesson, digest, lesson))
                for student, lesson, digest in plan.changed)
-    for name in EXERCISES:  # built once here; the workers inherit them
-        visible_cases(name)
+    if plan.tasks:
+        with recorder.profile.timed("catalogue"):
+            build_once()
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(plan.tasks))) if plan.tasks else 0
     session = sandbox.open_session()
     try:
@@ -166,6 +179,7 @@ def grade_class(plan, *, jobs=None, out=print):
         _grade_tasks(plan, recorder, jobs, out)
     finally:
         sandbox.close_session()
-    ordered, late = _write(plan, recorder)
+    with recorder.profile.timed("files"):
+        ordered, late = _write(plan, recorder)
     return ordered, _summary(plan, recorder, late, history=kept, jobs=jobs, limits=described,
-                             seconds=time.perf_counter() - started)
+                             seconds=time.perf_counter() - started, profile=recorder.profile)

@@ -87,7 +87,8 @@ def scratch_folder(pid):
 
 def isolate(sock, request):
     """In the child, before any of the learner's code: its own session, nothing open but ``sock``, limits,
-    first in line for the out-of-memory killer, the system-call allow-list, an empty scratch folder."""
+    first in line for the out-of-memory killer, the system-call allow-list, an empty scratch folder; returns the
+    seconds the allow-list took to load."""
     os.setsid()
     libc = ctypes.CDLL(None)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -106,7 +107,9 @@ def isolate(sock, request):
     scratch = scratch_folder(os.getpid())
     os.makedirs(scratch, exist_ok=True)
     os.chdir(scratch)
+    loading = time.monotonic()
     load_program(bytes(request["seccomp"]), os.getpid())
+    return time.monotonic() - loading
 
 
 # ---------------------------------------------------------------- the answer's process: stand-ins
@@ -325,9 +328,12 @@ def run_cell(request, channel, namespace):
 
 
 def answer_process(sock, request):
-    """In the forked child: isolate, run the answer cell, then receive the cases and run them. Never returns."""
+    """In the forked child: isolate, run the answer cell, then receive the cases and run them. Never returns.
+    Its ``cell_ok`` says how long its limits (``isolated``) and allow-list (``seccomp``) took, for the profile."""
     try:
-        isolate(sock, request)
+        started = time.monotonic()
+        seccomp = isolate(sock, request)
+        isolated = time.monotonic() - started
         warnings.simplefilter("ignore")  # a warning a correct answer prints never costs it anything
         np.seterr(all="ignore")
         channel = Channel(sock, float(request["time_limit"]) + GRADER_SECONDS)
@@ -335,7 +341,7 @@ def answer_process(sock, request):
         sys.modules["encoder_lib"] = el
         function = run_cell(request, channel, answer_namespace(el, request["uses"]))
         if function is not None:
-            channel.send({"kind": "cell_ok"})
+            channel.send({"kind": "cell_ok", "isolated": isolated, "seccomp": seccomp})
             for i, case in enumerate(channel.receive(shared=True)["cases"]):  # read-only, never copied
                 channel.send(run_case(function, i, case, channel), lenient=True)
             channel.send({"kind": "done"})

@@ -38,6 +38,7 @@ write whatever the teacher's account can. ``make grade`` refuses that
 unless asked (``UNSAFE=1``).
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -49,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import wire
+from ..profile import MAX_REPORTED, PROFILE, timed
 from . import syscalls
 from .cgroups import Cgroups, children_of
 from .session import SANDBOX_ENV, START_SECONDS, bwrap_command, open_session
@@ -86,6 +88,36 @@ class SandboxDied(RuntimeError):
     """The sandbox stopped answering or broke its protocol while an answer ran; it has been killed."""
 
 
+# ---------------------------------------------------------------- the profile
+
+
+def _profile_start(opened, ready):
+    """A sandbox's start in the profile: bubblewrap and Python up to the runner's first line (``started``), then its
+    imports (to ``imported``), as the runner's clock said (the machine's monotonic clock: the sandbox shares it)."""
+    now, started, imported = time.monotonic(), ready.get("started"), ready.get("imported")
+    if all(isinstance(t, float) for t in (started, imported)) and opened <= started <= imported <= now:
+        PROFILE.add("start", started - opened + now - imported)
+        PROFILE.add("imports", imported - started)
+    else:
+        PROFILE.add("start", now - opened)
+
+
+def _profile_run(name, ending, waited):
+    """One answer's run in the profile: the seconds the worker ``waited`` for the sandbox, divided among the steps
+    the runner timed (``runner.ExerciseRun.lap``) in their proportions (part of the runner's time overlaps the
+    worker's own sending, receiving and library calls, which it counts itself)."""
+    timings = ending.get("timings") if isinstance(ending.get("timings"), dict) else {}
+    step = {key: float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+            for key, value in [*timings.items(), ("calls", ending.get("call_seconds"))]}
+    get = lambda key: step.get(key, 0.0)  # noqa: E731
+    steps = {"seccomp": get("seccomp"), "child": get("fork") + get("isolated") - get("seccomp"),
+             "answer": get("cell") - get("isolated") + get("cases") - get("calls"), "end": get("finish")}
+    steps = {stage: min(max(seconds, 0.0), MAX_REPORTED) for stage, seconds in steps.items()}
+    total = sum(steps.values())
+    for stage, seconds in steps.items() if total > 0 else [("answer", 1.0)]:
+        PROFILE.add(stage, max(waited, 0.0) * seconds / (total or 1.0), name)
+
+
 # ---------------------------------------------------------------- the sandbox
 
 
@@ -97,13 +129,15 @@ class Sandbox:
     """
 
     def __init__(self, unsafe=False, limits=Limits(), session=None):
-        self.unsafe, self.session = unsafe, session or open_session()
-        self.procs = self.session.cgroups.box(limits.memory_bytes + SANDBOX_EXTRA_BYTES, SANDBOX_TASKS) \
-            if self.session.cgroups else None
+        self.unsafe, self.session, self.exercise, self.spent = unsafe, session or open_session(), "", 0.0
+        with timed("cgroup"):
+            self.procs = self.session.cgroups.box(limits.memory_bytes + SANDBOX_EXTRA_BYTES, SANDBOX_TASKS) \
+                if self.session.cgroups else None
         self.threads = self.procs is not None or os.geteuid() != 0  # where the kernel counts them
         command, env, scratch = self._command()
         if self.procs:
             command = ["/bin/sh", "-c", _JOIN, "sh", str(len(self.procs)), *map(str, self.procs), *command]
+        opened = time.monotonic()
         try:
             self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=subprocess.DEVNULL, env=env, cwd=scratch, start_new_session=True)
@@ -120,6 +154,7 @@ class Sandbox:
         if not (isinstance(ready, dict) and ready.get("kind") == "ready"):
             self.kill()
             raise SandboxFailed("the sandbox did not start")
+        _profile_start(opened, ready)
 
     def _command(self):
         """``(command, environment, folder)`` that start the runner: in bubblewrap, or (unsafe) as a plain
@@ -132,9 +167,21 @@ class Sandbox:
         return [sys.executable, "-I", str(self.session.folder / "runner.py")], env, self._scratch
 
     # --- the channel --------------------------------------------------
-    def _send(self, value, seconds=GRACE_SECONDS, data=None):
+    @contextlib.contextmanager
+    def _own(self, stage):
+        """Time a block of the worker's own work during a run as ``stage`` (``spent``: the run's sum of them)."""
+        started = time.perf_counter()
         try:
-            wire.send_message(self.to_runner, data or wire.encode(value), time.monotonic() + seconds)
+            yield
+        finally:
+            seconds = time.perf_counter() - started
+            self.spent += seconds
+            PROFILE.add(stage, seconds, self.exercise)
+
+    def _send(self, value, seconds=GRACE_SECONDS, data=None, stage="send"):
+        try:
+            with self._own(stage) if stage else contextlib.nullcontext():
+                wire.send_message(self.to_runner, data or wire.encode(value), time.monotonic() + seconds)
         except (OSError, TimeoutError) as exc:
             raise SandboxDied(f"the sandbox stopped reading ({type(exc).__name__})") from None
 
@@ -148,7 +195,9 @@ class Sandbox:
 
     def _receive(self, deadline):
         try:
-            return wire.decode(wire.receive_message(self.from_runner, deadline))
+            data = wire.receive_message(self.from_runner, deadline)
+            with self._own("receive"):
+                return wire.decode(data)
         except TimeoutError:
             raise SandboxDied("the sandbox stopped answering") from None
         except (EOFError, OSError):
@@ -169,12 +218,15 @@ class Sandbox:
         while the answer runs, ``SandboxFailed`` if the machine would not let
         the runner start the answer's process.
         """
-        seconds = float(limits.seconds if seconds is None else seconds)
+        seconds, self.exercise = float(limits.seconds if seconds is None else seconds), name
+        with timed("seccomp"):
+            program = syscalls.program(self.threads)  # compiled once a worker
+        began, self.spent = time.perf_counter(), 0.0
         try:
             self._send({"kind": "exercise", "name": name, "source": np.frombuffer(source.encode(), np.uint8),
                         "uses": list(uses), "may_call": sorted(may_call), "calls": sorted(calls),
                         "time_limit": seconds, "memory_bytes": int(limits.memory_bytes),
-                        "seccomp": np.frombuffer(syscalls.program(self.threads), np.uint8),
+                        "seccomp": np.frombuffer(program, np.uint8),
                         "signatures": [[len(args), sorted(kwargs)] for args, kwargs in cases]})
             self._send({"kind": "cases", "cases": [{"args": list(a), "kwargs": dict(k)} for a, k in cases]})
             events, ending = self._events(time.monotonic() + seconds + GRACE_SECONDS, serve)
@@ -184,6 +236,7 @@ class Sandbox:
         if ending.get("status") == "machine":
             self.kill()
             raise SandboxFailed(ending.get("detail") or "the runner could not start the answer's process")
+        _profile_run(name, ending, time.perf_counter() - began - self.spent)
         return events, ending
 
     def _events(self, deadline, serve):
@@ -193,7 +246,8 @@ class Sandbox:
             kind = message.get("kind") if isinstance(message, dict) else None
             if kind == "call":
                 started = time.monotonic()
-                self._reply(serve(message))
+                with self._own("calls"):
+                    self._reply(serve(message))
                 deadline += time.monotonic() - started  # the grader's time is not the answer's
             elif kind in ("result", "raised", "cell_failed"):
                 events.append(message)
@@ -205,13 +259,14 @@ class Sandbox:
     # --- the end ------------------------------------------------------
     def close(self):
         """End the sandbox: told to go (the runner exits at once, and bwrap after it), else killed."""
-        if self.process.poll() is None:
-            try:
-                self._send({"kind": "bye"}, seconds=0.5)
-                self.process.wait(timeout=CLOSE_SECONDS)
-            except (SandboxDied, OSError, subprocess.TimeoutExpired):
-                pass  # busy with an answer, or gone: killed
-        self.kill()
+        with timed("close"):
+            if self.process.poll() is None:
+                try:
+                    self._send({"kind": "bye"}, seconds=0.5, stage=None)
+                    self.process.wait(timeout=CLOSE_SECONDS)
+                except (SandboxDied, OSError, subprocess.TimeoutExpired):
+                    pass  # busy with an answer, or gone: killed
+            self.kill()
 
     def kill(self):
         """End the sandbox and everything in it, from the inside out: the runner (the sandbox's pid 1, whose end
@@ -239,7 +294,8 @@ class Sandbox:
                 stream.close()
             except OSError:
                 pass
-        Cgroups.remove_box(self.procs)
+        with timed("cgroup"):
+            Cgroups.remove_box(self.procs)
         self.procs = None
         if self._scratch:
             shutil.rmtree(self._scratch, ignore_errors=True)

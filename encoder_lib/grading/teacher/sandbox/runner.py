@@ -45,10 +45,13 @@ import socket
 import sys
 import time
 
+STARTED = time.monotonic()  # before numpy: what the runner's imports cost is reported with its "ready"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import answer  # noqa: E402
 import wire  # noqa: E402
 from answer import GRADER_SECONDS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, cut  # noqa: E402
+
+IMPORTED = time.monotonic()
 
 #: How long the runner waits for its next request before it concludes that the grader is gone.
 IDLE_SECONDS = 900.0
@@ -157,9 +160,21 @@ class ExerciseRun:
         self.deadline = time.monotonic() + float(request["time_limit"])
         self.ending = {"kind": "ended", "status": "died"}
         self.calls, self.call_seconds, self.next_case, self.cases_sent = 0, 0.0, 0, False
+        self.timings, self.clock = {}, time.monotonic()  # seconds by step, reported with the ending (profile.py)
+
+    def lap(self, step, raw=None):
+        """The seconds since the last step, as ``step``'s; with ``raw`` (the child's cell_ok), the seconds it says
+        its limits and its allow-list took (numbers only: the grader bounds them, and only ever shows them)."""
+        now = time.monotonic()
+        self.timings[step], self.clock = now - self.clock, now
+        for key in ("isolated", "seccomp") if raw is not None else ():
+            value = wire.peek(raw, key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                self.timings[key] = value
 
     def start(self):
         """Fork the child; False (with the ending said) when the machine would not let it start."""
+        self.clock = time.monotonic()
         self.parent, child = socket.socketpair()
         try:
             self.pid = os.fork()
@@ -173,6 +188,7 @@ class ExerciseRun:
             answer.answer_process(child, self.request)
         child.close()
         self.fd = wire.channel(self.parent.fileno())
+        self.lap("fork")
         return True
 
     def relay_call(self, raw):
@@ -196,6 +212,7 @@ class ExerciseRun:
         if kind == "call" and self.relay_call(raw):
             return True
         if kind == "cell_ok" and not self.cases_sent:
+            self.lap("cell", raw)
             wire.send_message(self.fd, cases, self.deadline)
             self.cases_sent = True
             return True
@@ -210,6 +227,7 @@ class ExerciseRun:
             self.ending["status"] = "done"
             return False
         if kind == "done" and self.next_case == len(self.signatures):
+            self.lap("cases")
             self.ending["status"] = "done"
             return False
         self.ending["detail"] = "the answer's process sent something the grader does not expect"
@@ -226,6 +244,8 @@ class ExerciseRun:
 
     def finish(self):
         """Kill the child and what it left; say how it ended."""
+        if "cases" not in self.timings:  # a timeout, a failed cell: the time until now is the step's it was in
+            self.lap("cases" if "cell" in self.timings else "cell")
         for kill in (os.killpg, os.kill):
             try:
                 kill(self.pid, signal.SIGKILL)
@@ -239,7 +259,8 @@ class ExerciseRun:
         self.parent.close()
         kill_everything_else()
         shutil.rmtree(answer.scratch_folder(self.pid), ignore_errors=True)  # the next exercise starts from an empty folder
-        self.ending["call_seconds"] = self.call_seconds
+        self.lap("finish")
+        self.ending.update(call_seconds=self.call_seconds, timings=self.timings)
         self.grader.send(self.ending)
 
 
@@ -272,7 +293,7 @@ def main():
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):  # nothing else writes to the grader's channel by accident
         os.dup2(null, fd)
-    grader.send({"kind": "ready", "pid": os.getpid()})
+    grader.send({"kind": "ready", "pid": os.getpid(), "started": STARTED, "imported": IMPORTED})
     while True:
         try:
             request = wire.decode(grader.receive_raw(IDLE_SECONDS))
