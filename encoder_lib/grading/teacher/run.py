@@ -20,6 +20,7 @@ from .gradebook_writer import GradebookWriter
 from ..exercises import EXERCISES
 from .cases import visible_cases
 from .profile import Profile
+from ..variants import singles
 from .learner import grade_learner, machine_failure
 from .outputs import by_hand, write_csvs, write_lms_csv
 from .stored import keep_history, store
@@ -103,9 +104,11 @@ class Recorder:
 
 def build_once():
     """What every worker needs and nothing changes, built here before they fork, so that they share it: each
-    exercise's visible cases."""
-    for name in EXERCISES:
+    exercise's visible cases and its variant catalogue (``variants.singles``, the diagnosis's single edits)."""
+    for name, exercise in EXERCISES.items():
         visible_cases(name)
+        if getattr(exercise, "model", None) is not None:
+            singles(exercise, EXERCISES)
 
 
 def _worker_died(task, died):
