@@ -336,6 +336,14 @@ def _without_dropout(config, where):
     return config
 
 
+def _backward_inputs(name, x, grad_out, padding_mask, n_heads, config, **options):
+    """``(x, mask, config, grad_out)`` of a backward pass through blocks, each checked (``name`` says whose)."""
+    config = _without_dropout(block_config(name, n_heads, config, **options), name)
+    _needs_grad_out(grad_out, name)
+    x, mask = prepare(x, config, padding_mask)
+    return x, mask, config, _grad_out(grad_out, x.shape, x.dtype)
+
+
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
 def encoder_block_grad(x, params, n_heads=None, grad_out=None, *, norm="post", padding_mask=None, activation="relu",
                        eps=1e-5, residual=True, config=None):
@@ -356,13 +364,9 @@ def encoder_block_grad(x, params, n_heads=None, grad_out=None, *, norm="post", p
     >>> grad_x.shape, sorted(grad_p)
     ((5, 8), ['attn', 'ffn', 'norm1', 'norm2'])
     """
-    config = block_config("encoder_block_grad", n_heads, config, norm=norm, activation=activation, eps=eps,
-                          residual=residual)
-    config = _without_dropout(config, "encoder_block_grad")
-    _needs_grad_out(grad_out, "encoder_block_grad")
-    x, mask = prepare(x, config, padding_mask)
+    x, mask, config, grad_out = _backward_inputs("encoder_block_grad", x, grad_out, padding_mask, n_heads, config,
+                                                 norm=norm, activation=activation, eps=eps, residual=residual)
     params = check_block_params(params, x.shape[-1], x.dtype)
-    grad_out = _grad_out(grad_out, x.shape, x.dtype)
     tape = {}
     run_block(x, params, config, mask, tape)
     return run_block_grad(grad_out, params, config, tape)
@@ -387,13 +391,9 @@ def encoder_grad(x, layers, n_heads=None, grad_out=None, *, norm="post", padding
     >>> grad_x.shape, len(grad_layers)
     ((5, 8), 3)
     """
-    config = block_config("encoder_grad", n_heads, config, norm=norm, activation=activation, eps=eps,
-                          residual=residual)
-    config = _without_dropout(config, "encoder_grad")
-    _needs_grad_out(grad_out, "encoder_grad")
-    x, mask = prepare(x, config, padding_mask)
+    x, mask, config, grad_out = _backward_inputs("encoder_grad", x, grad_out, padding_mask, n_heads, config,
+                                                 norm=norm, activation=activation, eps=eps, residual=residual)
     checked = check_layers(layers, x.shape[-1], x.dtype)
-    grad_out = _grad_out(grad_out, x.shape, x.dtype)
     keep_layer_grads = _checks.boolean(keep_layer_grads, "keep_layer_grads")
     tapes = []
     for params in checked:

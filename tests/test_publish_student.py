@@ -57,7 +57,7 @@ def test_the_branch_shares_no_history_with_main_and_names_its_source(published):
     assert git(repo, "rev-list", "--count", BRANCH) == "1"
     head = git(repo, "rev-parse", "--short", "HEAD")
     assert git(repo, "log", "-1", "--format=%s", BRANCH) == f"Student versions of the lessons, from {head}"
-    assert f"{len(list((ROOT / 'notebooks').glob('*/*.ipynb')))} lessons committed" in published["first"]
+    assert f"{len(list((ROOT / 'notebooks').glob('*/*.ipynb')))} lessons) committed" in published["first"]
 
 
 def test_a_second_run_with_nothing_changed_commits_nothing(published):

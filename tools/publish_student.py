@@ -103,24 +103,34 @@ def commit_files(root, branch, files, message):
     return commit
 
 
+def refuse_checked_out(root, branch):
+    """Stop, saying why, where ``branch`` is the one checked out in ``root`` (its files would be overwritten)."""
+    if git(["rev-parse", "--abbrev-ref", "HEAD"], root) == branch:
+        raise SystemExit(f"--branch {branch!r} is the branch checked out here; publish to another one")
+
+
+def say_committed(branch, commit, what):
+    """Say whether ``branch`` got a new ``commit`` (None: it already held the same files) of ``what``."""
+    if commit is None:
+        print(f"branch {branch!r} already holds {what}: nothing to commit")
+    else:
+        print(f"branch {branch!r}: {what} committed as {commit[:10]}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the course's git repository (default: this one)")
     parser.add_argument("--branch", default=BRANCH, help=f"the branch to write (default: {BRANCH})")
     args = parser.parse_args(argv)
     root = args.root.resolve()
-    if git(["rev-parse", "--abbrev-ref", "HEAD"], root) == args.branch:
-        raise SystemExit(f"--branch {args.branch!r} is the branch checked out here; publish to another one")
+    refuse_checked_out(root, args.branch)
     student.generate(root)
     source = source_name(root)
     with tempfile.TemporaryDirectory(prefix="publish-student-") as folder:
         files = files_to_publish(root, folder)
         commit = commit_files(root, args.branch, files, f"Student versions of the lessons, from {source}")
     lessons = len({path.split("/")[0] for path in files if "/" in path})
-    if commit is None:
-        print(f"branch {args.branch!r} already holds these student versions ({lessons} lessons): nothing to commit")
-    else:
-        print(f"branch {args.branch!r}: {lessons} lessons committed as {commit[:10]}")
+    say_committed(args.branch, commit, f"the student versions ({lessons} lessons)")
     print(f"publish it with `git push origin {args.branch}`; the nbgitpuller link then uses "
           f"branch={args.branch}&urlpath=lab/tree/<folder>/{START}")
     return commit

@@ -139,20 +139,6 @@ def output_names(exercise):
     return getattr(exercise, "outputs", None) or ("result",)
 
 
-def named_arrays(value, prefix):
-    """``{"params['ffn']['b2']": array, ...}``: every array inside an input, by the path a learner writes."""
-    found = {}
-    if isinstance(value, np.ndarray):
-        found[prefix] = value
-    elif isinstance(value, dict):
-        for key, sub in value.items():
-            found.update(named_arrays(sub, f"{prefix}[{key!r}]"))
-    elif isinstance(value, (list, tuple)):
-        for i, sub in enumerate(value):
-            found.update(named_arrays(sub, f"{prefix}[{i}]"))
-    return found
-
-
 # ---------------------------------------------------------------- general facts: the answer's error
 
 
@@ -198,23 +184,27 @@ def error_broadcast(ev, message):
                                       f"step must match axis by axis from the right (or be 1 there).")
 
 
-def error_unpack(ev, message):
-    found = _UNPACK.search(message)
-    if not found:
-        return None
-    return Finding("error:unpack", f"{ev.where()} a shape was unpacked into {found.group(2)} names, and the array "
-                                   f"has {'fewer' if found.group(1) == 'not enough' else 'more'} axes (the inputs "
-                                   f"here: {_input_shapes(ev)}). This exercise's arrays may have any number of batch "
-                                   f"axes in front.")
+def _matched(pattern, key, said):
+    """A fact of the errors whose message ``pattern`` matches: ``Finding(key, said(ev, match))``."""
+    def fact(ev, message):
+        found = pattern.search(message)
+        return Finding(key, said(ev, found)) if found else None
+    return fact
 
 
-def error_matmul(ev, message):
-    found = _MATMUL.search(message)
-    if not found:
-        return None
-    return Finding("error:matmul", f"{ev.where()} a matrix product a @ b failed: a's last axis has {found.group(2)} "
-                                   f"entries and b's second-to-last {found.group(1)}; they must be equal (the inputs "
-                                   f"here: {_input_shapes(ev)}).")
+def _unpacked(ev, found):
+    return (f"{ev.where()} a shape was unpacked into {found.group(2)} names, and the array has "
+            f"{'fewer' if found.group(1) == 'not enough' else 'more'} axes (the inputs here: {_input_shapes(ev)}). "
+            f"This exercise's arrays may have any number of batch axes in front.")
+
+
+def _multiplied(ev, found):
+    return (f"{ev.where()} a matrix product a @ b failed: a's last axis has {found.group(2)} entries and b's "
+            f"second-to-last {found.group(1)}; they must be equal (the inputs here: {_input_shapes(ev)}).")
+
+
+error_unpack = _matched(_UNPACK, "error:unpack", _unpacked)
+error_matmul = _matched(_MATMUL, "error:matmul", _multiplied)
 
 
 def error_axis(ev, message):

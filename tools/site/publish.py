@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from ..course import ROOT
-from ..publish_student import commit_files, git
+from ..publish_student import commit_files, git, refuse_checked_out, say_committed
 
 BRANCH = "gh-pages"
 #: What a site is built from: changes here, uncommitted, are marked in the commit message.
@@ -45,17 +45,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     root = args.root.resolve()
     site = (args.site or root / "site").resolve()
-    if git(["rev-parse", "--abbrev-ref", "HEAD"], root) == args.branch:
-        raise SystemExit(f"--branch {args.branch!r} is the branch checked out here; publish to another one")
+    refuse_checked_out(root, args.branch)
     head = git(["rev-parse", "--short", "HEAD"], root)
     source = head + ("+changes" if git(["status", "--porcelain", "--", *SOURCES], root) else "")
     with tempfile.TemporaryDirectory(prefix="publish-site-") as folder:
         files = site_files(site, folder)
         commit = commit_files(root, args.branch, files, f"The course's site, built from {source}")
-    if commit is None:
-        print(f"branch {args.branch!r} already holds this site ({len(files)} files): nothing to commit")
-    else:
-        print(f"branch {args.branch!r}: the site ({len(files)} files) committed as {commit[:10]}")
+    say_committed(args.branch, commit, f"the site ({len(files)} files)")
     print(f"publish it with `git push origin {args.branch}`; on GitHub, Settings > Pages > Build and deployment: "
           f"Deploy from a branch, {args.branch}, / (root)")
     return commit
