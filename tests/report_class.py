@@ -31,7 +31,6 @@ from pathlib import Path
 
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.teacher import ids
-from encoder_lib.grading.teacher.class_report.answers import answer_prints
 from encoder_lib.grading.teacher.files import write_csv
 from encoder_lib.grading.teacher.gradebook_writer import open_gradebook as open_course_gradebook
 from encoder_lib.grading.teacher.outputs import COLUMNS
@@ -97,13 +96,11 @@ def _answer_cell(cell):
     return grade_id[:-len("_answer")] if meta.get("solution") and grade_id.endswith("_answer") else None
 
 
-def write_graded(root, student, lesson, solution, answers, own=False, stored=False):
+def write_graded(root, student, lesson, solution, answers, own=False):
     """The notebook as graded: ``solution`` (a notebook's dict) with ``answers`` ({exercise: source}) put in;
     with ``own``, every answer cell starts with a comment of the learner's, so that no two texts are the same
-    (as in a real class), while their code still is; with ``stored``, ``grading.json`` beside it holds the
-    answers' fingerprints, as the grader stores them."""
+    (as in a real class), while their code still is."""
     notebook = copy.deepcopy(solution)
-    sources = {}
     for cell in notebook["cells"]:
         name = _answer_cell(cell)
         if name in answers:
@@ -111,14 +108,10 @@ def write_graded(root, student, lesson, solution, answers, own=False, stored=Fal
         if name and own:
             source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             cell["source"] = f"# {student}'s answer\n{source}"
-        if name:
-            sources[name] = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
     notebook["metadata"]["learner"] = student
     folder = Path(root) / "autograded" / ids.folder(student) / lesson  # as the grader names it
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{lesson}.ipynb").write_text(json.dumps(notebook))
-    if stored:
-        (folder / "grading.json").write_text(json.dumps({"answer_prints": answer_prints(sources)}))
 
 
 def _draw(rng, kind, n_lessons):
@@ -141,7 +134,7 @@ def _row(seeded, student, lesson, name, status, note="", mistake="", diagnosis="
     seeded.statuses.setdefault(name, Counter())[status] += 1
 
 
-def _learner(seeded, root, student, kind, rng, solutions, own, stored):
+def _learner(seeded, root, student, kind, rng, solutions, own):
     handed, wrong = _draw(rng, kind, len(solutions))
     for n, (lesson, solution) in enumerate(solutions.items()):
         names = [name for name, e in EXERCISES.items() if e.lesson == lesson]
@@ -165,14 +158,13 @@ def _learner(seeded, root, student, kind, rng, solutions, own, stored):
                 answers[name] = seeded.wrong[student, lesson, name] = answer.source.strip() + "\n"
                 seeded.named.setdefault((name, answer.model), set()).add(student)
                 _row(seeded, student, lesson, name, "failed", f"Your `{name}` gives exactly what this known mistake gives, on every case it was run on: {answer.explanation}.", answer.model)
-        write_graded(root, student, lesson, solution, answers, own, stored)
+        write_graded(root, student, lesson, solution, answers, own)
 
 
-def seeded_class(root, learners, seed=0, roster=False, own=False, stored=False,
+def seeded_class(root, learners, seed=0, roster=False, own=False,
                  shares=(("correct", .35), ("blank", .1), ("partly done", .2), ("mistakes", .25), ("unlisted", .1))):
     """Write a seeded class's grades_by_exercise.csv and autograded/ notebooks into ``root``; a ``Seeded``.
-    ``own``: every answer text the learner's own; ``stored``: the answers' fingerprints stored as the grader
-    stores them (``write_graded``)."""
+    ``own``: every answer text the learner's own (``write_graded``)."""
     root = Path(root)
     copy_notebooks(root)
     rng = random.Random(seed)
@@ -184,7 +176,7 @@ def seeded_class(root, learners, seed=0, roster=False, own=False, stored=False,
         student = f"learner{i:04d}"
         kind = rng.choices(kinds, weights)[0]
         seeded.kinds[student] = kind
-        _learner(seeded, root, student, kind, rng, solutions, own, stored)
+        _learner(seeded, root, student, kind, rng, solutions, own)
     write_rows(root, seeded.rows)
     if roster:
         write_roster(root, list(seeded.kinds))

@@ -30,15 +30,15 @@ from bs4 import BeautifulSoup
 from conftest import chromium_or_skip
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.teacher.class_report import build as build_report
-from encoder_lib.grading.teacher.class_report.answers import Answers, fingerprint, identical_answers
 from encoder_lib.grading.teacher.class_report.examples import shown
+from encoder_lib.grading.teacher.class_report.similarity import canonical
 from encoder_lib.grading.teacher.class_report.cards import Links, _CardMarkdown, card, heading_anchor, lab_links
 from encoder_lib.grading.teacher.class_report.counts import HARDEST, UNNAMED, Group
 from encoder_lib.grading.teacher.class_report.page import TOP_CARDS
 from encoder_lib.grading.teacher.class_report.rows import _unquoted, course_lessons, lesson_order, read_rows
 from encoder_lib.grading.teacher.files import FORMULA_STARTS, csv_field, write_csv
 from encoder_lib.grading.teacher.outputs import COLUMNS as OLDER_COLUMNS, GRADER_POINTS, LATE
-from report_class import (COLUMNS, STUB, UNLISTED, add_lesson, copy_notebooks, hand_in, open_gradebook, seeded_class,
+from report_class import (COLUMNS, UNLISTED, add_lesson, copy_notebooks, hand_in, open_gradebook, seeded_class,
                           write_graded, write_rows)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,17 +194,17 @@ def test_each_lesson_has_a_score_histogram_whose_alt_text_gives_its_numbers(seed
         assert f"of the {len(handed)} learners who handed it in" in picture["alt"]
 
 
-def test_identical_answers_of_the_seeded_class_are_the_learners_of_one_non_trivial_wrong_answer(seeded):
+def test_the_seeded_class_s_flags_share_an_answer_no_mistake_explains_never_a_catalogued_one(seeded):
     root, drawn = seeded
     page = soup(root / "report" / "index.html")
-    listed = {tuple(row.select("td")[2].get_text().split(", ")) for row in page.select("section:has(> h2#identical) tr")
-              if row.select("td")}
-    by_text = {}
-    for (student, lesson, exercise), source in drawn.wrong.items():
-        if fingerprint(source) is not None:
-            by_text.setdefault((exercise, source), set()).add(student)
-    expected = {tuple(sorted(students)) for students in by_text.values() if len(students) > 1}
-    assert expected and listed == expected
+    flagged = [{s.split(" (")[0] for s in flag.select_one("h3 .ids").get_text().split(", ")}
+               for flag in page.select("section:has(> h2#copying) section.flag")]
+    unlisted = {source: set() for source in (u.source for u in UNLISTED)}
+    for (student, _, _), source in drawn.wrong.items():
+        if source in unlisted:
+            unlisted[source].add(student)
+    assert flagged, "the learners who share an answer no mistake explains"
+    assert all(any(learners <= students for students in unlisted.values()) for learners in flagged), flagged
 
 
 def test_make_report_writes_the_page_from_the_csv_alone_without_grading(tmp_path):
@@ -390,26 +390,65 @@ def test_in_chromium_offline_the_page_loads_nothing_from_outside_its_folder(chro
         assert page.problems == []
 
 
-def test_in_chromium_every_link_to_a_lesson_leads_to_a_section_of_its_notebook(chromium, seeded):
+def _lesson_links(chromium, root):
     import site_pages
 
-    root, _ = seeded
     with site_pages.offline(chromium) as context:
         page = site_pages.open_page(context, root / "report" / "index.html")
         links = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
         ids = set(page.evaluate("[...document.querySelectorAll('[id]')].map(e => e.id)"))
-    lessons = [link for link in links if "/notebooks/" in link]
+    inside = [link for link in links if link.partition("#")[0] == (root / "report" / "index.html").as_uri()]
+    assert all(link.partition("#")[2] in ids for link in inside)
+    return [link for link in links if link not in inside and not link.endswith("/report/mistakes.csv")]
+
+
+def test_in_chromium_no_lesson_link_leads_to_a_notebook_s_raw_text(chromium, seeded):
+    """Off a hub, without the website: each lesson opens in JupyterLab (its own address, started from the course
+    folder), at a section the notebook has; never a file: address of an .ipynb, which a browser shows as JSON."""
+    root, _ = seeded
+    lessons = _lesson_links(chromium, root)
     assert lessons, "the cards link to their lessons"
-    for link in links:
-        path, _, anchor = link.partition("#")
-        if link in lessons:
-            notebook = site_pages.file_of(path)
-            assert notebook.is_file(), link
-            assert anchor and urllib.parse.unquote(anchor) in heading_ids(notebook), link
-        elif path == (root / "report" / "index.html").as_uri():
-            assert anchor in ids, link
-        else:
-            assert path == (root / "report" / "mistakes.csv").as_uri(), link
+    for link in lessons:
+        address, _, anchor = link.partition("#")
+        assert address.startswith("http://localhost:8888/lab/tree/notebooks/") and not link.startswith("file:"), link
+        notebook = root / urllib.parse.unquote(address.split("/lab/tree/", 1)[1])
+        assert notebook.is_file() and (not anchor or urllib.parse.unquote(anchor) in heading_ids(notebook)), link
+
+
+def site_ids(notebook):
+    """The ids the course's website gives a lesson's headings (tools/site's own slug)."""
+    from tools.site.render import slug
+
+    return {slug(heading.replace("-", " ")) for heading in heading_ids(notebook)}
+
+
+def test_in_chromium_with_the_website_built_a_lesson_opens_at_its_page_s_section(chromium, tmp_path):
+    seeded_class(tmp_path, 12, seed=5)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<!DOCTYPE html><title>the course</title>")
+    build_report(tmp_path)
+    lessons = _lesson_links(chromium, tmp_path)
+    on_site = [link for link in lessons if "/site/" in link]
+    assert on_site, "the cards link to the lessons' pages"
+    for link in on_site:
+        address, _, anchor = link.partition("#")
+        lesson = address.rsplit("/", 1)[1].removesuffix(".html")
+        assert address == (tmp_path / "site" / f"{lesson}.html").as_uri(), link
+        assert anchor in site_ids(tmp_path / "notebooks" / lesson / f"{lesson}.ipynb"), link
+    assert not [link for link in lessons if ".ipynb" in link.partition("#")[0] and link.startswith("file:")]
+
+
+def test_in_chromium_the_table_per_exercise_and_the_contents_are_in_the_first_screen(chromium, seeded):
+    import site_pages
+
+    root, _ = seeded
+    with site_pages.offline(chromium, {"width": 1280, "height": 720}) as context:
+        page = site_pages.open_page(context, root / "report" / "index.html")
+        bottom = page.evaluate("""() => ['nav .contents', 'section:has(> h2#glance) > table']
+            .map(s => document.querySelector(s).getBoundingClientRect().bottom)""")
+        contents = page.evaluate("[...document.querySelectorAll('nav .contents a')].map(a => a.hash)")
+    assert max(bottom) <= 720, bottom
+    assert "#copying" in contents and "#glance" in contents
 
 
 def test_in_chromium_every_picture_is_drawn_and_has_a_text_alternative(chromium, seeded):
@@ -423,6 +462,19 @@ def test_in_chromium_every_picture_is_drawn_and_has_a_text_alternative(chromium,
     assert len(pictures) == len(course_lessons()) + len(
         {(r["lesson"], r["exercise"]) for r in read_mistakes(root)})
     assert all(p["drawn"] and len(p["alt"]) > 40 for p in pictures), pictures
+
+
+def test_the_table_at_the_top_gives_each_exercise_s_points_lost_by_the_class(seeded):
+    root, drawn = seeded
+    page = soup(root / "report" / "index.html")
+    rows = page.select("section:has(> h2#glance) > details table tbody tr")
+    assert len(rows) == len(EXERCISES)
+    lost = {}
+    for student, lesson, exercise, points, most, *_ in drawn.rows:
+        lost[exercise] = lost.get(exercise, 0.0) + most - points
+    shown_lost = {row.select_one("code").get_text(): float(row.select("td")[1].get_text()) for row in rows}
+    assert shown_lost == lost
+    assert list(shown_lost.values()) == sorted(shown_lost.values(), reverse=True), "most points lost first"
 
 
 def test_in_chromium_the_page_reads_at_18_px_in_a_1280_by_720_window(chromium, seeded):
@@ -460,9 +512,10 @@ def group(exercise, key, named=True, students=("a",)):
 
 
 def test_a_card_of_a_mistake_with_its_own_hints_gives_its_own_idea():
-    built = card(group("softmax", "softmax_without_max"), Links())
+    built = card(group("softmax", "softmax_without_max"), Links(site="../site/"))
     assert "inf / inf is NaN" in built.idea
-    assert '<a href="../notebooks/01_attention/01_attention.ipynb#The-softmax">' in built.idea
+    assert '<a href="../site/01_attention.html#the-softmax">' in built.idea, "the section on the course's website"
+    assert "<a " not in card(group("softmax", "softmax_without_max"), Links()).idea, "nowhere to link: no link"
     assert built.sections == (("The-softmax", "The softmax"),)
 
 
@@ -499,7 +552,9 @@ def test_on_a_hub_a_lesson_opens_in_the_teacher_s_jupyterlab(tmp_path):
                                                                      "JUPYTER_SERVER_ROOT": str(home)})
     assert links.in_lab("01_attention", "The-softmax") == \
         "/user/teach/lab/tree/encoder-course/notebooks/01_attention/01_attention.ipynb#The-softmax"
-    assert lab_links(tmp_path, environ={}).in_lab("01_attention") is None, "off a hub: no link"
+    assert lab_links(tmp_path, environ={}).in_lab("01_attention") == \
+        "http://localhost:8888/lab/tree/notebooks/01_attention/01_attention.ipynb", \
+        "off a hub: JupyterLab's own address, started from the course folder"
     outside = lab_links(tmp_path / "elsewhere", "https://hub.example.org/user/t/", home, environ={})
     assert outside.in_lab("01_attention") is None, "a course outside JupyterLab's folder has no address in it"
     given = lab_links(home / "c", "https://hub.example.org/user/t/", home, environ={})
@@ -517,54 +572,6 @@ def test_a_lab_url_that_is_not_an_address_is_refused_and_named(url):
 def test_the_heading_anchor_is_jupyterlab_s():
     assert heading_anchor("Layer norm on the lesson's input") == "Layer-norm-on-the-lesson's-input"
     assert heading_anchor("`softmax(x, axis=-1)`") == "softmax(x,-axis=-1)"
-
-
-# ------------------------------------------------------------------ identical answers
-
-SOFTMAX = "def softmax(x, axis=-1):\n    m = x.max(axis=axis, keepdims=True)\n    e = np.exp(x - m)\n" \
-          "    total = e.sum(axis=axis, keepdims=True)\n    return e / total\n"
-RENAMED = '# mine\ndef softmax(scores, axis=-1):\n    """My softmax."""\n    top = scores.max(axis=axis, keepdims=True)' \
-          '\n    exps = np.exp(scores - top)   # shifted\n\n    s = exps.sum(axis=axis, keepdims=True)\n' \
-          '    return exps / s\n'
-
-
-def test_answers_that_differ_only_in_whitespace_comments_docstrings_and_names_have_one_fingerprint():
-    assert fingerprint(SOFTMAX) == fingerprint(RENAMED) is not None
-    assert fingerprint(SOFTMAX) != fingerprint(SOFTMAX.replace("x - m", "m - x"))
-    assert fingerprint(SOFTMAX) != fingerprint(SOFTMAX.replace("axis=axis", "axis=-1"))
-
-
-def test_trivial_answers_and_what_is_not_python_have_no_fingerprint():
-    assert fingerprint("def softmax(x, axis=-1):\n    return x\n") is None
-    assert fingerprint(STUB) is None
-    assert fingerprint("def softmax(x:\n") is None
-
-
-def identical_class(root, answers):
-    copy_notebooks(root)
-    solution = __import__("json").loads((root / "notebooks/01_attention/01_attention.ipynb").read_text())
-    rows = []
-    for student, source in answers.items():
-        write_graded(root, student, "01_attention", solution, {"softmax": source})
-        status = "not answered" if source == STUB else "passed"
-        rows.append((student, "01_attention", "softmax", 2.0 * (status == "passed"), 2.0, status, "", "", ""))
-    write_rows(root, rows)
-    build_report(root)
-    return [(students, shared) for students, shared in identical_answers(
-        Answers.read(root, read_rows(root / "grades_by_exercise.csv")[0]),
-        read_rows(root / "grades_by_exercise.csv")[0])]
-
-
-def test_two_learners_with_the_same_answer_up_to_names_are_listed_and_nobody_else(tmp_path):
-    solution = next(c for c in __import__("json").loads((ROOT / "notebooks/01_attention/01_attention.ipynb")
-                                                        .read_text())["cells"]
-                    if c["metadata"].get("nbgrader", {}).get("grade_id") == "softmax_answer")
-    found = identical_class(tmp_path, {"ann": SOFTMAX, "ben": RENAMED, "cat": SOFTMAX.replace("x - m", "m - x"),
-                                       "dan": STUB, "eve": STUB, "fay": "".join(solution["source"]),
-                                       "gus": "".join(solution["source"]).replace("x", "y")})
-    assert found == [(("ann", "ben"), [("01_attention", "softmax")])]
-    page = soup(tmp_path / "report" / "index.html")
-    assert [row.select("td")[2].get_text() for row in page.select("section:has(> h2#identical) tbody tr")] == ["ann, ben"]
 
 
 # ------------------------------------------------------------------ bad input, named
@@ -618,7 +625,7 @@ def test_a_root_that_is_not_a_folder_is_refused_and_named(tmp_path):
 
 def test_an_answer_over_the_report_s_bounds_is_compared_with_nothing_and_said(tmp_path):
     """An 8.6 MB answer cell once cost every report 36 s and 4.6 GB: over MAX_ANSWER_CHARS (or nodes, or time),
-    an answer is not parsed, its fingerprint is OVER_BOUND, and the page lists it."""
+    an answer is not parsed, it is OVER_BOUND, compared with nothing, and the page lists it."""
     import time
 
     from encoder_lib.grading.teacher.class_report import answers
@@ -636,9 +643,10 @@ def test_an_answer_over_the_report_s_bounds_is_compared_with_nothing_and_said(tm
     started = time.process_time()
     build_report(tmp_path)
     assert time.process_time() - started < 20  # not a timing target: the bound takes it from minutes to seconds
-    assert answers.fingerprint(huge) == answers.fingerprint(many) == answers.OVER_BOUND
-    assert answers.fingerprint(deep) != answers.OVER_BOUND
-    text = soup(tmp_path / "report" / "index.html").select_one("section:has(> h2#identical)").get_text()
+    assert answers.checked(huge) == answers.OVER_BOUND and answers.checked(deep) == deep
+    with pytest.raises(answers.TooLarge):
+        canonical(many)
+    text = soup(tmp_path / "report" / "index.html").select_one("section:has(> h2#copying)").get_text()
     assert "2 answers over the report's bounds" in text and "huge" in text and "many" in text and "deep" not in text
 
 

@@ -1,16 +1,16 @@
-"""The answers as graded (``autograded/``): read once, bounded, and compared once normalised (``fingerprint``), for
-the identical answers and the example answers the report shows (``examples``).
+"""The answers as graded (``autograded/``): read once (kept in ``report/.answers.json`` by each notebook's size,
+time and inode, so that a regrade reads again only what the grader wrote), bounded, for the similarity that finds
+copying (``similarity``) and the example answers the report shows (``examples``).
 
 Every step that reads an answer's source is bounded in size and time: an answer cell over ``MAX_ANSWER_CHARS``
 characters, or whose syntax tree has more than ``MAX_ANSWER_NODES`` nodes or takes more than ``ANSWER_SECONDS``
-to walk, is not normalised: its fingerprint is ``OVER_BOUND``, the page says so, and it is compared with nothing
+to walk, is not normalised: it is ``OVER_BOUND``, the page says so, and it is compared with nothing
 (an 8.6 MB answer cell once cost every ``make grade`` and ``make report`` 36 s and 4.6 GB). The course's longest
 answer is 1,611 characters and 439 nodes.
 """
 
 import ast
 import collections
-import hashlib
 import json
 import os
 import time
@@ -21,11 +21,9 @@ from ...exercises import EXERCISES
 from .. import ids, submissions
 from .rows import course_lessons
 
-#: An answer is trivial (never flagged as identical) below this many syntax-tree nodes.
-MIN_ANSWER_NODES = 30
 #: The bounds on an answer's source the report reads (see the module's docstring).
 MAX_ANSWER_CHARS, MAX_ANSWER_NODES, ANSWER_SECONDS = 20_000, 5_000, 0.5
-#: The fingerprint of an answer over those bounds: compared with nothing, and listed on the page.
+#: An answer over those bounds: compared with nothing, and listed on the page.
 OVER_BOUND = "over the bound"
 
 
@@ -142,68 +140,16 @@ def normal_form(source):
         return None
 
 
-def fingerprint(source):
-    """A digest of an answer's code with its whitespace, comments, docstrings and names normalised (two answers
-    that differ only in those get the same digest), or None for a trivial answer or one that is not Python, or
-    ``OVER_BOUND``.
-
-    >>> fingerprint("def f(x):\\n    y = x * 2  # twice\\n    return y + 1") == fingerprint(
-    ...     "def g(a):\\n    b = a*2\\n    return b+1")
-    True
-    >>> fingerprint("x = 1\\n" * 20_000)
-    'over the bound'
-    """
-    if not isinstance(source, str):
-        return None
-    if source not in _FINGERPRINTS:
-        try:
-            labels = normal_form(source) or []
-        except TooLarge:
-            return OVER_BOUND  # not kept: its source may be megabytes
-        _FINGERPRINTS[source] = hashlib.sha256("\n".join(labels).encode()).hexdigest()[:32] \
-            if len(labels) >= MIN_ANSWER_NODES else None
-    return _FINGERPRINTS[source]
+def checked(source):
+    """``source`` if it is within the report's bounds as text (``MAX_ANSWER_CHARS``), else ``OVER_BOUND``; its
+    syntax tree's bounds are checked where it is normalised (``normal_form``)."""
+    return source if len(source) <= MAX_ANSWER_CHARS else OVER_BOUND
 
 
-_FINGERPRINTS = {}  # source -> fingerprint: a class's answers repeat (the course's solution, a shared answer)
-
-
-#: The version of ``fingerprint``: the grader stores fingerprints with it, and others are computed again.
-FINGERPRINT_VERSION = 2
-
-
-def answer_prints(sources):
-    """What the grader stores in ``grading.json`` (``"answer_prints"``) of the answers ``{exercise: source}`` it
-    graded, so that the report needs not read and normalise every notebook again."""
-    return {"version": FINGERPRINT_VERSION, "prints": {name: fingerprint(source) for name, source in sources.items()}}
-
-
-def stored_prints(root, student, lesson):
-    """``{exercise: fingerprint}`` as ``grading.json`` holds them for this version of ``fingerprint``, or None."""
-    if lesson not in course_lessons():
-        return None
-    try:
-        with open(Path(root) / "autograded" / ids.folder(student) / lesson / "grading.json", "rb") as f:
-            stored = json.loads(f.read(4 * 2**20)).get("answer_prints")
-        prints = stored["prints"] if stored.get("version") == FINGERPRINT_VERSION else None
-    except (OSError, ValueError, AttributeError, TypeError, KeyError):
-        return None
-    if not isinstance(prints, dict) or not all(isinstance(k, str) and (v is None or isinstance(v, str))
-                                               for k, v in prints.items()):
-        return None
-    return prints
-
-
-def _fingerprints_of(root, pairs):
-    """``{(student, lesson): {exercise: fingerprint}}`` of the answers as graded (one worker's share): as the
-    grader stored them, else from the notebook."""
-    found = {}
-    for student, lesson in pairs:
-        prints = stored_prints(root, student, lesson)
-        if prints is None:
-            prints = {name: fingerprint(source) for name, source in graded_answers(root, student, lesson).items()}
-        found[student, lesson] = prints
-    return found
+def _sources_of(root, pairs):
+    """``{(student, lesson): {exercise: source or OVER_BOUND}}`` of the answers as graded (one worker's share)."""
+    return {(student, lesson): {name: checked(source) for name, source in graded_answers(root, student, lesson).items()}
+            for student, lesson in pairs}
 
 
 def in_parallel(work, root, pairs, jobs, at_least=200):
@@ -232,54 +178,83 @@ def _course_key(root):
         return b""
 
 
+#: Where the report keeps the answers it read from autograded/, by each notebook's size, time and inode: a regrade
+#: reads again only the notebooks the grader wrote since (a class of 200 is 1,600 notebooks).
+CACHE = ".answers.json"
+
+
+def _signature(root, student, lesson):
+    try:
+        info = os.lstat(Path(root) / "autograded" / ids.folder(student) / lesson / f"{lesson}.ipynb")
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _cached(path):
+    try:
+        with open(path, "rb") as f:
+            cache = json.loads(f.read(256 * 2**20))
+        return cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
+    except (OSError, ValueError):
+        return {}
+
+
+CACHE_VERSION = 1
+
+
+def read_sources(root, handed, cache_path=None, jobs=2):
+    """``{(student, lesson): {exercise: source or OVER_BOUND}}`` of ``handed`` (the lessons handed in), from the
+    cache where its notebook is the one read then, else read (in ``jobs`` processes); the cache is written back."""
+    cache = _cached(cache_path).get("entries", {}) if cache_path else {}
+    found, todo, kept = {}, [], {}
+    for student, lesson in handed:
+        key, signature = f"{ids.folder(student)}/{lesson}", _signature(root, student, lesson)
+        entry = cache.get(key)
+        if isinstance(entry, dict) and entry.get("signature") == signature and isinstance(entry.get("answers"), dict):
+            found[student, lesson] = entry["answers"]
+        else:
+            todo.append((student, lesson))
+        kept[key] = signature
+    found.update(in_parallel(_sources_of, Path(root), todo, jobs))
+    if cache_path and todo:
+        from ..files import write_file
+
+        entries = {key: {"signature": kept[key], "answers": found[s, l]}
+                   for (s, l), key in ((pair, f"{ids.folder(pair[0])}/{pair[1]}") for pair in handed)}
+        write_file(cache_path, json.dumps({"version": CACHE_VERSION, "entries": entries}))
+    return found
+
+
 @dataclass
 class Answers:
-    """The answers as graded: ``prints[(student, lesson)] = {exercise: fingerprint}`` for every lesson handed in,
-    read once (in ``jobs`` processes), and per exercise the fingerprints never flagged: the course's solution,
-    and the answer cell as released. ``source`` reads an answer's text when the page shows it."""
+    """The answers as graded: ``sources[(student, lesson)] = {exercise: source}`` for every lesson handed in (an
+    answer over the report's bounds as ``OVER_BOUND``), read once, and per exercise the course's own answers
+    (``course``: the solution, and the answer cell as released: never flagged)."""
 
     root: Path
-    prints: dict = field(default_factory=dict)
-    course: dict = field(default_factory=dict)  # exercise -> {fingerprint}
+    sources: dict = field(default_factory=dict)
+    course: dict = field(default_factory=dict)  # exercise -> [source]: the course's solution and released cell
     key: bytes = b""  # the course's secret, which draws the examples (``examples.drawn``)
-    _read: dict = field(default_factory=dict)
+    too_large: set = field(default_factory=set)  # (student, lesson, exercise) over the syntax tree's bounds
 
     @classmethod
-    def read(cls, root, rows, jobs=None):
+    def read(cls, root, rows, jobs=None, cache=None):
         found = cls(Path(root), key=_course_key(root))
         handed = list(dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing"))
-        found.prints = in_parallel(_fingerprints_of, found.root, handed, jobs or min(2, os.cpu_count() or 1))
+        found.sources = read_sources(found.root, handed, cache, jobs or min(2, os.cpu_count() or 1))
         for lesson in dict.fromkeys(lesson for _, lesson in handed):
             for folder in ("notebooks", "release"):
                 for name, source in _course_answers(root, folder, lesson).items():
-                    found.course.setdefault(name, set()).add(fingerprint(source))
+                    found.course.setdefault(name, []).append(source)
         return found
 
     def over_bound(self):
         """``[(student, lesson, exercise)]`` of the answers over the bounds, which nothing was compared with."""
-        return sorted((student, lesson, exercise) for (student, lesson), prints in self.prints.items()
-                      for exercise, normal in prints.items() if normal == OVER_BOUND)
+        return sorted({(student, lesson, exercise) for (student, lesson), sources in self.sources.items()
+                       for exercise, source in sources.items() if source == OVER_BOUND} | self.too_large)
 
     def source(self, student, lesson, exercise):
-        if (student, lesson) not in self._read:
-            self._read[student, lesson] = graded_answers(self.root, student, lesson)
-        return self._read[student, lesson].get(exercise)
-
-
-def identical_answers(answers, rows):
-    """``[(students, [(lesson, exercise)])]``: learners whose non-trivial answers to those exercises are the same
-    once normalised (``fingerprint``); answers not counted (missing, not answered), trivial ones, and those the
-    same as the course's solution or its released cell are left out. Most exercises shared first."""
-    counted = {(r.student_id, r.lesson, r.exercise) for r in rows if r.status not in ("missing", "not answered")}
-    by_answer = {}
-    for (student, lesson), prints in answers.prints.items():
-        for exercise, normal in prints.items():
-            if (student, lesson, exercise) not in counted:
-                continue
-            if normal not in (None, OVER_BOUND) and normal not in answers.course.get(exercise, ()):
-                by_answer.setdefault((lesson, exercise, normal), []).append(student)
-    by_students = {}
-    for (lesson, exercise, _), students in by_answer.items():
-        if len(students) > 1:
-            by_students.setdefault(tuple(sorted(set(students))), []).append((lesson, exercise))
-    return sorted(by_students.items(), key=lambda item: (-len(item[1]), -len(item[0]), item[0]))
+        """An answer's source as handed in, or None (not there, or over the bounds)."""
+        source = self.sources.get((student, lesson), {}).get(exercise)
+        return None if source == OVER_BOUND or (student, lesson, exercise) in self.too_large else source

@@ -23,18 +23,37 @@ def heading_anchor(text):
 FRAGMENT_SAFE = "-_.~!$&'()*+,;=:@/?"
 
 
+def site_anchor(anchor):
+    """The id the course's website (``make site``, ``tools/site``) gives the heading JupyterLab calls ``anchor``:
+    its words, lower case, joined by hyphens."""
+    words = re.findall(r"\w+", anchor.replace("-", " ").lower())
+    return "-".join(words) or "section"
+
+
+#: JupyterLab's address where none is given off a hub: its own default, started from the course folder.
+DEFAULT_LAB = "http://localhost:8888/"
+
+
 @dataclass(frozen=True)
 class Links:
-    """Where a card's links lead: ``relative`` from ``report/`` into the course's notebooks, and ``lab`` (the
-    teacher's JupyterLab at its root folder, ``lab_root``), or None off a hub."""
+    """Where a card's links lead, never to a notebook's raw text: the lesson's page on the course's website where
+    ``site/`` is there (``make site``; ``site`` its folder, relative from ``report/``), and the lesson in the
+    teacher's JupyterLab (``lab``, serving ``lab_root``)."""
 
     lab: str = None
     lab_root: Path = None
     root: Path = None
+    site: str = None
 
     def relative(self, lesson, anchor=""):
-        path = f"../notebooks/{urllib.parse.quote(lesson)}/{urllib.parse.quote(lesson)}.ipynb"
-        return path + (f"#{urllib.parse.quote(anchor, safe=FRAGMENT_SAFE)}" if anchor else "")
+        """The lesson's section: on the website where it is built, else in JupyterLab ("" where neither)."""
+        return self.on_site(lesson, anchor) or self.in_lab(lesson, anchor) or ""
+
+    def on_site(self, lesson, anchor=""):
+        """The lesson's page on the course's website, at the section, or None without ``site/``."""
+        if not self.site:
+            return None
+        return f"{self.site}{urllib.parse.quote(lesson)}.html" + (f"#{site_anchor(anchor)}" if anchor else "")
 
     def in_lab(self, lesson, anchor=""):
         """The address that opens the lesson in the teacher's JupyterLab, or None."""
@@ -52,20 +71,23 @@ class Links:
 
 def lab_links(root, lab_url=None, lab_root=None, environ=None):
     """The ``Links`` of a course at ``root``: JupyterLab's address from ``lab_url``, else, in a JupyterHub
-    server, ``JUPYTERHUB_SERVICE_PREFIX`` (``/user/<name>/``, an address on the hub itself); the folder it
-    serves from ``lab_root``, else ``JUPYTER_SERVER_ROOT`` (set in JupyterLab's terminals), else the home."""
+    server, ``JUPYTERHUB_SERVICE_PREFIX`` (``/user/<name>/``, an address on the hub itself), else JupyterLab's
+    default (``DEFAULT_LAB``, started from the course folder); the folder it serves from ``lab_root``, else
+    ``JUPYTER_SERVER_ROOT`` (set in JupyterLab's terminals), else the home on a hub and the course folder off one;
+    and the course's website where ``site/`` was built (``make site``)."""
     environ = os.environ if environ is None else environ
     if lab_url is not None and not re.fullmatch(r"(https?://[A-Za-z0-9.-]+(:\d+)?)?/[A-Za-z0-9/_.~%@+-]*", lab_url):
         raise ValueError(f"lab_url must be JupyterLab's address, such as https://hub.example.org/user/teacher/ "
                          f"(http or https, no spaces or quotes); got {lab_url!r}")
     lab = lab_url or environ.get("JUPYTERHUB_SERVICE_PREFIX") or None
-    served = lab_root or environ.get("JUPYTER_SERVER_ROOT") or Path.home()
-    return Links(lab, Path(served), Path(root))
+    served = lab_root or environ.get("JUPYTER_SERVER_ROOT") or (Path.home() if lab else root)
+    site = "../site/" if (Path(root) / "site" / "index.html").is_file() else None
+    return Links(lab or DEFAULT_LAB, Path(served), Path(root), site)
 
 
 class _CardMarkdown:
-    """Markdown of a hint rung as HTML: raw HTML escaped, links to a lesson's section (``#anchor``) made
-    relative links into the lesson's notebook; ``anchors`` collects those sections."""
+    """Markdown of a hint rung as HTML: raw HTML escaped, links to a lesson's section (``#anchor``) made links to
+    that section on the course's website or in JupyterLab (``Links.relative``); ``anchors`` collects them."""
 
     def __init__(self, links, lesson):
         import mistune
@@ -78,6 +100,8 @@ class _CardMarkdown:
                 if url.startswith("#"):
                     outer.anchors.append((urllib.parse.unquote(url[1:]), text))
                     url = links.relative(lesson, urllib.parse.unquote(url[1:]))
+                    if not url:
+                        return text
                 return super().link(text, url, title)
 
         self.render = mistune.create_markdown(renderer=Renderer(escape=True))

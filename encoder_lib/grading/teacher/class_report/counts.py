@@ -77,6 +77,7 @@ class Group:
     example_source: str = None
     example_count: int = 0
     example_note: str = ""
+    measured: str = ""  # a group not yet named: what the grader measured, in its notes' words (``examples``)
 
     @property
     def label(self):
@@ -85,8 +86,11 @@ class Group:
 
     @property
     def title(self):
-        """How a card names it."""
-        return self.key if self.named else f"not yet named ({self.key or NOTHING_MEASURED})"
+        """How a card names it: a group not yet named by what was measured, in words, where the notes say it."""
+        if self.named:
+            return self.key
+        return f"not yet named: {self.measured}" if self.measured else \
+            f"not yet named ({self.key or NOTHING_MEASURED})"
 
     @property
     def anchor(self):

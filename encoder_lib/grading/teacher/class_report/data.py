@@ -8,8 +8,8 @@ from ...exercises import EXERCISES
 from .. import gradebook
 from ..deadlines import Deadlines
 from .rows import roster
-from .answers import identical_answers
-from .examples import add_examples
+from .similarity import find_copying
+from .examples import add_examples, merge_unnamed
 from .cards import Links, card
 from .counts import groups, learners, lesson_scores, tallies
 from .pictures import draw_all, mistakes_picture, score_picture
@@ -96,7 +96,9 @@ class ClassReport:
     tallied: dict  # (lesson, exercise) -> counts.Tally
     found: list  # counts.Group, largest first
     learners: dict  # student -> counts.LearnerTally
-    identical: list  # (students, [(lesson, exercise)])
+    copying: object  # similarity.Copying: who may have copied
+    answers: object  # answers.Answers: the answers as graded, which the copying section shows
+    by_key: dict  # (student, lesson, exercise) -> its row
     over_bound: list  # (student, lesson, exercise) of the answers over the report's bounds, compared with nothing
     cards: dict  # id(Group) -> cards.Card
     pictures: dict  # lesson or (lesson, exercise) -> Picture
@@ -112,14 +114,17 @@ def gather(rows, lessons, has_mistakes, known, links, answers, *, jobs=None):
     links of its cards and the answers as graded."""
     marked = known.marked(rows)
     tallied = tallies(marked)
-    found = groups(marked, tallied)
+    found = merge_unnamed(groups(marked, tallied), answers, marked)
     add_examples(found, answers, marked)
     pictures = {lesson: score_picture(lesson, *lesson_scores(marked, lesson)) for lesson in lessons
                 if lesson_scores(marked, lesson)[1]}
     pictures.update({key: mistakes_picture(key[1], groups_of) for key, groups_of in by_exercise(found).items()})
+    copying = find_copying(answers, marked)
+    answers.too_large |= copying.too_large
     return ClassReport(marked, lessons, has_mistakes, known, links,
                        graded={(r.student_id, r.lesson, r.exercise): r.auto_points for r in rows},
                        tallied=tallied, found=found, learners=learners(marked),
-                       identical=identical_answers(answers, marked), over_bound=answers.over_bound(),
+                       copying=copying, answers=answers, by_key={(r.student_id, r.lesson, r.exercise): r for r in marked},
+                       over_bound=answers.over_bound(),
                        cards={id(g): card(g, links) for g in found},
                        pictures=pictures, drawn=draw_all(list(pictures.values()), jobs))

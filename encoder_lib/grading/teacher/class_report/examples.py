@@ -16,10 +16,13 @@ in is one click away (``page``). An answer over the report's bounds
 """
 
 import ast
+import dataclasses
 import hashlib
 import hmac
+from collections import Counter
 
 from .answers import TooLarge, normal_form
+from .cards import _measured
 
 
 def form(source):
@@ -56,13 +59,17 @@ def shown(source):
     def f(x):
         return x
     """
-    tree = ast.parse(source)
+    return ast.unparse(without_strings(ast.parse(source)))
+
+
+def without_strings(tree):
+    """``tree`` (changed in place) without the string literals that stand as statements."""
     for node in ast.walk(tree):
         for name in ("body", "orelse", "finalbody"):
             statements = getattr(node, name, None)
             if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
                 setattr(node, name, _without_strings(statements))
-    return ast.unparse(tree)
+    return tree
 
 
 def example_of(sources, key=b""):
@@ -98,3 +105,66 @@ def add_examples(found, answers, rows):
         group.example, group.example_source = shown(sources[student]), sources[student]
         group.example_student = student
         group.example_note = notes.get((student, group.lesson, group.exercise), "")
+
+
+def _tokens(group, answers, notes):
+    """What joins a group not yet named to another of its exercise: its answers' forms, its notes' measured
+    words."""
+    found = set()
+    for student in group.students:
+        key = (student, group.lesson, group.exercise)
+        digest = form(answers.source(*key))
+        if digest is not None:
+            found.add(("form", digest))
+        measured = _measured(notes.get(key, ""))
+        if measured:
+            found.add(("measured", measured))
+    return found
+
+
+def _joined(groups_of, answers, notes):
+    """The groups (of one exercise) in sets that share a form or measured words, directly or through others."""
+    parent = list(range(len(groups_of)))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    first = {}
+    for i, group in enumerate(groups_of):
+        for token in _tokens(group, answers, notes):
+            j = first.setdefault(token, i)
+            if root(j) != root(i):
+                parent[root(i)] = root(j)
+    sets = {}
+    for i, group in enumerate(groups_of):
+        sets.setdefault(root(i), []).append(group)
+    return list(sets.values())
+
+
+def _merged(together, notes, key):
+    """One group of ``together`` (groups not yet named of one exercise), titled by the measured words most of its
+    learners' notes give (ties drawn with the course's secret ``key``)."""
+    first = together[0]
+    students = list(dict.fromkeys(s for group in together for s in group.students))
+    said = Counter(m for s in students if (m := _measured(notes.get((s, first.lesson, first.exercise), ""))))
+    measured = max(said, key=lambda m: (said[m], drawn(key, m)), default="")
+    keys = " + ".join(sorted({group.key for group in together if group.key}))
+    return dataclasses.replace(first, key=keys, students=students, measured=measured,
+                               share=sum(group.share for group in together))
+
+
+def merge_unnamed(found, answers, rows):
+    """``found`` with the groups not yet named of each exercise merged where their answers have the same form or
+    their notes the same measured words (four identical answers once made two groups, titled ``gelu:far`` and
+    ``shift:-2:1``); each titled by what was measured, in words. Largest first, as ``counts.groups``."""
+    notes = {(r.student_id, r.lesson, r.exercise): r.note for r in rows}
+    by_exercise = {}
+    for group in found:
+        if not group.named:
+            by_exercise.setdefault((group.lesson, group.exercise), []).append(group)
+    merged = [g for g in found if g.named]
+    for groups_of in by_exercise.values():
+        merged += [_merged(together, notes, answers.key) for together in _joined(groups_of, answers, notes)]
+    return sorted(merged, key=lambda g: (-len(g.students), not g.named, g.lesson, g.exercise, g.key))

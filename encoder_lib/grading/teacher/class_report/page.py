@@ -2,12 +2,12 @@
 no script, nothing fetched; its style sheet is ``style.css``, put inside the page."""
 
 import html
-import time
 from pathlib import Path
 
 from .counts import HELP_SHARE, hardest, need_help
 from ..deadlines import late_words
 from .answers import ANSWER_SECONDS, MAX_ANSWER_CHARS, MAX_ANSWER_NODES
+from .copying_page import copying as copying_section
 from .data import by_exercise
 from ..files import POLICY, plain_text
 
@@ -65,11 +65,14 @@ def _lesson_links(built, links):
     items = []
     for anchor, text in anchors[:2]:
         where = f"{html.escape(built.lesson)}, {text}" if anchor else html.escape(built.lesson)
-        items.append(f"<a href=\"{html.escape(links.relative(built.lesson, anchor), quote=True)}\">"
-                     f"Open {where} (the course's notebook)</a>")
-        lab = links.in_lab(built.lesson, anchor)
-        if lab:
-            items.append(f"<a href=\"{html.escape(lab, quote=True)}\">Open {where} in JupyterLab</a>")
+        for address, how in ((links.on_site(built.lesson, anchor), "on the course's website"),
+                             (links.in_lab(built.lesson, anchor), "in JupyterLab")):
+            if address:
+                items.append(f"<a href=\"{html.escape(address, quote=True)}\">Open {where} {how}</a>")
+    if not items:
+        return (f"<p class=\"links\">The lesson: <code>notebooks/{html.escape(built.lesson)}/"
+                f"{html.escape(built.lesson)}.ipynb</code>, in JupyterLab (<code>make site</code> builds the course's "
+                f"website, which the report then links to).</p>")
     return f"<p class=\"links\">{' '.join(items)}</p>"
 
 
@@ -109,16 +112,69 @@ def _head(title):
             f"<title>{esc(title)}</title><style>{STYLE}</style></head><body><main>")
 
 
+#: The sections, as the contents list names them: (id, title).
+CONTENTS = (("glance", "Exercise by exercise, at a glance"), ("reteach", "Re-teach first"),
+            ("hardest", "The hardest exercises"), ("help", "Learners who may need help"),
+            ("copying", "Who may have copied"), ("lessons", "Lesson by lesson"),
+            ("mistakes", "Mistakes, exercise by exercise"), ("unnamed", "Not yet named"),
+            ("late", "Handed in late"), ("by-hand", "Marked by hand"), ("about", "About this page"))
+#: The exercises the table at the top shows before its disclosure.
+GLANCE_ROWS = 6
+
+
 def _intro(made):
     handed = sum(1 for learner in made.learners.values() if learner.missing < learner.exercises)
-    parts = ["<h1>What the class got wrong, and what to re-teach</h1>",
-             f"<p>{len(made.learners)} learners, {handed} of whom handed something in; lessons counted: "
-             f"{', '.join(esc(lesson) for lesson in made.lessons) or 'none'}. Written {time.strftime('%Y-%m-%d %H:%M')} "
-             f"from grades_by_exercise.csv; the same counts are in <a href=\"mistakes.csv\">mistakes.csv</a>. "
-             f"A mistake's share is of the learners who answered its exercise.</p>"]
+    items = "".join(f"<li><a href=\"#{anchor}\">{title}</a></li>" for anchor, title in CONTENTS)
+    return ("<h1>What the class got wrong, and what to re-teach</h1>"
+            f"<p class=\"meta\">{len(made.learners)} learners ({handed} handed something in); lessons counted: "
+            f"{', '.join(esc(lesson) for lesson in made.lessons) or 'none'}.</p>"
+            f"<nav aria-label=\"Contents\"><ol class=\"contents\">{items}</ol></nav>")
+
+
+def _about(made):
+    parts = ["<h2 id=\"about\">About this page</h2>",
+             "<p>Written from grades_by_exercise.csv, the gradebook and autograded/; the same counts are in "
+             "<a href=\"mistakes.csv\">mistakes.csv</a>. A mistake's share is of the learners who answered its "
+             "exercise. Points lost are the points the class did not get: failed, not answered and not handed in.</p>"]
     if not made.has_mistakes:
         parts.append("<p><strong>This grades_by_exercise.csv names no mistakes</strong> (an older make grade wrote "
                      "it): run <code>make grade FORCE=1</code> to grade again and name them.</p>")
+    return "\n".join(parts)
+
+
+def _top_mistake(made):
+    """``{(lesson, exercise): the group that cost most learners its points}``."""
+    top = {}
+    for group in made.found:
+        top.setdefault((group.lesson, group.exercise), group)
+    return top
+
+
+def _glance_row(t, lost, top):
+    s = t.statuses
+    failing = s["failed"] + t.errors + s["timeout"] + s["tampered"]
+    mistake = f"<a href=\"#{top.anchor}\">{esc(top.title)}</a> ({len(top.students)})" if top else ""
+    return (f"<tr><td><code>{esc(t.exercise)}</code></td><td class=\"n\">{lost:g}</td><td class=\"n\">{failing}</td>"
+            f"<td class=\"n\">{s['not answered']}</td><td class=\"n\">{s['missing']}</td><td>{mistake}</td></tr>")
+
+
+def _glance(made):
+    """Per exercise, most points lost first: the points the class lost, learners failing, left blank and not
+    handed in, and the mistake that cost most learners."""
+    lost = {}
+    for r in made.rows:
+        lost[r.lesson, r.exercise] = lost.get((r.lesson, r.exercise), 0.0) + max(0.0, r.max_points - r.points)
+    ordered = sorted(made.tallied.items(), key=lambda item: (-lost.get(item[0], 0.0), item[0]))
+    top = _top_mistake(made)
+    head = ("<table><thead><tr><th scope=\"col\">exercise</th><th scope=\"col\" class=\"n\">points lost</th>"
+            "<th scope=\"col\" class=\"n\">failing</th><th scope=\"col\" class=\"n\">blank</th>"
+            "<th scope=\"col\" class=\"n\">missing</th><th scope=\"col\">top mistake</th></tr></thead><tbody>{}"
+            "</tbody></table>")
+    rows = [_glance_row(t, lost.get(key, 0.0), top.get(key)) for key, t in ordered]
+    parts = ["<h2 id=\"glance\" class=\"visually-hidden\">Exercise by exercise, at a glance</h2>",
+             head.format("".join(rows[:GLANCE_ROWS]))]
+    if len(rows) > GLANCE_ROWS:
+        parts.append(f"<details><summary>All {len(rows)} exercises</summary>{head.format(''.join(rows))}</details>")
     return "\n".join(parts)
 
 
@@ -204,8 +260,13 @@ def _lesson(made, lesson):
     return "\n".join(parts)
 
 
+def _folded(summary, body):
+    return f"<details><summary>{summary}</summary>\n{body}\n</details>"
+
+
 def _lessons(made):
-    return "<h2 id=\"lessons\">Lesson by lesson</h2>\n" + "\n".join(_lesson(made, lesson) for lesson in made.lessons)
+    return "<h2 id=\"lessons\">Lesson by lesson</h2>\n" + _folded(
+        f"The {len(made.lessons)} lessons' scores and counts", "\n".join(_lesson(made, lesson) for lesson in made.lessons))
 
 
 def _exercise(made, key, found):
@@ -225,7 +286,9 @@ def _mistakes(made):
     grouped = by_exercise(made.found)
     if not grouped:
         parts.append("<p>Nobody lost points to a mistake.</p>")
-    parts += [_exercise(made, key, found) for key, found in grouped.items()]
+        return "\n".join(parts)
+    parts.append(_folded(f"The {len(grouped)} exercises with mistakes",
+                         "\n".join(_exercise(made, key, found) for key, found in grouped.items())))
     return "\n".join(parts)
 
 
@@ -237,27 +300,14 @@ def _unnamed(made):
              "catalogue (<code>tests/mistakes/</code> and the exercise's <code>Mistake</code>s).</p>"]
     if not unnamed:
         parts.append("<p>Every failure was named.</p>")
-    parts += [card_html(made, group) for group in unnamed]
-    return "\n".join(parts)
-
-
-def _identical(made):
-    parts = ["<h2 id=\"identical\">Identical answers</h2>",
-             "<p>Learners whose answers are the same once whitespace, comments and names are normalised: a flag to "
-             "look at, never a penalty. Answers left as released, trivial ones and the course's own solution are "
-             "not listed.</p>"]
-    if made.over_bound:
-        parts.append(_over_bound(made.over_bound))
-    if not made.identical:
-        parts.append("<p>No two learners handed in the same non-trivial answer.</p>")
         return "\n".join(parts)
-    body = "".join(f"<tr><td>{', '.join(f'<code>{esc(e)}</code>' for _, e in shared)}</td>"
-                   f"<td class=\"n\">{len(students)}</td><td class=\"ids\">{', '.join(esc(s) for s in students)}</td></tr>"
-                   for students, shared in made.identical)
-    parts.append("<table><thead><tr><th scope=\"col\">the same answer to</th><th scope=\"col\" class=\"n\">learners"
-                 "</th><th scope=\"col\">who</th></tr>"
-                 f"</thead><tbody>{body}</tbody></table>")
+    parts.append(_folded(f"The {len(unnamed)} groups not yet named, each with an example answer",
+                         "\n".join(card_html(made, group) for group in unnamed)))
     return "\n".join(parts)
+
+
+def _copying(made):
+    return copying_section(made, _over_bound(made.over_bound) if made.over_bound else "")
 
 
 def _over_bound(found):
@@ -312,7 +362,7 @@ def _by_hand(made):
 
 def page(made):
     """The report's HTML."""
-    sections = [_reteach, _hardest, _help, _lessons, _mistakes, _unnamed, _identical, _late, _by_hand]
+    sections = [_glance, _reteach, _hardest, _help, _copying, _lessons, _mistakes, _unnamed, _late, _by_hand, _about]
     parts = [_head("What the class got wrong"), _intro(made)]
     parts += [f"<section>\n{section(made)}\n</section>" for section in sections]
     parts.append("</main></body></html>\n")
