@@ -1,8 +1,16 @@
-"""What every lesson's exercises are made of: ``Exercise``, ``Mistake``, and the helpers their cases share."""
+"""What every lesson's exercises are made of: ``Exercise``, ``Mistake``, the reader of their files
+(``load_exercises``), and the helpers their cases share."""
 
+import functools
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same reader, as the package tomli
+    import tomli as tomllib
 
 from ...params import init_block_params, off_defaults
 
@@ -71,6 +79,146 @@ class Exercise:
     probes: object = None
     locate: object = None
     hints: tuple = ()
+
+
+class ExerciseFileError(ValueError):
+    """A lesson's exercise file that names an unknown function or key, or lacks a field."""
+
+
+#: The keys of an exercise's table in its lesson's file, each with what it holds (``_Lesson``'s method that
+#: reads it), and those it must have.
+EXERCISE_KEYS = {"lesson": "word", "points": "whole", "formula": "word", "cases": "code", "reference": "code",
+                 "model": "code", "probes": "code", "locate": "code", "properties": "codes", "variants": "objects",
+                 "uses": "names", "may_call": "names", "outputs": "names", "hints": "rungs", "mistakes": "mistakes"}
+EXERCISE_REQUIRED = ("lesson", "points", "formula", "cases", "reference", "model", "hints")
+MISTAKE_KEYS = {"name": "word", "model": "code", "explanation": "text", "hints": "rungs"}
+MISTAKE_REQUIRED = ("name", "model", "explanation")
+
+
+def load_exercises(namespace):
+    """The ``Exercise``s of the lesson module whose globals are ``namespace``, from the file beside it
+    (``attention.py``'s is ``attention.toml``), in the file's order.
+
+    Each of the file's tables is one exercise, named by its key: its texts (lesson, points, formula, outputs,
+    uses, may_call, hints) as they are, and its code by the names of the module's functions (cases, reference,
+    model, probes, locate, properties, variants). Each ``[[<exercise>.mistakes]]`` table is a ``Mistake``: its
+    name, model, explanation and hints. A function with keyword arguments is ``{ function = "f", with = { k = v
+    } }`` (``functools.partial``); a passage that several texts say is written once in the table ``[texts]`` and
+    stands as ``{ text = "its key" }``.
+    """
+    package, stem = namespace["__name__"].rsplit(".", 1)
+    path = resources.files(package) / f"{stem}.toml"
+    try:
+        with path.open("rb") as file:
+            document = tomllib.load(file)
+    except tomllib.TOMLDecodeError as exc:
+        raise ExerciseFileError(f"{path}: {exc}") from None
+    return read_exercises(document, namespace, path)
+
+
+def read_exercises(document, namespace, path):
+    """``load_exercises``' work on the file's ``document`` (as ``tomllib`` reads it), named ``path`` in errors.
+
+    >>> def f(x): return x
+    >>> read_exercises({"f": {"lesson": "01", "points": 1, "formula": "x", "cases": "f", "reference": "f",
+    ...                       "model": "f", "hints": ["idea", "step"]}}, {"f": f, "__name__": "m"}, "m.toml")[0].points
+    1
+    >>> read_exercises({"f": {"lesson": "01", "points": 1}}, {"f": f, "__name__": "m"}, "m.toml")
+    Traceback (most recent call last):
+    encoder_lib.grading.exercises._base.ExerciseFileError: m.toml: exercise 'f': formula: missing
+    >>> read_exercises({"f": {"lesson": "01", "points": 1, "formula": "x", "cases": "g", "reference": "f",
+    ...                       "model": "f", "hints": ["idea", "step"]}}, {"f": f, "__name__": "m"}, "m.toml")
+    Traceback (most recent call last):
+    encoder_lib.grading.exercises._base.ExerciseFileError: m.toml: exercise 'f': cases: 'g' is not a function of m.py
+    """
+    lesson = _Lesson(path, namespace)
+    texts = document.get("texts", {})
+    lesson.texts = {key: lesson.word("[texts]", key, value) for key, value in lesson.table("", "texts", texts).items()}
+    return tuple(Exercise(name=name, **lesson.fields(f"exercise {name!r}", table, EXERCISE_KEYS, EXERCISE_REQUIRED))
+                 for name, table in document.items() if name != "texts")
+
+
+class _Lesson:
+    """One lesson's file being read: its name for errors, its module's namespace, its ``[texts]``. Each method
+    named in ``EXERCISE_KEYS`` reads one key's value, or raises ``ExerciseFileError`` naming the file, the
+    exercise (and mistake) and the key."""
+
+    def __init__(self, path, namespace):
+        self.path, self.namespace, self.texts = path, namespace, {}
+
+    def fail(self, where, key, problem):
+        raise ExerciseFileError(": ".join(str(part) for part in (self.path, where, key, problem) if part))
+
+    def module(self):
+        return self.namespace["__name__"].rsplit(".", 1)[-1] + ".py"
+
+    def fields(self, where, table, kinds, required):
+        """``{field: value}``: a table's keys, each read as ``kinds`` says."""
+        for key in [*self.table(where, "", table), *required]:
+            if key not in kinds:
+                self.fail(where, key, f"not a key of this table (those are {', '.join(kinds)})")
+            if key not in table:
+                self.fail(where, key, "missing")
+        return {key: getattr(self, kinds[key])(where, key, value) for key, value in table.items()}
+
+    def table(self, where, key, value):
+        return value if isinstance(value, dict) else self.fail(where, key, "not a table")
+
+    def word(self, where, key, value):
+        return value if isinstance(value, str) else self.fail(where, key, "not a string")
+
+    def whole(self, where, key, value):
+        return value if isinstance(value, int) and not isinstance(value, bool) else \
+            self.fail(where, key, "not a whole number")
+
+    def text(self, where, key, value):
+        """A string, or ``{ text = "key" }``: the passage ``key`` of ``[texts]``."""
+        if not isinstance(value, dict):
+            return self.word(where, key, value)
+        if set(value) != {"text"} or value["text"] not in self.texts:
+            self.fail(where, key, f"{value} is not {{ text = \"key\" }} with a key of [texts]")
+        return self.texts[value["text"]]
+
+    def names(self, where, key, value):
+        return tuple(self.word(where, key, v) for v in self.listed(where, key, value))
+
+    def rungs(self, where, key, value):
+        if not isinstance(value, list) or len(value) != 2:
+            self.fail(where, key, "not two rungs, [the idea, a worked step]")
+        return tuple(self.text(where, key, v) for v in value)
+
+    def listed(self, where, key, value):
+        return value if isinstance(value, list) else self.fail(where, key, "not a list")
+
+    def code(self, where, key, value):
+        """A function of the module by name, or ``{ function = "f", with = { k = v } }``: f with those keyword
+        arguments."""
+        if isinstance(value, dict):
+            if "function" not in value or set(value) - {"function", "with"}:
+                self.fail(where, key, f"{value} is not {{ function = \"f\", with = {{ k = v }} }}")
+            return functools.partial(self.code(where, key, value["function"]),
+                                     **self.table(where, key, value.get("with", {})))
+        found = self.namespace.get(value) if isinstance(value, str) else None
+        return found if callable(found) else self.fail(where, key, f"{value!r} is not a function of {self.module()}")
+
+    def codes(self, where, key, value):
+        return tuple(self.code(where, key, v) for v in self.listed(where, key, value))
+
+    def objects(self, where, key, value):
+        """Names of the module's objects (``variants.Variant``s)."""
+        missing = [v for v in self.names(where, key, value) if v not in self.namespace]
+        return tuple(self.namespace[v] for v in value) if not missing else \
+            self.fail(where, key, f"{missing[0]!r} is not defined in {self.module()}")
+
+    def mistakes(self, where, key, value):
+        """``[[<exercise>.mistakes]]``: a ``Mistake`` each."""
+        return tuple(self.mistake(where, key, i, table) for i, table in enumerate(self.listed(where, key, value)))
+
+    def mistake(self, where, key, i, table):
+        if not isinstance(table, dict):
+            self.fail(where, key, f"its entry {i + 1} is not a table")
+        here = f"{where}, mistake {table.get('name', i + 1)!r}"
+        return Mistake(**self.fields(here, table, MISTAKE_KEYS, MISTAKE_REQUIRED))
 
 
 #: The probe name of a square case (as many positions as features): where a wrong answer's shapes broadcast by
