@@ -210,10 +210,10 @@ def positional_reference_model(seq_len, d_model):
 
 
 def positional_encoding_odd_d_model(seq_len, d_model):
+    """Every angle given to the cosines too: right for an even d_model, a broadcast error for an odd one."""
     angle = np.arange(seq_len)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
     pe = np.zeros((seq_len, d_model))
-    pe[:, 0::2] = np.sin(angle)
-    pe[:, 1::2] = np.cos(angle)
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)
     return pe
 
 
