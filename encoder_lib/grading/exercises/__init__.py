@@ -1,11 +1,13 @@
-"""The course's exercises, one module per lesson, each exercise defined whole in its lesson's module.
+"""The course's exercises, one module per lesson, each exercise declared in its lesson's file beside it.
 
 Each exercise asks the learner for a function with the same name and
 arguments as the library's (``softmax``, ``layer_norm``, ...). Its
 ``Exercise`` (``_base``) holds everything about it: the right answer, the
 cases it is checked on, its points and formula, what it may call, and the
 typical wrong answers (``Mistake``), each one's explanation beside the model
-that computes what it computes.
+that computes what it computes. The words and numbers are in the lesson's
+``.toml`` file (``attention.toml``), which names the code, the functions of
+its module (``attention.py``); ``_base.load_exercises`` puts them together.
 
 | lesson | module |
 | --- | --- |
@@ -18,9 +20,10 @@ that computes what it computes.
 | 07_gradients_and_training | ``gradients`` |
 | 08_inside_a_real_encoder | ``pretrained`` |
 
-Adding an exercise touches its lesson's module here (its ``Exercise`` at the
-end, in ``EXERCISES``), its lesson's learner-written mistakes in
-``tests/mistakes/``, and its notebook (answer, self-check and test cells).
+Adding an exercise touches its lesson's module here (its cases, reference,
+model and mistakes' models) and its file (a table that names them, with its
+texts), its lesson's learner-written mistakes in ``tests/mistakes/``, and its
+notebook (answer, self-check and test cells).
 """
 
 from . import add_norm, attention, block, feed_forward, gradients, heads, pretrained, stack

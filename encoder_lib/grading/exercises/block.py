@@ -1,6 +1,8 @@
-"""Lesson 05's exercises: the padding mask, positional encoding and the whole block."""
+"""Lesson 05's exercises: the padding mask, positional encoding and the whole block.
 
-from functools import partial
+The code of its exercises: block.toml declares each one (its texts, points and mistakes) and names the functions
+here.
+"""
 
 import numpy as np
 
@@ -14,25 +16,10 @@ from ...norm import layer_norm
 from ..compare import NotApplicable
 from ..in_words import index, numbers, softmax_row_off, span
 from ..symptoms import Finding
-from ._base import Exercise, Mistake, cases, normal, random_block
+from ._base import cases, load_exercises, normal, random_block
 
-MASK_LINK = "[The padding mask](#The-padding-mask)"
-PE_LINK = "[Word order and the positional encoding](#Word-order-and-the-positional-encoding)"
-BLOCK_LINK = "[A small block to look inside](#A-small-block-to-look-inside)"
 
 # --- the masked softmax ----------------------------------------------------------
-
-
-ALL_PADDING_IDEA = (
-    "A softmax of a row whose scores are all -inf is 0 / 0: exp(-inf) is 0 for every key, and so is their sum. "
-    "The library's softmax refuses such a row. A sequence that is all padding has no key a query may read, so "
-    "its weights must be all zeros: handle those rows yourself, before or after the division. See " + MASK_LINK +
-    " for how the lesson's library gives them zeros.")
-ALL_PADDING_STEP = (
-    "With padding_mask row (True, True, True), the masked scores of every query are (-inf, -inf, -inf). "
-    "`padding_mask.all(axis=-1)` is True for that sequence: use it to give its rows zeros, for example by "
-    "computing the softmax with a safe maximum (0 where the row's maximum is -inf) and a safe sum (1 where the "
-    "sum is 0). Print your result for that sequence: a block of zeros.")
 
 
 def masked_cases(rng, hidden):
@@ -82,10 +69,6 @@ def mask_nan_for_an_all_padding_row(scores, padding_mask=None):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-MASK_ON_QUERIES = ("the mask is applied to the queries: padding_mask[..., :, None] lines it up with the rows of the "
-                   "scores (one per query), but it marks keys, the last axis: use padding_mask[..., None, :]")
-
-
 def mask_on_the_queries(scores, padding_mask=None, *, fill=-1e9, own_softmax=False):
     if padding_mask is None:
         raise NotApplicable
@@ -129,46 +112,6 @@ def masked_weights(ev):
                        f"padding); your row {index(bad)} sums to {span(sums[tuple(bad)], target=float(wanted[tuple(bad)]))}.")
     return None
 
-
-MASKED_SOFTMAX = Exercise(
-    name="masked_softmax", lesson="05_encoder_block", points=2,
-    formula=r"w = \mathrm{softmax}(s + m),\quad m_j = -\infty \text{ where key } j \text{ is padding, else } 0",
-    cases=masked_cases, reference=masked_softmax, model=masked_softmax_model,
-    mistakes=(
-        Mistake("mask_after_the_softmax",
-                "the mask is applied after the softmax: set padded scores to -inf before it, "
-                "so the real keys' weights still sum to 1", mask_after_the_softmax),
-        Mistake("mask_with_the_wrong_polarity",
-                "the mask has the wrong polarity: True marks padding, so those keys get weight 0",
-                mask_with_the_wrong_polarity),
-        Mistake("mask_with_the_wrong_polarity_at_minus_1e9",
-                "the mask has the wrong polarity: True marks padding, so those keys get weight 0",
-                partial(mask_with_the_wrong_polarity, fill=-1e9)),
-        Mistake("mask_nan_for_an_all_padding_row",
-                "a sequence that is all padding gives NaN: give such rows zero weights", mask_nan_for_an_all_padding_row),
-        Mistake("mask_on_the_queries", MASK_ON_QUERIES, mask_on_the_queries),
-        Mistake("mask_on_the_queries_own_softmax", MASK_ON_QUERIES,
-                partial(mask_on_the_queries, fill=-np.inf, own_softmax=True)),
-        Mistake("mask_on_the_queries_at_minus_infinity", MASK_ON_QUERIES, partial(mask_on_the_queries, fill=-np.inf)),
-        Mistake("mask_all_padding_row_through_the_library_softmax",
-                "a sequence that is all padding has every score at -inf, and a softmax of that is 0 / 0: give "
-                "such rows zero weights (find them with padding_mask.all(axis=-1)), or write a softmax that does",
-                mask_through_the_library_softmax, hints=(ALL_PADDING_IDEA, ALL_PADDING_STEP)),
-    ),
-    uses=("softmax",), may_call=("softmax",),
-    properties=(masked_weights,),
-    hints=(
-        "Padding fills short sequences up to the batch's length; no query may read it. padding_mask is "
-        "(..., seq) with True at padding, one entry per key, so it lines up with the scores' last axis: "
-        "padding_mask[..., None, :] broadcasts over the queries. Setting a padded key's score to -inf before the "
-        "softmax gives it weight 0 and leaves the real keys' weights summing to 1. A sequence that is all padding "
-        "has no real key: its rows must be all zeros, not NaN. See " + MASK_LINK + ".",
-        "Scores (1, 2, 0.5) with the last key padded: the masked scores are (1, 2, -inf); `exp` after subtracting "
-        "the row's maximum, 2, gives (0.368, 1, 0), so the weights are (0.269, 0.731, 0). For a row whose keys are "
-        "all padding, every score is -inf and the maximum is -inf too: replace such a maximum by 0, or find those "
-        "rows with padding_mask.all(axis=-1), and give them zeros.",
-    ),
-)
 
 # --- positional encoding -----------------------------------------------------------
 
@@ -262,46 +205,6 @@ def positional_row_zero_and_pairs(ev):
                        f"so sin\u00b2 + cos\u00b2 = 1 in every pair; in yours it does not.")
     return None
 
-
-POSITIONAL_ENCODING = Exercise(
-    name="positional_encoding", lesson="05_encoder_block", points=2,
-    formula=r"PE_{p,\,2i} = \sin\!\left(p / 10000^{2i/d}\right),\quad PE_{p,\,2i+1} = \cos\!\left(p / 10000^{2i/d}\right)",
-    cases=positional_cases, reference=positional_reference, model=positional_reference_model,
-    mistakes=(
-        Mistake("sine_and_cosine_swapped",
-                "sine and cosine swapped: sine goes in the even columns 0, 2, 4, ..., cosine in the odd ones",
-                partial(positional_model, swap=True)),
-        Mistake("positional_encoding_exponent_of_i",
-                "the exponent: the pair of columns (2i, 2i+1) uses 10000^(2i / d_model)",
-                partial(positional_model, exponent_i=True)),
-        Mistake("positional_encoding_in_halves",
-                "sines and cosines must interleave (even, odd columns), not fill the first and second half",
-                partial(positional_model, halves=True)),
-        Mistake("positional_encoding_exponent_per_column",
-                "the exponent is per pair of columns, not per column: columns 2i and 2i+1 share the angle "
-                "pos / 10000^(2i / d_model), so column j uses 2 * (j // 2), not j",
-                partial(positional_model, per_column=True)),
-        Mistake("positional_encoding_odd_d_model",
-                "an odd d_model has one more even column than odd ones ((d_model + 1) // 2 sines, d_model // 2 "
-                "cosines): give the odd columns the first d_model // 2 angles, angle[:, : d_model // 2]",
-                positional_encoding_odd_d_model),
-        Mistake("positional_encoding_odd_d_model_too_few_angles",
-                "an odd d_model has (d_model + 1) // 2 sine columns, one more than d_model // 2: draw "
-                "(d_model + 1) // 2 angles, and give the cosines the first d_model // 2 of them",
-                positional_encoding_odd_d_model_too_few_angles),
-    ),
-    properties=(positional_row_zero_and_pairs,),
-    hints=(
-        "Each position p gets a d_model vector of sines and cosines of angles p / 10000^(2i / d_model), one angle "
-        "per pair of columns i = 0, 1, ...: the sine goes in column 2i, the cosine in column 2i + 1. Low columns "
-        "turn fast with p, high ones slowly, so every position gets its own pattern. Positions count from 0, and "
-        "an odd d_model has one sine more than cosines. The section " + PE_LINK + " plots it.",
-        "seq_len 3, d_model 4: the pairs i = 0, 1 have divisors 10000^0 = 1 and 10000^0.5 = 100. Row 0 is (sin 0, "
-        "cos 0, sin 0, cos 0) = (0, 1, 0, 1); row 1 is (sin 1, cos 1, sin 0.01, cos 0.01) = (0.8415, 0.5403, 0.01, "
-        "1); row 2 is (0.9093, -0.4161, 0.02, 0.9998). In numpy, `np.arange(seq_len)[:, None]` holds the positions "
-        "as a column.",
-    ),
-)
 
 # --- the block -----------------------------------------------------------------------
 
@@ -420,42 +323,5 @@ def block_with_one_norm_for_both(x, params, n_heads, norm="post", padding_mask=N
     return encoder_block(x, {**params, "norm2": params["norm1"]}, n_heads, norm=norm, padding_mask=padding_mask)
 
 
-ATTENTION_PARTS = ("softmax", "masked_softmax", "scaled_dot_product_attention", "split_heads", "merge_heads",
-                   "multi_head_attention")
-#: What the block's exercises may call: its parts, as the library has them.
-BLOCK_PARTS = ATTENTION_PARTS + ("feed_forward", "relu", "gelu", "layer_norm", "post_norm", "pre_norm")
-
-ENCODER_BLOCK = Exercise(
-    name="encoder_block", lesson="05_encoder_block", points=2,
-    formula=r"\text{post: } x \leftarrow \mathrm{LN}(x + \mathrm{MHA}(x)),\ x \leftarrow \mathrm{LN}(x + \mathrm{FFN}(x));"
-            r"\quad \text{pre: } x \leftarrow x + \mathrm{MHA}(\mathrm{LN}(x)),\ x \leftarrow x + \mathrm{FFN}(\mathrm{LN}(x))",
-    cases=block_cases, reference=encoder_block, model=block_model,
-    mistakes=(
-        Mistake("block_with_placements_swapped",
-                "post-norm and pre-norm swapped: post is LN(x + f(x)), pre is x + f(LN(x))",
-                block_with_placements_swapped),
-        Mistake("block_without_residual",
-                "the residual connection is missing: each sub-layer's output is added to its input",
-                block_without_residual),
-        Mistake("block_without_the_mask", "the padding mask is not passed on to the attention", block_without_the_mask),
-        Mistake("block_with_one_norm_for_both",
-                "norm1's parameters used for both norms: the second Add & Norm uses params['norm2']",
-                block_with_one_norm_for_both),
-    ),
-    uses=("masked_softmax", "post_norm", "pre_norm"), may_call=BLOCK_PARTS,
-    properties=(post_norm_block_output,),
-    probes=block_probes, locate=locate_in_block,
-    hints=(
-        "The block is two sub-layers, each wrapped in Add & Norm: first multi-head attention (with the padding "
-        "mask), then the FFN. Post-norm: h = LN1(x + MHA(x)), out = LN2(h + FFN(h)). Pre-norm: h = x + "
-        "MHA(LN1(x)), out = h + FFN(LN2(h)). The second sub-layer always works on h, the first one's result, and "
-        "each norm uses its own params['norm1'] or params['norm2']. The section " + BLOCK_LINK + " traces every "
-        "step.",
-        "The lesson's fixture, post-norm, row 0 (1, 0, 0.5, -1): the attention's output is (0.8022, 0.5989, "
-        "0.3058, -0.5554); the first Add & Norm gives h = (1.135, 0.152, 0.321, -1.608); the FFN of h is (0.3149, "
-        "-0.3095, -0.9339, -0.0573); the second Add & Norm gives the output (1.5123, 0.0792, -0.3267, -1.2649). "
-        "el.trace_encoder_block prints every step: compare yours step by step.",
-    ),
-)
-
-EXERCISES = (MASKED_SOFTMAX, POSITIONAL_ENCODING, ENCODER_BLOCK)
+#: The lesson's exercises, as block.toml declares them.
+EXERCISES = load_exercises(globals())

@@ -1,42 +1,21 @@
-"""Lesson 03's exercises: the feed-forward network and GELU."""
+"""Lesson 03's exercises: the feed-forward network and GELU.
 
-from functools import partial
+The code of its exercises: feed_forward.toml declares each one (its texts, points and mistakes) and names the functions
+here.
+"""
 
 import numpy as np
 
 from ... import fixtures
 from scipy.special import erf
 
-from ...ffn import feed_forward, gelu
+from ...ffn import feed_forward, gelu  # feed_forward: feed_forward.toml's reference
 from ..in_words import number
 from ..symptoms import Finding
-from ._base import Exercise, Mistake, cases, normal, random_ffn_params
+from ._base import cases, load_exercises, normal, random_ffn_params
 
-FFN_IDEA_LINK = "[The lesson's FFN, one token by hand](#The-lesson's-FFN,-one-token-by-hand)"
 
 # --- the FFN ---------------------------------------------------------------------
-
-
-WHERE_IDEA = (
-    "The activation sits between the two linear layers, and only there: hidden = act(x @ w1 + b1), output = "
-    "hidden @ w2 + b2. Without it the FFN is two linear maps in a row, which is just one linear map; after the "
-    "second layer it would cut off every negative output, which the residual stream needs. See " + FFN_IDEA_LINK +
-    ", and the widget in [Try it](#Try-it) for what ReLU does to the hidden units.")
-WHERE_STEP = (
-    "On the lesson's row, x @ w1 + b1 has three negative entries (-0.775, -0.8375, -0.7125), which ReLU sets to "
-    "0; the other five pass unchanged. The right output (0.4125, -0.1172, -0.9281, -0.1781) has negative entries: "
-    "an activation after the second layer could not produce it. Write the two steps on two lines and print the "
-    "hidden layer between them.")
-BIAS_IDEA = (
-    "Each linear layer is x @ w + b: a matrix product, then a bias vector added to every position's row. The "
-    "FFN has two, so two biases: b1 (d_ff entries) inside the activation, b2 (d_model entries) at the end. A "
-    "missing bias shifts every row by the same vector (b2) or changes which hidden units the ReLU keeps (b1). "
-    "See " + FFN_IDEA_LINK + ", where the lesson's b1 is 0.1 and b2 is -0.1 everywhere.")
-BIAS_STEP = (
-    "With the lesson's weights, the first hidden unit of the row (1, 0, 0.5, -1) is -0.875 before b1 and "
-    "-0.775 after it (b1 = 0.1), and the output's first entry is 0.5125 before b2 and 0.4125 after it (b2 = -0.1). "
-    "Print `params[\"b1\"].shape` and `params[\"b2\"].shape`: (8,) and (4,); each is added once, right after its "
-    "own matrix product.")
 
 
 def ffn_cases(rng, hidden):
@@ -112,42 +91,6 @@ def ffn_is_positionwise(ev):
     return None
 
 
-FEED_FORWARD = Exercise(
-    name="feed_forward", lesson="03_feed_forward", points=2,
-    formula=r"\mathrm{FFN}(x) = \mathrm{act}(x W_1 + b_1)\, W_2 + b_2",
-    cases=ffn_cases, reference=feed_forward, model=ffn_reference_model,
-    mistakes=(
-        Mistake("relu_after_the_second_layer",
-                "ReLU after the second linear layer: the ReLU (or GELU) goes between the two layers only",
-                partial(ffn_model, act_first=False, act_last=True), hints=(WHERE_IDEA, WHERE_STEP)),
-        Mistake("relu_after_both_layers",
-                "a ReLU after the second linear layer too: the FFN's output is not passed through the activation",
-                partial(ffn_model, act_last=True), hints=(WHERE_IDEA, WHERE_STEP)),
-        Mistake("ffn_without_relu", "the ReLU is missing: apply max(h, 0) to the hidden layer (GELU only with "
-                                    "activation=\"gelu\")", partial(ffn_model, relu=False),
-                hints=(WHERE_IDEA, WHERE_STEP)),
-        Mistake("ffn_missing_bias", "a missing bias: add b1 after the first layer", partial(ffn_model, b1=False),
-                hints=(BIAS_IDEA, BIAS_STEP)),
-        Mistake("ffn_missing_second_bias", "a missing bias: add b2 after the second layer",
-                partial(ffn_model, b2=False), hints=(BIAS_IDEA, BIAS_STEP)),
-        Mistake("ffn_ignores_activation",
-                "`activation` is ignored: with activation=\"gelu\" the hidden layer goes through GELU (el.gelu), "
-                "not ReLU", ffn_ignores_activation),
-    ),
-    uses=("gelu",), may_call=("relu", "gelu"),
-    properties=(ffn_shape, ffn_is_positionwise),
-    hints=(
-        "The FFN works on each position on its own, with the same weights everywhere: expand the d_model "
-        "features to d_ff with x @ w1 + b1, pass that hidden layer through the activation (ReLU, max(h, 0), or "
-        "GELU with activation=\"gelu\"), and project back to d_model with @ w2 + b2. Nothing comes after the "
-        "second layer. The section " + FFN_IDEA_LINK + " works one token through by hand.",
-        "The lesson's row (1, 0, 0.5, -1): x @ w1 + b1 is (-0.775, 0.475, 0.6, 0.725, -0.8375, -0.7125, 0.5375, "
-        "0.6625); ReLU zeroes the three negative entries; then @ w2 + b2 gives (0.4125, -0.1172, -0.9281, "
-        "-0.1781). Print your hidden layer and your output on that row and compare them with these numbers "
-        "one step at a time.",
-    ),
-)
-
 # --- GELU ------------------------------------------------------------------------
 
 
@@ -212,33 +155,5 @@ def gelu_odd_part(ev):
     return None
 
 
-GELU = Exercise(
-    name="gelu", lesson="03_feed_forward", points=1,
-    formula=r"\mathrm{GELU}(x) = \tfrac{1}{2}\, x \left(1 + \mathrm{erf}(x / \sqrt{2})\right)",
-    cases=gelu_cases, reference=gelu, model=gelu_model,
-    mistakes=(
-        Mistake("gelu_tanh_approximation",
-                "that is the tanh approximation; the exact GELU is 0.5 x (1 + erf(x / sqrt(2)))",
-                gelu_tanh_approximation),
-        Mistake("gelu_erf_of_x", "erf needs x / sqrt(2), not x: GELU is x times the normal CDF", gelu_erf_of_x),
-        Mistake("gelu_is_relu", "that is ReLU; GELU is 0.5 x (1 + erf(x / sqrt(2)))", gelu_is_relu),
-        Mistake("gelu_sigmoid_approximation",
-                "that is the sigmoid approximation, x * sigmoid(1.702 x); the exact GELU is 0.5 x (1 + erf(x / sqrt(2)))",
-                gelu_sigmoid_approximation),
-        Mistake("gelu_without_the_half",
-                "the factor 1/2 is missing: GELU is 0.5 x (1 + erf(x / sqrt(2))), which is x times the normal CDF",
-                gelu_without_the_half),
-    ),
-    properties=(gelu_at_zero, gelu_odd_part),
-    hints=(
-        "GELU weighs each input by how likely a standard normal variable is to be below it: GELU(x) = x Phi(x), "
-        "with Phi the normal CDF, 0.5 (1 + erf(x / sqrt(2))). So it is 0 at 0, nearly x for large x, nearly 0 for "
-        "very negative x, and dips slightly below 0 in between (to about -0.17). SciPy's `erf` is in every answer "
-        "cell's namespace. The section [ReLU or GELU](#ReLU-or-GELU) plots it beside ReLU.",
-        "At x = 1: 1 / sqrt(2) = 0.7071, erf(0.7071) = 0.6827, so Phi(1) = 0.5 x 1.6827 = 0.8413 and GELU(1) = "
-        "0.8413. At x = -1 the same steps give Phi(-1) = 0.1587 and GELU(-1) = -0.1587, and indeed GELU(1) - "
-        "GELU(-1) = 1. Check your function at 0, 1, -1 and 2 (GELU(2) = 1.9545).",
-    ),
-)
-
-EXERCISES = (FEED_FORWARD, GELU)
+#: The lesson's exercises, as feed_forward.toml declares them.
+EXERCISES = load_exercises(globals())

@@ -1,20 +1,20 @@
-"""Lesson 07's exercises: the backward passes of the softmax and of layer norm."""
+"""Lesson 07's exercises: the backward passes of the softmax and of layer norm.
 
-from functools import partial
+The code of its exercises: gradients.toml declares each one (its texts, points and mistakes) and names the functions
+here.
+"""
 
 import numpy as np
 
 from ... import fixtures
 from ...attention import masked_softmax, softmax
-from ...grad import layer_norm_grad, softmax_grad
+from ...grad import layer_norm_grad, softmax_grad  # gradients.toml's references
 from ...norm import layer_norm
 from ..compare import NotApplicable
 from ..in_words import index, number, shape_text, span
 from ..symptoms import Finding
-from ._base import Exercise, Mistake, cases, normal, square_probe
+from ._base import cases, load_exercises, normal, square_probe
 
-LN_GRAD_LINK = "[Layer norm](#Layer-norm)"
-FD_LINK = "[Checking a gradient: finite differences](#Checking-a-gradient:-finite-differences)"
 
 # --- the softmax's backward pass ----------------------------------------------------
 
@@ -73,36 +73,6 @@ def softmax_grad_rows_sum_to_zero(ev):
                        f"score of a row changes no weight; your rows sum to {span(sums, target=0)}.")
     return None
 
-
-SOFTMAX_GRAD = Exercise(
-    name="softmax_grad", lesson="07_gradients_and_training", points=1,
-    formula=r"\frac{\partial L}{\partial s} = w \odot \left(g - \textstyle\sum_j g_j w_j\right)",
-    cases=softmax_grad_cases, reference=softmax_grad, model=softmax_grad_reference_model,
-    mistakes=(
-        Mistake("softmax_grad_diagonal_only",
-                "only the diagonal of the Jacobian (w * (1 - w) * g): each weight also depends on every other "
-                "score of its row, which adds -w_i w_j g_j; the whole product is w * (g - sum(g * w))",
-                softmax_grad_diagonal_only),
-        Mistake("softmax_grad_unweighted",
-                "the result is not multiplied by the weights: it is w * (g - sum(g * w))", softmax_grad_unweighted),
-        Mistake("softmax_grad_unweighted_sum",
-                "the sum must be weighted: sum(g * w) over the row, not sum(g)", softmax_grad_unweighted_sum),
-        Mistake("softmax_grad_sum_over_the_wrong_axis",
-                "the sum runs over the wrong axis: each row of weights is one softmax, so sum g * w over the last "
-                "axis (axis=-1, keepdims=True)", softmax_grad_sum_over_the_wrong_axis),
-    ),
-    may_call=("softmax",),
-    properties=(softmax_grad_rows_sum_to_zero,),
-    hints=(
-        "Each weight of a row depends on every score of that row: dw_i/ds_j = w_i (delta_ij - w_j). Multiplying "
-        "that Jacobian by the incoming gradient g gives, for score i, w_i (g_i - sum_j g_j w_j): the weight times "
-        "how much g_i exceeds the row's weighted mean of g. Every sum runs over the last axis, one softmax per "
-        "row. The section " + FD_LINK + " checks a gradient numerically.",
-        "The row w = (0.2, 0.3, 0.5) with g = (1, 0, 0): the weighted mean of g is 0.2 x 1 + 0.3 x 0 + 0.5 x 0 = "
-        "0.2, and the gradient is (0.16, -0.06, -0.1): 0.2 x 0.8 for the first score, 0.3 x -0.2 and 0.5 x -0.2 "
-        "for the others. It sums to 0. For a batch each row has its own weighted mean, taken along the last axis.",
-    ),
-)
 
 # --- layer norm's backward pass ----------------------------------------------------
 
@@ -226,43 +196,5 @@ def _grad_x_finding(ev, grad_x, lead):
                           f"though your rows sum to 0, as they should.")
 
 
-LAYER_NORM_GRAD = Exercise(
-    name="layer_norm_grad", lesson="07_gradients_and_training", points=2,
-    formula=r"\frac{\partial L}{\partial x} = \frac{1}{\sigma}\left(g - \bar{g} - \hat{x}\, \overline{g \hat{x}}\right),"
-            r"\quad g = \gamma \odot \frac{\partial L}{\partial y}",
-    cases=layer_norm_grad_cases, reference=layer_norm_grad, model=layer_norm_grad_reference_model,
-    probes=layer_norm_grad_probes,
-    mistakes=(
-        Mistake("layer_norm_grad_constant_statistics",
-                "the mean and the variance were treated as constants: both depend on every input of the row, "
-                "which subtracts mean(g) and xhat * mean(g * xhat) before dividing by sigma",
-                partial(layer_norm_grad_model, mean_term=False, var_term=False)),
-        Mistake("layer_norm_grad_without_the_variance_term",
-                "the variance's part is missing: also subtract xhat * mean(g * xhat), since sigma depends on x",
-                partial(layer_norm_grad_model, var_term=False)),
-        Mistake("layer_norm_grad_without_the_mean_term",
-                "the mean's part is missing: also subtract mean(g), since the mean depends on x",
-                partial(layer_norm_grad_model, mean_term=False)),
-        Mistake("layer_norm_grad_without_gamma",
-                "gamma is missing from grad_x: the gradient reaching xhat is grad_out * gamma",
-                partial(layer_norm_grad_model, use_gamma=False)),
-        Mistake("layer_norm_grad_parameters_not_summed",
-                "grad_gamma and grad_beta must be summed over every position: they have shape (d_model,)",
-                partial(layer_norm_grad_model, sum_params=False)),
-    ),
-    may_call=("layer_norm",),
-    properties=(layer_norm_grad_by_argument,),
-    outputs=("grad_x", "grad_gamma", "grad_beta"),
-    hints=(
-        "Layer norm's backward pass has three outputs. grad_beta is grad_out summed over every position (beta is "
-        "added to each), grad_gamma is grad_out * xhat summed the same way. For grad_x, g = grad_out * gamma (or "
-        "grad_out) reaches xhat; the mean and the variance both depend on every input of the row, which "
-        "subtracts mean(g) and xhat * mean(g * xhat); divide the result by sigma = sqrt(var + eps). The section " +
-        LN_GRAD_LINK + " derives it.",
-        "The lesson's row (1, 0, 0.5, -1) with grad_out (1, 0, 0, 0): sigma = sqrt(0.5469 + 1e-5) = 0.7395, xhat = "
-        "(1.1832, -0.1690, 0.5071, -1.5213), mean(g) = 0.25, mean(g * xhat) = 0.2958. So grad_x[0] = (1 - 0.25 - "
-        "1.1832 x 0.2958) / 0.7395 = 0.5409. Check that each row of your grad_x sums to 0.",
-    ),
-)
-
-EXERCISES = (SOFTMAX_GRAD, LAYER_NORM_GRAD)
+#: The lesson's exercises, as gradients.toml declares them.
+EXERCISES = load_exercises(globals())

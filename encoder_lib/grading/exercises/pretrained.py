@@ -1,23 +1,23 @@
-"""Lesson 08's exercises: mean pooling, and your own block running all-MiniLM-L6-v2."""
+"""Lesson 08's exercises: mean pooling, and your own block running all-MiniLM-L6-v2.
+
+The code of its exercises: pretrained.toml declares each one (its texts, points and mistakes) and names the functions
+here.
+"""
 
 import functools
-from functools import partial
-
 import numpy as np
 
 from ...attention import masked_softmax, merge_heads, multi_head_attention, softmax, split_heads
 from ...block import encoder_block
 from ...ffn import gelu
 from ...norm import layer_norm
-from ...pooling import mean_pool
+from ...pooling import mean_pool  # pretrained.toml's reference
 from ..compare import NotApplicable
 from ..symptoms import Finding
-from ._base import Exercise, Mistake, cases, normal, random_block, square_probe
-from .block import block_probes, locate_in_block, post_norm_block_output
+from ._base import cases, load_exercises, normal, random_block, square_probe
+from .block import block_probes, locate_in_block, post_norm_block_output  # the last two: named in pretrained.toml
 from .feed_forward import _relu, gelu_tanh_approximation
 
-POOL_LINK = "[One vector per sentence](#One-vector-per-sentence)"
-BY_HAND_LINK = "[Block 1, by hand](#Block-1,-by-hand)"
 
 # --- mean pooling --------------------------------------------------------------------
 
@@ -81,41 +81,6 @@ def mean_pool_by_sequence(ev):
                        f"for those {' and '.join(wrong_kinds)}.")
     return None
 
-
-MEAN_POOL = Exercise(
-    name="mean_pool", lesson="08_inside_a_real_encoder", points=1,
-    formula=r"\mathrm{pool}(h) = \frac{\sum_{t \text{ real}} h_t}{\max(1,\ \#\{t \text{ real}\})}",
-    cases=mean_pool_cases, reference=mean_pool, model=mean_pool_reference_model,
-    mistakes=(
-        Mistake("mean_pool_averages_the_padding",
-                "the padding is averaged in too: leave out the positions where padding_mask is True, and divide by "
-                "the number of real tokens", partial(mean_pool_model, use_mask=False)),
-        Mistake("mean_pool_divides_by_the_full_length",
-                "divided by the full length: after zeroing the padding, divide each sequence's sum by its number of "
-                "real tokens (the False entries of its mask row), not by seq", partial(mean_pool_model, divide_by_seq=True)),
-        Mistake("mean_pool_mask_with_the_wrong_polarity",
-                "the mask has the wrong polarity: True marks padding, so average the positions where it is False",
-                partial(mean_pool_model, invert=True)),
-        Mistake("mean_pool_over_the_features",
-                "averaged over the features, not the positions: take the mean over the seq axis (-2), "
-                "so the result has shape (..., d_model)", partial(mean_pool_model, axis=-1)),
-        Mistake("mean_pool_nan_for_an_all_padding_sequence",
-                "a sequence that is all padding gives NaN (0 / 0): give it zeros, e.g. divide by max(count, 1)",
-                partial(mean_pool_model, guard=False)),
-    ),
-    properties=(mean_pool_by_sequence,),
-    hints=(
-        "A sentence vector is the mean of its tokens' vectors over the positions, axis -2, but only the real "
-        "tokens count: padded positions (padding_mask True) add nothing and do not count in the divisor. So "
-        "zero the padding, sum over the positions, and divide each sequence's sum by its number of real tokens; "
-        "a sequence with none gets zeros, not 0 / 0. Without a mask every position counts. The section " +
-        POOL_LINK + " builds it for the real model.",
-        "Hidden (2, 4, 3) with mask rows (F, F, T, T) and (F, F, F, T): sequence 0 averages its first two tokens, "
-        "sequence 1 its first three. `keep = ~padding_mask` is (2, 4); `keep[..., None]` is (2, 4, 1), which "
-        "broadcasts over the features; `keep.sum(axis=-1)` is (2,), the counts 2 and 3. Print your result's shape: "
-        "(2, 3).",
-    ),
-)
 
 # --- your own block runs the real model ---------------------------------------------
 
@@ -276,13 +241,6 @@ def bert_block_model(x, params, n_heads, padding_mask=None):
     return layer_norm(h + f, n2["gamma"], n2["beta"], eps)  # the second residual sum h + FFN(h) is normalised with norm2
 
 
-ADDITIVE_MASK = (
-    "the mask adds a large negative number (-10000, as BERT's own code does, or -1e9) to padded keys' scores, with "
-    "no guard: a sequence that is all padding then reads its padding as if there were no mask, where this "
-    "course's blocks give it no weight at all (masked_softmax's zeros): set padded scores to -inf and give rows "
-    "with no real key zeros")
-
-
 def bert_block_additive_mask(x, params, n_heads, padding_mask=None, *, fill=-10000.0):
     """BERT's own code: ``fill`` added to padded keys' scores, no guard, so a sequence that is all padding attends
     to its padding as if there were no mask."""
@@ -291,44 +249,5 @@ def bert_block_additive_mask(x, params, n_heads, padding_mask=None, *, fill=-100
     return bert_model(x, params, n_heads, padding_mask, scale=lambda d: 1 / np.sqrt(d), fill=fill)
 
 
-BERT_BLOCK = Exercise(
-    name="bert_block", lesson="08_inside_a_real_encoder", points=3,
-    formula=r"x \leftarrow \mathrm{LN}_{10^{-12}}(x + \mathrm{MHA}(x)),\quad"
-            r" x \leftarrow \mathrm{LN}_{10^{-12}}(x + \mathrm{GELU}(x W_1 + b_1) W_2 + b_2)",
-    cases=bert_cases, reference=bert_reference, model=bert_block_model,
-    mistakes=(
-        Mistake("bert_block_tanh_gelu",
-                "GELU's tanh approximation: BERT and all-MiniLM-L6-v2 use the exact GELU, "
-                "0.5 x (1 + erf(x / sqrt(2)))", partial(bert_model, act="tanh")),
-        Mistake("bert_block_eps_1e-5",
-                "eps = 1e-5 (the course's default) in the layer norms: this model's are eps = 1e-12",
-                partial(bert_model, eps=1e-5)),
-        Mistake("bert_block_without_the_mask",
-                "the padding mask is not used: padded keys must get weight 0 (score -inf before the softmax), or the "
-                "padded sentence's real tokens read its [PAD]s", partial(bert_model, use_mask=False)),
-        Mistake("bert_block_pre_norm",
-                "pre-norm: BERT's blocks are post-norm, x = LN(x + MHA(x)), then x = LN(x + FFN(x))",
-                partial(bert_model, placement="pre")),
-        Mistake("bert_block_relu", "ReLU in the FFN: BERT's is the exact GELU", partial(bert_model, act="relu")),
-        Mistake("bert_block_additive_mask", ADDITIVE_MASK, bert_block_additive_mask),
-        Mistake("bert_block_additive_mask_1e9", ADDITIVE_MASK, partial(bert_block_additive_mask, fill=-1e9)),
-        Mistake("bert_block_scaled_by_d_model",
-                "scores scaled by sqrt(d_model): each head's scale is sqrt(d_head), d_head = d_model / n_heads",
-                partial(bert_model, scale_by_d_model=True)),
-    ),
-    properties=(partial(post_norm_block_output, norm="post"),),
-    probes=bert_probes, locate=locate_in_block,
-    hints=(
-        "all-MiniLM-L6-v2's blocks are BERT's: post-norm, h = LN1(x + MHA(x)), then LN2(h + FFN(h)), where "
-        "the FFN uses the exact GELU, 0.5 x (1 + erf(x / sqrt(2))), and both layer norms use eps = 1e-12 with the "
-        "block's own gamma and beta. The attention is the course's multi-head attention with all eight biases, "
-        "each head scaled by sqrt(d_head), and the padding mask keeps the real tokens from reading [PAD]. The "
-        "section " + BY_HAND_LINK + " runs block 1 by hand.",
-        "Build it from the parts you wrote in lessons 02 to 05, one line per sub-layer: h = LN(x + MHA(x)) with "
-        "params[\"norm1\"] and eps = 1e-12, then LN(h + FFN(h)) with params[\"norm2\"]. Then run "
-        "`compare_your_block(bert_block, sentences)` from the lesson: it names the first block and sub-layer where "
-        "your numbers leave the library's.",
-    ),
-)
-
-EXERCISES = (MEAN_POOL, BERT_BLOCK)
+#: The lesson's exercises, as pretrained.toml declares them.
+EXERCISES = load_exercises(globals())
