@@ -95,15 +95,17 @@ collect: setup
 # GROUP_READABLE=1 lets your group read what it writes; UNSAFE=1 grades without a
 # sandbox where bubblewrap is missing (README: For teachers). LESSONS=01_attention,02_multi_head_attention:
 # the lessons the class is set, the only ones graded and counted (default: c.EncoderCourse.lessons in
-# nbgrader_config.py, else all); STUDENT=ada and/or
+# nbgrader_config.py, else the lessons released through nbgrader's exchange, else those someone handed in;
+# make grade says which); STUDENT=ada and/or
 # LESSON=01_attention grade just those (the others keep their stored results; every file is still written
-# for the whole class).
+# for the whole class, and rewritten only where it changed); POINTS_POSSIBLE=1 gives grades_lms.csv Canvas's
+# "Points Possible" row. make student's step runs only when a lesson or the course's settings changed.
 grade: setup
 	$(BIN)/python -m encoder_lib.grading.teacher.grade --release "$(BIN)/python -m tools.student" \
 	    $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) $(if $(UNSAFE),--unsafe) \
 	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable) \
 	    $(if $(LESSONS),--lessons "$(LESSONS)") $(if $(STUDENT),--student "$(STUDENT)") \
-	    $(if $(LESSON),--lesson "$(LESSON)")
+	    $(if $(LESSON),--lesson "$(LESSON)") $(if $(POINTS_POSSIBLE),--points-possible)
 
 # What the class got wrong and what to re-teach, from what make grade left (grades_by_exercise.csv, the
 # gradebook, autograded/), without grading again: report/index.html and report/mistakes.csv. make grade

@@ -86,7 +86,7 @@ def test_only_the_lessons_set_are_graded_and_counted_and_none_other_is_missing(c
     assert {lesson for _, lesson, _ in rows} == set(SET)
     assert rows["cy", SET[1], "split_heads"]["status"] == "missing"
     assert all(r["status"] == "passed" for (s, l, _), r in rows.items() if not (s == "cy" and l == SET[1]))
-    assert f"lessons set: {', '.join(SET)} (LESSONS=" in first.stdout
+    assert f"lessons counted: {', '.join(SET)}: LESSONS=" in first.stdout
     assert "graded 3 learners, 2 lessons each: 5 handed in, 1 missing" in first.stdout
     page = (root / "feedback" / "ada" / "index.html").read_text()
     assert f"{sum(FULL.values()):g} of {sum(FULL.values()):g} points" in page and "03_feed_forward" not in page
@@ -229,7 +229,7 @@ def test_without_lessons_the_course_setting_sets_the_lessons_for_make_grade_and_
         assert SET[1] not in (root / "report" / "index.html").read_text(), "make report takes the setting"
         done = run_grader(root)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert f"lessons set: {SET[0]} (LESSONS=" in done.stdout
+        assert f"lessons counted: {SET[0]}: c.EncoderCourse.lessons in nbgrader_config.py" in done.stdout
         assert {lesson for _, lesson, _ in by_exercise(root)} == {SET[0]}
         with open(root / "grades_lms.csv", newline="") as f:
             assert next(csv.reader(f))[len(LMS_COLUMNS):] == [SET[0], LMS_TOTAL]
@@ -239,6 +239,32 @@ def test_without_lessons_the_course_setting_sets_the_lessons_for_make_grade_and_
     finally:
         config.write_text(original)
     assert lessons_set(root) is None
+
+
+@pytest.mark.grading
+def test_without_a_setting_the_lessons_released_through_the_exchange_are_counted(course, tmp_path):
+    """Issue 32, item 4: with 4 lessons set and nothing said, make grade counted all 8 (122 missing lessons);
+    unset, the lessons counted are those released (nbgrader release_assignment), and make grade says so and how to
+    change it; grades.csv, grades_lms.csv and the report hold those only."""
+    root, _ = course
+    config = root / "nbgrader_config.py"
+    original = config.read_text()
+    (tmp_path / "exchange" / "encoder-course" / "outbound" / SET[0]).mkdir(parents=True)
+    try:
+        config.write_text(original + f"\nc.Exchange.root = {str(tmp_path / 'exchange')!r}\n")
+        done = run_grader(root, "--points-possible")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"lessons counted: {SET[0]}: the lessons released through nbgrader's exchange" in done.stdout
+        assert "c.EncoderCourse.lessons in nbgrader_config.py" in done.stdout, "how to change it"
+        assert {r["assignment"] for r in rows_of(root / "grades.csv")} == {SET[0]}
+        with open(root / "grades_lms.csv", newline="") as f:
+            header, points_possible, *_ = list(csv.reader(f))
+        assert header[len(LMS_COLUMNS):] == [SET[0], LMS_TOTAL]
+        assert points_possible[0].strip() == "Points Possible" and float(points_possible[-1]) == FULL[SET[0]]
+        assert SET[1] not in (root / "report" / "index.html").read_text()
+    finally:
+        config.write_text(original)
+        assert run_grader(root, "--lessons", ",".join(SET)).returncode == 0
 
 
 # ---------------------------------------------------------------- the feedback page on a phone

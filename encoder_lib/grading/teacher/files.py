@@ -13,6 +13,7 @@ GROUP_READABLE=1``.
 
 import csv
 import os
+import stat
 import tempfile
 import unicodedata
 from pathlib import Path
@@ -81,17 +82,34 @@ class _CsvLines:
 
 def write_file(path, content):
     """Write ``content`` (text or bytes) to ``path`` whole: a temporary file beside it, renamed over it, with the
-    umask's mode (also where the old file had another)."""
+    umask's mode (also where the old file had another). A file that already holds exactly ``content``, with that
+    mode, is left as it is (its modification time too): a regrade rewrites only what changed."""
     path = Path(path)
+    content = content.encode("utf-8") if isinstance(content, str) else content
+    if _holds(path, content, 0o666 & ~_umask()):
+        return
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
-            f.write(content.encode("utf-8") if isinstance(content, str) else content)
+            f.write(content)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _holds(path, content, mode):
+    """Whether ``path`` is a regular file (not a link) with this mode that holds exactly ``content``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(content) or stat.S_IMODE(info.st_mode) != mode:
+            return False
+        return f.read(len(content) + 1) == content
 
 
 def make_folder(path):

@@ -56,7 +56,8 @@ import time
 from pathlib import Path
 
 from . import sandbox
-from .course_config import lessons_set
+from . import student_versions
+from .course_config import counted_lessons
 from .outputs import summary_text
 from .plan import Choices, plan_run
 from .run import grade_class
@@ -110,12 +111,14 @@ def _arguments(argv):
                         help="make what the grader writes readable by your group too (default: by you only)")
     parser.add_argument("--lessons", type=names_list, default=None,
                         help="the lessons the class is set, separated by commas: the only ones graded and counted "
-                             "(default: every lesson)")
+                             "(default: c.EncoderCourse.lessons, else the lessons released through the exchange)")
     parser.add_argument("--student", type=names_list, default=None,
                         help="grade just these learners (ids separated by commas); the others keep their stored "
                              "results")
     parser.add_argument("--lesson", type=names_list, default=None,
                         help="grade just these lessons (separated by commas); the others keep their stored results")
+    parser.add_argument("--points-possible", action="store_true",
+                        help="grades_lms.csv's second row: each lesson's points possible, as Canvas's export has it")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
@@ -139,20 +142,40 @@ def _cannot_start(root, args):
     return None
 
 
+def _release(root, command):
+    """Run make student's ``command`` where what the student versions are made of changed (``student_versions``);
+    an exit status when it failed, else None."""
+    if student_versions.up_to_date(root, command):
+        print("student versions: as make student last wrote them (nothing they are made of changed)")
+        return None
+    made = subprocess.run(shlex.split(command), cwd=root)
+    if made.returncode != 0:
+        print(f"{command} failed (exit status {made.returncode}): nothing graded", file=sys.stderr)
+        return 2
+    student_versions.record(root, command)
+    return None
+
+
+def _lessons(root, given):
+    """The lessons counted (None: all), said with why and how to change it."""
+    lessons, why = counted_lessons(root, given)
+    print(f"lessons counted: {', '.join(lessons) if lessons else 'all'}: {why}. To count others: make grade "
+          f"LESSONS=01_attention,02_multi_head_attention, or c.EncoderCourse.lessons in nbgrader_config.py")
+    return lessons
+
+
 def _grade_locked(root, args):
-    if args.release:
-        made = subprocess.run(shlex.split(args.release), cwd=root)
-        if made.returncode != 0:
-            print(f"{args.release} failed (exit status {made.returncode}): nothing graded", file=sys.stderr)
-            return 2
+    failed = _release(root, args.release) if args.release else None
+    if failed:
+        return failed
     problem = _cannot_start(root, args)
     if problem:
         print(problem, file=sys.stderr)
         return 2
     limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
     try:
-        lessons = args.lessons or lessons_set(root)  # LESSONS=, else the course's setting
-        choices = Choices(lessons, args.student, args.lesson, args.force)
+        choices = Choices(_lessons(root, args.lessons), args.student, args.lesson, args.force,
+                          points_possible=args.points_possible)
         results, summary = grade_class(plan_run(root, limits=limits, unsafe=args.unsafe, choices=choices),
                                        jobs=args.jobs)
     except ValueError as exc:

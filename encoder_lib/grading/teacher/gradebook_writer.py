@@ -70,11 +70,11 @@ class GradebookWriter:
     and its late penalty and the learner's extension as nbgrader's
     ``AssignLatePenalties`` and formgrader record them; what the gradebook
     already holds is not written again. ``close`` commits
-    and writes grades.csv from the gradebook.
+    and writes grades.csv from the gradebook: the rows of ``lessons`` (the lessons counted; None: all).
     """
 
-    def __init__(self, root, students):
-        self.root = Path(root)
+    def __init__(self, root, students, lessons=None):
+        self.root, self.lessons = Path(root), lessons
         self._warnings = warnings.catch_warnings()
         self._warnings.__enter__()
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy warnings
@@ -151,15 +151,16 @@ class GradebookWriter:
     def close(self):
         try:
             self.gradebook.db.commit()
-            write_grades_csv(self.gradebook, self.root / "grades.csv")
+            write_grades_csv(self.gradebook, self.root / "grades.csv", self.lessons)
         finally:
             self.gradebook.__exit__(None, None, None)
             self._warnings.__exit__(None, None, None)
 
 
-def write_grades_csv(gradebook, path):
+def write_grades_csv(gradebook, path, lessons=None):
     """grades.csv exactly as ``nbgrader export`` writes it (nbgrader's CsvExportPlugin), from a few queries
-    instead of two per learner and lesson: one row per lesson and learner, empty timestamp and 0 if not handed in."""
+    instead of two per learner and lesson: one row per lesson and learner, empty timestamp and 0 if not handed in;
+    only ``lessons``' rows (the lessons counted; None: every lesson of the gradebook)."""
     from nbgrader.api import SubmittedAssignment, SubmittedNotebook
     from sqlalchemy import func
 
@@ -171,6 +172,8 @@ def write_grades_csv(gradebook, path):
     students = list(gradebook.students)
     rows = []
     for assignment in gradebook.assignments:
+        if lessons is not None and assignment.name not in lessons:
+            continue
         handed_in = {d["student"]: d for d in gradebook.submission_dicts(assignment.name)}
         for student in students:
             row = {"assignment": assignment.name, "duedate": assignment.duedate, "student_id": student.id,

@@ -132,6 +132,9 @@ def by_hand(results, root):
 LMS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Email address")
 #: The total's column: read-only in Canvas (ignored by its import), a grade item to map or skip in Moodle's.
 LMS_TOTAL = "Final Points"
+#: The first field of the second row of Canvas's gradebook export (with ``POINTS_POSSIBLE=1``): each column's
+#: points possible, which Canvas's import reads as the new assignments' points.
+POINTS_POSSIBLE = "    Points Possible"
 
 
 def lms_rows(results, lessons, roster, penalties=None):
@@ -153,13 +156,26 @@ def lms_rows(results, lessons, roster, penalties=None):
     return rows
 
 
-def write_lms_csv(root, results, lessons, penalties=None):
+def points_possible_row(results, lessons):
+    """Canvas's second row of its gradebook export: each lesson's points possible, and the total's."""
+    most = {}
+    for r in results:
+        if r.exercise != NOTEBOOK and r.lesson in lessons:
+            most[r.lesson, r.exercise] = max(most.get((r.lesson, r.exercise), 0.0), r.max_points)
+    per_lesson = [sum(points for (lesson, _), points in most.items() if lesson == wanted) for wanted in lessons]
+    return (POINTS_POSSIBLE, "", "", "", "", "", *per_lesson, sum(per_lesson))
+
+
+def write_lms_csv(root, results, lessons, penalties=None, points_possible=False):
     """``grades_lms.csv``, for a learning platform's gradebook import (``lms_rows``), with the gradebook's roster
-    and ``penalties`` (``{(student, lesson): points}``; by default the late penalties the gradebook recorded)."""
+    and ``penalties`` (``{(student, lesson): points}``; by default the late penalties the gradebook recorded);
+    with ``points_possible``, Canvas's "Points Possible" row first (``POINTS_POSSIBLE=1``)."""
     if penalties is None:
         penalties = {key: late.penalty for key, late in gradebook.late(root).items() if late.penalty}
-    write_csv(Path(root) / "grades_lms.csv", LMS_COLUMNS + tuple(lessons) + (LMS_TOTAL,),
-              lms_rows(results, list(lessons), gradebook.students(root), penalties))
+    rows = lms_rows(results, list(lessons), gradebook.students(root), penalties)
+    if points_possible:
+        rows.insert(0, points_possible_row(results, list(lessons)))
+    write_csv(Path(root) / "grades_lms.csv", LMS_COLUMNS + tuple(lessons) + (LMS_TOTAL,), rows)
 
 
 # ---------------------------------------------------------------- the summary
@@ -178,9 +194,8 @@ def _choices_lines(summary):
     """What the teacher chose: the lessons set, and the learners and lessons graded now."""
     lines = []
     if summary.get("set_lessons"):
-        lines.append(f"lessons set: {', '.join(summary['set_lessons'])} (LESSONS=, else c.EncoderCourse.lessons in "
-                     f"nbgrader_config.py): the only ones graded and counted in the totals, the CSV files, the "
-                     f"feedback pages and the report")
+        lines.append(f"lessons counted: {', '.join(summary['set_lessons'])}: the only ones graded and counted in "
+                     f"the totals, the CSV files (grades.csv too), the feedback pages and the report")
     if summary.get("only_students") or summary.get("only_lessons"):
         chosen = ([f"learner{'s' * (len(summary['only_students']) > 1)} {', '.join(summary['only_students'])}"]
                   if summary.get("only_students") else []) + \

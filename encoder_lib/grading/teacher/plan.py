@@ -52,12 +52,14 @@ def grader_version(secret, limits):
 @dataclass(frozen=True)
 class Choices:
     """What the teacher asked of this run: the lessons set (``LESSONS=``, None: all), and the learners and lessons
-    graded now (``STUDENT=``, ``LESSON=``; None: all), with ``force`` (grade again what is unchanged)."""
+    graded now (``STUDENT=``, ``LESSON=``; None: all), with ``force`` (grade again what is unchanged) and
+    ``points_possible`` (``POINTS_POSSIBLE=1``)."""
 
     set_lessons: list = None
     only_students: list = None
     only_lessons: list = None
     force: bool = False
+    points_possible: bool = False  # grades_lms.csv's "Points Possible" row, as Canvas's export has it
 
 
 @dataclass(frozen=True)

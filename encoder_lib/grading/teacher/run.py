@@ -120,7 +120,7 @@ def _grade_tasks(plan, recorder, jobs, out):
     started = time.perf_counter()
     with Workers(grade_learner, jobs) if plan.tasks else contextlib.nullcontext() as pool:
         results = pool.results(plan.tasks) if plan.tasks else ()  # forked before the gradebook opens
-        gradebook = GradebookWriter(plan.root, plan.students)
+        gradebook = GradebookWriter(plan.root, plan.students, plan.choices.set_lessons and list(plan.lessons))
         try:
             for (student, lesson), rows in sorted(recorder.results.items()):
                 if (student, lesson) in plan.handed_in:  # unchanged since the last run: the gradebook has it
@@ -145,7 +145,8 @@ def _write(plan, recorder):
     write_csvs(plan.root, ordered, late)
     write_feedback(plan.root, ordered, late)
     write_lms_csv(plan.root, ordered, list(plan.lessons),
-                  {key: lateness.penalty for key, lateness in late.items() if lateness.penalty})
+                  {key: lateness.penalty for key, lateness in late.items() if lateness.penalty},
+                  points_possible=plan.choices.points_possible)
     return ordered, late
 
 
