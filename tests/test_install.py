@@ -19,12 +19,18 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(1800)
 
 
+#: Modules that run when started, not when imported: the sandbox's scripts (copied into it) and ``__main__``s.
+SCRIPTS = ("encoder_lib.grading.teacher.sandbox.runner", "encoder_lib.grading.teacher.sandbox.answer")
+
+
 def source_modules():
-    """Every module of encoder_lib/ in this checkout, as dotted names."""
+    """Every module of encoder_lib/ in this checkout that can be imported, as dotted names."""
     names = []
     for path in sorted((ROOT / "encoder_lib").rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
-        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        if name not in SCRIPTS and parts[-1] != "__main__":
+            names.append(name)
     return names
 
 
@@ -46,6 +52,8 @@ def test_every_module_imports_from_the_installed_wheel(server_env, tmp_path):
 def test_the_wheel_is_installed_not_linked(server_env):
     site_packages = next((server_env / "lib").glob("python3*/site-packages"))
     assert (site_packages / "encoder_lib" / "widgets" / "_base.py").is_file()
+    shipped = {p.name for p in (site_packages / "encoder_lib" / "grading" / "exercises").glob("*.toml")}
+    assert shipped == {p.name for p in (ROOT / "encoder_lib" / "grading" / "exercises").glob("*.toml")}
     assert not list(site_packages.glob("__editable__*encoder*")), "encoder_lib is an editable install"
 
 
