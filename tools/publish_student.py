@@ -109,12 +109,22 @@ def refuse_checked_out(root, branch):
         raise SystemExit(f"--branch {branch!r} is the branch checked out here; publish to another one")
 
 
-def say_committed(branch, commit, what):
-    """Say whether ``branch`` got a new ``commit`` (None: it already held the same files) of ``what``."""
+def publish(root, branch, lay_out, message):
+    """Commit to ``branch`` the files ``lay_out(folder)`` puts in a temporary folder (``{path: file}``), with
+    ``message``: ``(the commit or None where the branch held the same files, the files)``."""
+    with tempfile.TemporaryDirectory(prefix="publish-") as folder:
+        files = lay_out(folder)
+        return commit_files(root, branch, files, message), files
+
+
+def say_committed(branch, commit, what, then):
+    """Say whether ``branch`` got a new ``commit`` (None: it already held the same files) of ``what``, and how
+    to publish it (``then``: what follows the push)."""
     if commit is None:
         print(f"branch {branch!r} already holds {what}: nothing to commit")
     else:
         print(f"branch {branch!r}: {what} committed as {commit[:10]}")
+    print(f"publish it with `git push origin {branch}`; {then}")
 
 
 def main(argv=None):
@@ -126,13 +136,11 @@ def main(argv=None):
     refuse_checked_out(root, args.branch)
     student.generate(root)
     source = source_name(root)
-    with tempfile.TemporaryDirectory(prefix="publish-student-") as folder:
-        files = files_to_publish(root, folder)
-        commit = commit_files(root, args.branch, files, f"Student versions of the lessons, from {source}")
+    commit, files = publish(root, args.branch, lambda folder: files_to_publish(root, folder),
+                            f"Student versions of the lessons, from {source}")
     lessons = len({path.split("/")[0] for path in files if "/" in path})
-    say_committed(args.branch, commit, f"the student versions ({lessons} lessons)")
-    print(f"publish it with `git push origin {args.branch}`; the nbgitpuller link then uses "
-          f"branch={args.branch}&urlpath=lab/tree/<folder>/{START}")
+    say_committed(args.branch, commit, f"the student versions ({lessons} lessons)",
+                  f"the nbgitpuller link then uses branch={args.branch}&urlpath=lab/tree/<folder>/{START}")
     return commit
 
 

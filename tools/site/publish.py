@@ -14,11 +14,10 @@ the lessons, the library or the site's tool differ from it.
 """
 
 import argparse
-import tempfile
 from pathlib import Path
 
 from ..course import ROOT
-from ..publish_student import commit_files, git, refuse_checked_out, say_committed
+from ..publish_student import git, publish, refuse_checked_out, say_committed
 
 BRANCH = "gh-pages"
 #: What a site is built from: changes here, uncommitted, are marked in the commit message.
@@ -48,12 +47,11 @@ def main(argv=None):
     refuse_checked_out(root, args.branch)
     head = git(["rev-parse", "--short", "HEAD"], root)
     source = head + ("+changes" if git(["status", "--porcelain", "--", *SOURCES], root) else "")
-    with tempfile.TemporaryDirectory(prefix="publish-site-") as folder:
-        files = site_files(site, folder)
-        commit = commit_files(root, args.branch, files, f"The course's site, built from {source}")
-    say_committed(args.branch, commit, f"the site ({len(files)} files)")
-    print(f"publish it with `git push origin {args.branch}`; on GitHub, Settings > Pages > Build and deployment: "
-          f"Deploy from a branch, {args.branch}, / (root)")
+    commit, files = publish(root, args.branch, lambda folder: site_files(site, folder),
+                            f"The course's site, built from {source}")
+    say_committed(args.branch, commit, f"the site ({len(files)} files)", f"on GitHub, Settings > Pages > Build "
+                                                                          f"and deployment: Deploy from a branch, "
+                                                                          f"{args.branch}, / (root)")
     return commit
 
 
