@@ -2,6 +2,7 @@
 class) and the hidden ones drawn for each submission from the course's secret, and the time they may take."""
 
 import dataclasses
+import functools
 import warnings
 from functools import partial
 
@@ -15,6 +16,8 @@ from ..exercises import EXERCISES
 MAX_TIME_FACTOR = 3.0
 
 _VISIBLE = {}  # exercise -> [Case]: built once per process, the same for the whole class
+#: The answers whose hidden cases a worker keeps (at most 400 KB each, bert_block's).
+HIDDEN_KEPT = 64
 
 
 def _quietly(build, *args):
@@ -37,10 +40,19 @@ def _hidden_only(cases, rng, hidden):
 
 def hidden_cases(name, secret, answer):
     """The hidden cases of one answer cell (``answer``: the SHA-256 of its source), drawn from the secret and its
-    content: an unchanged answer keeps its hidden cases, and its verdict, whatever else of the notebook changed."""
+    content: an unchanged answer keeps its hidden cases, and its verdict, whatever else of the notebook changed.
+
+    Kept for the ``HIDDEN_KEPT`` answers graded last in this process: the same answer cell handed in by another
+    learner (the course's solution, a catalogued mistake) has the same cases, computed once (bert_block's run
+    all-MiniLM-L6-v2's embeddings and block: 25 ms). Its answer still runs on them in its own sandbox."""
+    return list(_hidden_cases(name, secret, answer))
+
+
+@functools.lru_cache(maxsize=HIDDEN_KEPT)
+def _hidden_cases(name, secret, answer):
     exercise = EXERCISES[name]
     hidden = dataclasses.replace(exercise, cases=partial(_hidden_only, exercise.cases))
-    return _quietly(build_cases, hidden, hidden_rngs(secret, name, submission=answer))
+    return tuple(_quietly(build_cases, hidden, hidden_rngs(secret, name, submission=answer)))
 
 
 def time_allowed(name, n_cases, limits):

@@ -191,7 +191,7 @@ class Sandbox:
             data = wire.encode(reply)
         except wire.WireError as exc:
             data = wire.encode({"kind": "error", "type": "TypeError", "message": f"its result cannot cross ({exc})"})
-        self._send(None, data=data)
+        self._send(None, data=data, stage=None)  # the call's time, counted as such
 
     def _receive(self, deadline):
         try:
@@ -228,7 +228,9 @@ class Sandbox:
                         "time_limit": seconds, "memory_bytes": int(limits.memory_bytes),
                         "seccomp": np.frombuffer(program, np.uint8),
                         "signatures": [[len(args), sorted(kwargs)] for args, kwargs in cases]})
-            self._send({"kind": "cases", "cases": [{"args": list(a), "kwargs": dict(k)} for a, k in cases]})
+            shared = self.session.shared.marked  # the large public arrays the sandbox reads from their files
+            self._send({"kind": "cases", "cases": [{"args": shared(list(a)), "kwargs": shared(dict(k))}
+                                                   for a, k in cases]})
             events, ending = self._events(time.monotonic() + seconds + GRACE_SECONDS, serve)
         except SandboxDied:
             self.kill()
