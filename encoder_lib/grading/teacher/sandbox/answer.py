@@ -39,6 +39,9 @@ PID = 0x5EC00FF1  # where the allow-list says "the answer's pid" (teacher/sandbo
 MAX_RESULT_BYTES = 4 * 2**20
 #: The most arrays of such a result described, and how deep in its tuples, lists and dicts they are looked for.
 MAX_DESCRIBED, MAX_RESULT_DEPTH = 16, 8
+#: The key of a shared array's marker in a case's inputs (``shared.MARKER``), and where its file is: the folder
+#: this file was copied into (the sandbox's read-only /tmp/grader), ``shared/<sha256>.npy``.
+SHARED_MARKER, SHARED_FOLDER = "__grader_shared__", os.path.join(os.path.dirname(os.path.abspath(__file__)), "shared")
 
 
 def cut(text, limit=ERROR_CHARS):
@@ -181,6 +184,31 @@ def library_stand_in(names, channel):
 
     module.__getattr__ = missing
     return module
+
+
+def _mapped(name, mapped):
+    """The shared array ``name`` (64 hex digits), its file mapped read-only once per process."""
+    if name not in mapped:
+        if len(name) != 64 or any(c not in "0123456789abcdef" for c in name):
+            raise ValueError("a shared array's name is 64 hexadecimal digits")
+        mapped[name] = np.asarray(np.load(os.path.join(SHARED_FOLDER, name + ".npy"), mmap_mode="r",
+                                          allow_pickle=False))
+    return mapped[name]
+
+
+def resolve_shared(value, mapped=None):
+    """A case's inputs with each marker of a shared array (``shared.py``) replaced by its file, mapped read-only:
+    the same array object wherever it is named, as it was in the grader's cases."""
+    mapped = {} if mapped is None else mapped
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get(SHARED_MARKER), str):
+            return _mapped(value[SHARED_MARKER], mapped)
+        return {key: resolve_shared(item, mapped) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolve_shared(item, mapped) for item in value]
+    if isinstance(value, tuple):
+        return tuple(resolve_shared(item, mapped) for item in value)
+    return value
 
 
 def rebuild(value, channel, copy=True):
@@ -342,7 +370,8 @@ def answer_process(sock, request):
         function = run_cell(request, channel, answer_namespace(el, request["uses"]))
         if function is not None:
             channel.send({"kind": "cell_ok", "isolated": isolated, "seccomp": seccomp})
-            for i, case in enumerate(channel.receive(shared=True)["cases"]):  # read-only, never copied
+            cases = resolve_shared(channel.receive(shared=True)["cases"])  # read-only, never copied
+            for i, case in enumerate(cases):
                 channel.send(run_case(function, i, case, channel), lenient=True)
             channel.send({"kind": "done"})
     except BaseException:  # the channel broke, or the answer broke the runner's own code: nothing more to say

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from . import syscalls
+from .shared import Shared
 from .cgroups import PREFIX, Cgroups, alive, cgroup_mounts, kill_and_remove, own_cgroups, grader_pid_of
 
 #: The sandbox's scratch /tmp: its bytes, and the files (inodes) it may hold, which cost the kernel memory but no
@@ -42,6 +43,7 @@ class Session:
         self.scratch_mount = self.folder / "scratch"  # where each sandbox's own tmpfs is mounted, in its namespace
         self.scratch_mount.mkdir(mode=0o755)
         self.scratch_problem = scratch_problem(self.folder, self.scratch_mount)  # None: the scratch /tmp's files are bounded
+        self.shared = Shared(self.folder / "shared")  # large public arrays the sandboxes read from files
 
     @property
     def bounded_scratch(self):
