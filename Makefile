@@ -14,7 +14,8 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student publish-student site publish-site collect grade report extension present test bench lock clean \
+.PHONY: setup lab student publish-student site publish-site collect grade release-feedback report extension present test \
+        bench lock clean \
         hub-install
 
 setup: $(STAMP)
@@ -106,6 +107,13 @@ grade: setup
 	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable) \
 	    $(if $(LESSONS),--lessons "$(LESSONS)") $(if $(STUDENT),--student "$(STUDENT)") \
 	    $(if $(LESSON),--lesson "$(LESSON)") $(if $(POINTS_POSSIBLE),--points-possible)
+
+# Hand every learner's page (make grade's feedback/<student_id>/index.html) back: through nbgrader's feedback
+# exchange for the hand-ins make collect collected (nbgrader release_feedback; each learner runs
+# `nbgrader fetch_feedback <lesson>` and gets their own page only), and in feedback.zip with
+# feedback_mail_merge.csv (student_id, e-mail, file) for a course without a hub (README: For teachers).
+release-feedback: setup
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m encoder_lib.grading.teacher.release
 
 # What the class got wrong and what to re-teach, from what make grade left (grades_by_exercise.csv, the
 # gradebook, autograded/), without grading again: report/index.html and report/mistakes.csv. make grade

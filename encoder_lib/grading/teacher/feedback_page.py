@@ -2,7 +2,8 @@
 
 One self-contained page per learner (no scripts, nothing fetched, which its
 Content-Security-Policy holds as the class report's does; formulas as MathML), with each exercise's points and, where points were lost, why
-and the likely mistake, and for a lesson handed in late, how late and
+and the likely mistake, a link to the lesson's section that shows the idea (``lesson_links``: on the hub, else on
+the course's website) and how to open the exercise's hint ladder; for a lesson handed in late, how late and
 nbgrader's penalty; it reads on a phone (375 px wide) without sideways
 scrolling, and a formula too long for the screen scrolls within its own line.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from ..exercises import EXERCISES
 from . import ids
 from .files import POLICY, make_folder, plain_text, write_file
+from .lesson_links import exercise_section, lesson_links
 from .submissions import NOTEBOOK
 
 STYLE = """
@@ -28,7 +30,7 @@ col.exercise { width: 45%; } col.points { width: 7rem; }
 .passed { color: #1b5e20; } .failed, .error, .timeout, .memory, .tampered { color: #b71c1c; } .missing, .not-answered { color: #555; }
 .formula { margin-top: .3rem; display: flex; flex-wrap: wrap; column-gap: 1em; row-gap: .2rem; }
 .formula .part { max-width: 100%; overflow-x: auto; overflow-y: hidden; padding-bottom: .1rem; }
-math { font-size: 1.25rem; } .why { margin: .2rem 0 0; } .late { color: #b71c1c; }
+math { font-size: 1.25rem; } .why { margin: .2rem 0 0; } .late { color: #b71c1c; } .next { margin: .3rem 0 0; color: #1a1a1a; }
 @media (max-width: 40rem) {
   body { margin: 1rem auto; padding: 0 .75rem; }
   table, tbody, tr, td { display: block; width: auto; } thead, colgroup { display: none; }
@@ -97,7 +99,21 @@ def _head(student):
             f"<title>Feedback for {html.escape(student)}</title><style>{STYLE}</style></head><body>")
 
 
-def _row_html(r):
+def _next_step(r, links):
+    """Where a learner who lost an exercise's points goes next: its lesson's section, then its hint ladder."""
+    if r.status in ("passed", "missing") or r.points >= r.max_points:
+        return ""
+    section = exercise_section(r.exercise)
+    where = links.section(r.lesson, section[0]) if section and links else None
+    read = (f"Re-read <a href=\"{html.escape(where[0], quote=True)}\">{html.escape(r.lesson)}: "
+            f"{html.escape(section[1])}</a> ({where[1]}); then" if where else
+            f"Re-read {html.escape(r.lesson)}: {html.escape(section[1])}; then" if section else "Then")
+    return (f"<p class=\"next\">{read}, in the lesson's notebook, run its check cell and then "
+            f"<code>grading.hint(\"{html.escape(r.exercise)}\")</code> in a cell below it: each run opens the next "
+            f"rung of the hint ladder.</p>")
+
+
+def _row_html(r, links=None):
     """One exercise's row of a lesson's table (or the notebook's, where it was tampered with)."""
     if r.exercise == NOTEBOOK:
         return (f"<tr><td>the notebook</td><td></td><td class=\"tampered\">changed where it should not be: "
@@ -106,10 +122,11 @@ def _row_html(r):
     why = f"<p class=\"why\">{html.escape(plain_text(r.note))}</p>" if r.note else ""
     return (f"<tr><td><code>{html.escape(r.exercise)}</code><div class=\"formula\">"
             f"{_formula(exercise.formula)}</div></td><td class=\"points\">{r.points:g} of {r.max_points:g}</td>"
-            f"<td class=\"{r.status.replace(' ', '-')}\"><strong>{html.escape(r.status)}</strong>{why}</td></tr>")
+            f"<td class=\"{r.status.replace(' ', '-')}\"><strong>{html.escape(r.status)}</strong>{why}"
+            f"{_next_step(r, links)}</td></tr>")
 
 
-def _lesson_html(lesson, lesson_rows, lateness):
+def _lesson_html(lesson, lesson_rows, lateness, links=None):
     """One lesson: its heading with its points (less a late penalty, said below it), then its table."""
     points = sum(r.points for r in lesson_rows)
     most = sum(r.max_points for r in lesson_rows)
@@ -124,14 +141,15 @@ def _lesson_html(lesson, lesson_rows, lateness):
     parts.append("<table><colgroup><col class=\"exercise\"><col class=\"points\"><col></colgroup>"
                  "<thead><tr><th scope=\"col\">exercise</th><th scope=\"col\">points</th>"
                  "<th scope=\"col\">result</th></tr></thead><tbody>")
-    parts += [_row_html(r) for r in lesson_rows]
+    parts += [_row_html(r, links) for r in lesson_rows]
     parts.append("</tbody></table>")
     return parts
 
 
-def feedback_page(student, rows, late=None):
+def feedback_page(student, rows, late=None, links=None):
     """One learner's page; ``late`` (``{lesson: deadlines.Lateness}``) says which lessons came late, how late and
-    the penalty, which the lesson's points and the total are less."""
+    the penalty, which the lesson's points and the total are less; ``links`` (``lesson_links.LessonLinks``) where
+    an exercise that lost points sends the learner: its lesson's section."""
     late = late or {}
     lessons = {}
     for r in rows:
@@ -141,9 +159,10 @@ def feedback_page(student, rows, late=None):
     maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
     parts = [_head(student), f"<h1>Your exercises, {html.escape(student)}: {total:g} of {maximum:g} points</h1>",
              "<p>Each exercise was graded on its own: its answer cell ran alone, on the checks its self-check shows "
-             "and on hidden ones with other shapes and values.</p>"]
+             "and on hidden ones with other shapes and values. Where you lost points, the row links to the lesson's "
+             "section that shows the idea, and says how to open the exercise's hint ladder in your notebook.</p>"]
     for lesson, lesson_rows in lessons.items():
-        parts += _lesson_html(lesson, lesson_rows, late.get(lesson))
+        parts += _lesson_html(lesson, lesson_rows, late.get(lesson), links)
     parts.append("</body></html>\n")
     return "\n".join(parts)
 
@@ -157,7 +176,8 @@ def write_feedback(root, results, late=None):
         if lateness:
             own.setdefault(student, {})[lesson] = lateness
     make_folder(Path(root) / "feedback")
+    links = lesson_links(root)
     for student, rows in by_student.items():
         write_file(make_folder(Path(root) / "feedback" / ids.folder(student)) / "index.html",
-                   feedback_page(student, rows, own.get(student)))
+                   feedback_page(student, rows, own.get(student), links))
 

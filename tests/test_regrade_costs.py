@@ -1,0 +1,98 @@
+"""A regrade costs what changed (issue 32, item 6), on a small course graded for real by `make grade`'s command.
+
+A regrade with nothing new rewrites no file at all: not the student versions
+(`make student`'s step runs only when a lesson or the settings changed), not
+a page, not the report. One learner's new hand-in rewrites that learner's
+files and the class's (the CSV files, the report), and nothing of the other
+learners': their ``autograded/`` and ``feedback/`` files keep their
+modification times. The times themselves are ``benchmarks/bench_regrade.py``'s
+(a class of 200), never asserted here.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grading_helpers import course_after_make_student
+from report_class import answer_in, hand_in_folder
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ("01_attention", "04_add_and_norm")
+LEARNERS = ("ada", "bob", "cy")
+WRONG = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)\n"
+
+
+def make_grade(root):
+    """`make grade`'s command, `make student`'s as its --release, in a fresh process; its output."""
+    release = f"{shlex.quote(sys.executable)} -m tools.student --root {shlex.quote(str(root))}"
+    done = subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root),
+                           "--seconds", "5", "--release", release], capture_output=True, text=True, timeout=900,
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))  # the release runs in the course
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def times(root):
+    """``{path: st_mtime_ns}`` of every file the grader and `make student` write."""
+    found = {}
+    for name in ("release", "student", "autograded", "feedback", "report"):
+        found.update({str(p.relative_to(root)): p.stat().st_mtime_ns for p in (root / name).rglob("*") if p.is_file()})
+    for name in ("grades.csv", "grades_by_exercise.csv", "grades_lms.csv", "gradebook.db"):
+        found[name] = (root / name).stat().st_mtime_ns
+    return found
+
+
+def changed(before, after):
+    return sorted(path for path, when in after.items() if before.get(path) != when)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = course_after_make_student(tmp_path_factory, "regrade")
+    for student in LEARNERS:
+        for lesson in LESSONS:
+            notebook = json.loads((root / "notebooks" / lesson / f"{lesson}.ipynb").read_text())
+            hand_in_folder(root, student, lesson, notebook)
+    make_grade(root)
+    return root
+
+
+@pytest.mark.grading
+def test_a_regrade_of_nothing_rewrites_nothing(graded):
+    before = times(graded)
+    said = make_grade(graded)
+    assert changed(before, times(graded)) == []
+    assert "student versions: as make student last wrote them" in said
+    assert "0 graded now, 6 unchanged since the last run" in said
+
+
+@pytest.mark.grading
+def test_one_learner_s_regrade_rewrites_nothing_of_the_other_learners(graded):
+    notebook = json.loads((graded / "notebooks" / LESSONS[0] / f"{LESSONS[0]}.ipynb").read_text())
+    hand_in_folder(graded, "bob", LESSONS[0], answer_in(notebook, "softmax", WRONG))
+    before = times(graded)
+    said = make_grade(graded)
+    rewritten = changed(before, times(graded))
+    assert "1 graded now, 5 unchanged since the last run" in said
+    others = [p for p in rewritten if p.startswith(("release/", "student/")) or
+              p.startswith(("autograded/", "feedback/")) and not p.split("/")[1] == "bob"]
+    assert others == [], "the student versions and the other learners' files are as they were"
+    assert f"autograded/bob/{LESSONS[0]}/grading.json" in rewritten and "feedback/bob/index.html" in rewritten
+    assert f"autograded/bob/{LESSONS[1]}/grading.json" not in rewritten, "bob's other lesson is unchanged too"
+    assert {"grades_by_exercise.csv", "report/index.html"} <= set(rewritten)
+
+
+@pytest.mark.grading
+def test_a_changed_lesson_makes_the_student_versions_again(graded):
+    lesson = graded / "notebooks" / LESSONS[1] / f"{LESSONS[1]}.ipynb"
+    notebook = json.loads(lesson.read_text())
+    notebook["cells"][0]["source"] = "".join(notebook["cells"][0]["source"]) + "\n\nA word from your teacher."
+    lesson.write_text(json.dumps(notebook, indent=1) + "\n")
+    said = make_grade(graded)
+    assert "student versions: as make student last wrote them" not in said
+    assert "A word from your teacher." in (graded / "release" / LESSONS[1] / f"{LESSONS[1]}.ipynb").read_text()

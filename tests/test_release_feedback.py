@@ -1,0 +1,146 @@
+"""`make release-feedback` (issue 32, item 2): every learner's page handed back.
+
+Without a hub, on nbgrader's own exchange in a scratch folder: hand-ins as
+``make collect`` leaves them (``timestamp.txt`` and ``submission_secret.txt``
+beside the notebook), pages as ``make grade`` writes them; ``make
+release-feedback`` releases them with ``nbgrader release_feedback``, and each
+learner's ``nbgrader fetch_feedback`` (their own settings and cache, as
+``nbgrader submit`` left it) gets their own page only. ``feedback.zip`` and
+``feedback_mail_merge.csv`` hold every page, with the roster's e-mails. The
+page links each exercise lost to its lesson's section and says how to open
+the hint ladder. The real classroom's round trip is tests/test_classroom_hub.py.
+"""
+
+import csv
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from encoder_lib.grading.teacher.class_report.rows import read_rows
+from encoder_lib.grading.teacher.feedback_page import write_feedback
+from encoder_lib.grading.teacher.lesson_links import LessonLinks, exercise_section, lesson_links
+from report_class import copy_notebooks, write_roster, write_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON = "01_attention"
+STAMP = "2026-12-10 16:00:00.000000 UTC"
+
+
+def learner_settings(home, exchange, student):
+    """A learner's nbgrader settings, as `make hub-install` writes them (the id set, as the hub's user name)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.course_id = 'encoder-course'\nc.Exchange.root = {str(exchange)!r}\n"
+        f"c.CourseDirectory.student_id = {student!r}\nc.Exchange.cache = {str(home / 'cache')!r}\n")
+
+
+def hand_in(root, home, student, secret):
+    """What `nbgrader submit` leaves in the learner's cache and `make collect` in submitted/."""
+    for folder in (root / "submitted" / student / LESSON, home / "cache" / "encoder-course" /
+                   f"{student}+{LESSON}+{STAMP}"):
+        folder.mkdir(parents=True)
+        shutil.copy(root / "notebooks" / LESSON / f"{LESSON}.ipynb", folder)
+        (folder / "timestamp.txt").write_text(STAMP)
+        (folder / "submission_secret.txt").write_text(secret)
+
+
+def run(command, cwd, **env):
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+                                   **env))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    root, scratch = tmp_path_factory.mktemp("course"), tmp_path_factory.mktemp("class")
+    exchange = scratch / "exchange"
+    exchange.mkdir(mode=0o1777)
+    copy_notebooks(root)
+    shutil.copy(ROOT / "README.md", root)  # its Binder badge: where the course's website is published
+    config = (ROOT / "nbgrader_config.py").read_text().replace('EXCHANGE = "/srv/nbgrader/exchange"',
+                                                              f"EXCHANGE = {str(exchange)!r}")
+    (root / "nbgrader_config.py").write_text(config)
+    rows = [(s, LESSON, e, points, 2.0, "passed" if points else "failed", "" if points else "it differs", "", "")
+            for s, points in (("ada", 2.0), ("bob", 0.0), ("cy", 0.0), ("dee", 2.0))
+            for e in ("softmax", "scaled_dot_product_attention")]
+    write_rows(root, rows)
+    write_roster(root, ["ada", "bob", "cy", "dee"])
+    write_feedback(root, read_rows(root / "grades_by_exercise.csv")[0])
+    homes = {s: scratch / s for s in ("ada", "bob", "cy")}
+    for student, home in homes.items():
+        learner_settings(home, exchange, student)
+        hand_in(root, home, student, "not a secret" if student == "cy" else secrets.token_hex(64))
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(ROOT / name, root / name)
+    (root / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    said = run(["make", "-o", ".venv/.installed", "release-feedback"], root)
+    return root, homes, said
+
+
+def fetched(home):
+    """What `nbgrader fetch_feedback` gives the learner of ``home``: their pages' texts."""
+    run(["nbgrader", "fetch_feedback", LESSON], home, HOME=str(home))
+    return [page.read_text() for page in sorted((home / LESSON / "feedback").glob("*/*.html"))]
+
+
+def test_each_learner_fetches_their_own_page_only_through_nbgrader(released):
+    root, homes, said = released
+    assert "2 pages released through nbgrader's feedback exchange" in said, said
+    for student, other in (("ada", "bob"), ("bob", "ada")):
+        [page] = fetched(homes[student])
+        assert page == (root / "feedback" / student / "index.html").read_text()
+        assert f"Feedback for {student}" in page and f"Feedback for {other}" not in page
+
+
+def test_a_hand_in_whose_secret_is_not_nbgrader_s_is_named_and_not_released(released):
+    root, homes, said = released
+    assert "not released through the exchange: cy 01_attention: its submission_secret.txt is not one" in said
+    assert fetched(homes["cy"]) == [], "nbgrader finds no feedback for cy"
+
+
+def test_the_exchange_s_copy_is_readable_and_feedback_stays_the_teacher_s(released):
+    root, _, _ = released
+    exchange = Path(next(line for line in (root / "nbgrader_config.py").read_text().splitlines()
+                         if line.startswith("EXCHANGE = ")).split("=", 1)[1].strip().strip("'\""))
+    copies = list((exchange / "encoder-course" / "feedback").glob("*.html"))
+    assert len(copies) == 2 and all(p.stat().st_mode & 0o777 == 0o644 for p in copies)
+    assert (exchange / "encoder-course" / "feedback").stat().st_mode & 0o004 == 0, "no learner lists the folder"
+    assert (root / "feedback" / "ada" / LESSON).stat().st_mode & 0o077 == 0, "make release-feedback's umask: yours"
+
+
+def test_a_zip_and_a_mail_merge_csv_hold_every_page_with_the_roster_s_e_mail(released):
+    root, _, said = released
+    with open(root / "feedback_mail_merge.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["student_id"], r["email"], r["file"]) for r in rows] == [
+        (s, f"{s}@school.example", f"feedback/{s}/index.html") for s in ("ada", "bob", "cy", "dee")]
+    with zipfile.ZipFile(root / "feedback.zip") as archive:
+        assert archive.namelist() == [f"{s}/index.html" for s in ("ada", "bob", "cy", "dee")]
+        assert archive.read("bob/index.html") == (root / "feedback" / "bob" / "index.html").read_bytes()
+    assert "4 pages in feedback.zip" in said
+
+
+def test_a_page_links_each_exercise_lost_to_its_section_and_says_how_to_open_the_hint_ladder(released):
+    root, _, _ = released
+    page = (root / "feedback" / "bob" / "index.html").read_text()
+    anchor, heading = exercise_section("softmax")
+    site = lesson_links(root).site
+    assert site and f'<a href="{site}01_attention.html#the-softmax">01_attention: {heading}</a>' in page
+    assert 'grading.hint("softmax")' in page and 'grading.hint("scaled_dot_product_attention")' in page
+    assert "grading.hint" not in (root / "feedback" / "ada" / "index.html").read_text(), "nothing lost, no hint"
+    on_hub = LessonLinks(hub="/").section(LESSON, anchor)
+    assert on_hub[0] == "/hub/user-redirect/lab/tree/encoder-course/01_attention/01_attention.ipynb#The-softmax"
+
+
+def test_release_feedback_before_make_grade_says_to_grade_first(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.release", "--root", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "run `make grade` first" in done.stderr
