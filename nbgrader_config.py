@@ -8,7 +8,7 @@ committed:
     release/<lesson>/               student versions, as `nbgrader generate_assignment` writes them
     submitted/<student>/<lesson>/   what learners handed in (`nbgrader collect`, or copied by hand)
     autograded/<student>/<lesson>/  the submissions as graded, with grading.json (make grade)
-    feedback/<student>/index.html   a learner's feedback page (make grade)
+    feedback/<student>/index.html   a learner's feedback page (make grade; make release-feedback hands it back)
     gradebook.db                    the scores; `make grade` exports them to grades.csv
     .grading-secret                 the seed of the grader's hidden cases; never hand it out
 """
@@ -29,8 +29,15 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 EXCHANGE = "/srv/nbgrader/exchange"
 
 #: The lessons the class is set, the only ones `make grade` grades and counts and `make report` shows (a lesson
-#: not set is not shown as missing); `make grade LESSONS=...` overrides it. Unset: every lesson.
+#: not set is not shown as missing); `make grade LESSONS=...` overrides it. Unset: the lessons released through the
+#: exchange (`nbgrader release_assignment`), else those someone handed in; `make grade` says which it counts.
 # c.EncoderCourse.lessons = ["01_attention", "02_multi_head_attention"]
+
+#: Where a learner's feedback page sends them for an exercise they lost points on (its lesson's section): on your
+#: hub (found by itself when `make grade` runs in a terminal of the hub), else the course's website (the README
+#: Binder badge's GitHub Pages address, `make publish-site`).
+# c.EncoderCourse.hub_url = "https://hub.example.org/"
+# c.EncoderCourse.site_url = "https://owner.github.io/encoder-course/"
 
 #: A lesson handed in after its due date (`nbgrader db assignment add <lesson> --duedate="..."`) or the learner's
 #: extension (`make extension`), by its hand-in time (the exchange's own, which `make collect` records; README: For

@@ -18,6 +18,9 @@ simple local process spawner; two learners and a teacher.
    fetches the released lesson, answers it there and hands it in; the teacher
    collects, and `make grade` scores them: the first all right, the second
    with its wrong attention (no 1/sqrt(d_k)).
+4. The teacher's `make release-feedback` hands the pages back through
+   nbgrader's feedback exchange; the second learner's `nbgrader
+   fetch_feedback` gets their own page only.
 
 The commands are the README's (``tools.classroom``; ``test_the_readme_quotes``
 checks the README against it). Skipped locally without configurable-http-proxy
@@ -228,6 +231,17 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scra
         ("bob", "scaled_dot_product_attention"): (0.0, "failed"),
     }, output[-3000:]
     assert "scaled_dot_product_attention" in feedback
+
+    # 4. feedback handed back through nbgrader's exchange: each learner fetches their own page only
+    seconds, output = hubs.run_teacher(course, classroom.TEACHER["release-feedback"][0], teacher_env)
+    timings["teacher: make release-feedback"] = seconds
+    assert "2 pages released through nbgrader's feedback exchange" in output, output[-3000:]
+    t0 = time.perf_counter()
+    hub.run_as_learner("bob", classroom.LEARNER_FEEDBACK)
+    timings["bob: fetch_feedback"] = time.perf_counter() - t0
+    [fetched] = (hub.home("bob") / LESSON / "feedback").glob(f"*/{LESSON}.html")
+    assert fetched.read_text() == feedback, "bob's own page, as make grade wrote it"
+    assert "Feedback for bob" in feedback and "alice" not in feedback
     print("\nclassroom round trip, seconds:")
     for name, seconds in timings.items():
         print(f"  {name:48s} {seconds:7.1f}")

@@ -11,8 +11,8 @@ JupyterHub: README and test cannot drift apart.
 - ``exchange_config(...)``: the nbgrader settings `make hub-install` writes into
   the learners' environment (``etc/jupyter/nbgrader_config.py``), so that
   ``nbgrader fetch_assignment`` and ``nbgrader submit`` find the course.
-- ``TEACHER``, ``LEARNER_PULLED``, ``LEARNER_FETCHED``: the hand-in round trip,
-  as shell commands (the teacher's in a copy of the course; a learner's in a
+- ``TEACHER``, ``LEARNER_PULLED``, ``LEARNER_FETCHED``, ``LEARNER_FEEDBACK``: the hand-in
+  round trip and the feedback handed back, as shell commands (the teacher's in a copy of the course; a learner's in a
   terminal of their JupyterLab).
 - ``TLJH``, ``Z2JH_CONFIG``: a small hub (The Littlest JupyterHub on one
   server) and a large one (Zero to JupyterHub on Kubernetes, whose
@@ -87,11 +87,15 @@ TEACHER = {
     "release": [f".venv/bin/nbgrader release_assignment {LESSON}"],
     "collect": [f"make collect LESSON={LESSON}"],
     "grade": ["make grade"],
+    "release-feedback": ["make release-feedback"],
 }
 #: A learner whose lessons came with the nbgitpuller link: hand in the lesson where it is.
 LEARNER_PULLED = [f"cd ~/{TARGET}", f"nbgrader submit {LESSON}"]
 #: A learner on a hub without the link: fetch the released lesson first, work on it there, then hand it in.
 LEARNER_FETCHED = ["cd ~", f"nbgrader fetch_assignment {LESSON}", f"nbgrader submit {LESSON}"]
+#: A learner, after the teacher's `make release-feedback`: their own feedback page, in <lesson>/feedback/<time>/ below
+#: the folder they run it in.
+LEARNER_FEEDBACK = ["cd ~", f"nbgrader fetch_feedback {LESSON}"]
 
 
 def split(command):
@@ -171,6 +175,8 @@ def readme_blocks():
         "learner-fetched": _fence("bash", LEARNER_FETCHED),
         "teacher-collect": _fence("bash", TEACHER["collect"] + TEACHER["grade"]),
         "binder-hand-in": _fence("bash", BINDER_HAND_IN),
+        "teacher-release-feedback": _fence("bash", TEACHER["release-feedback"]),
+        "learner-feedback": _fence("bash", LEARNER_FEEDBACK),
     }
 
 

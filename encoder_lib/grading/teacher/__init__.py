@@ -1,4 +1,5 @@
-"""The teacher's side of the course: what ``make collect``, ``make grade``, ``make report`` and ``make extension`` run.
+"""The teacher's side of the course: what ``make collect``, ``make grade``, ``make report``, ``make release-feedback``
+and ``make extension`` run.
 
 Nothing here is imported by a learner's kernel: it imports the learner's
 side (``encoder_lib.grading``: the exercises, their cases and the judge
@@ -27,7 +28,10 @@ What it reads and writes:
 - ``gradebook``: nbgrader's ``gradebook.db`` read with sqlite3; ``gradebook_writer``: kept in step through
   nbgrader, and ``grades.csv``; ``course_config``: the course's ``nbgrader_config.py``;
 - ``outputs``: ``grades_by_exercise.csv`` (its row, ``Result``), ``grades_lms.csv`` and the summary;
-  ``feedback_page``: each learner's page; ``files``: how every file is written, learners' text as plain text;
+  ``feedback_page``: each learner's page (``lesson_links``: where it sends them); ``release``: ``make
+  release-feedback``, the pages handed back through nbgrader's feedback exchange and by mail; ``files``: how every
+  file is written (only where its content changed), learners' text as plain text; ``student_versions``: when
+  ``make grade`` runs ``make student``'s step;
 - ``class_report/``: ``make report``, what the class got wrong and what to re-teach (its inputs bounded, its
-  example answers chosen by no learner: ``class_report/examples``).
+  example answers chosen by no learner: ``class_report/examples``; who may have copied: ``class_report/similarity``).
 """

@@ -55,7 +55,7 @@ import shlex
 import time
 from pathlib import Path
 
-from . import sandbox
+from . import cluster, sandbox
 from . import student_versions
 from .course_config import counted_lessons
 from .outputs import summary_text
@@ -109,6 +109,17 @@ def _arguments(argv):
                         help="a command that writes release/ (make student's), run once the lock is held")
     parser.add_argument("--group-readable", action="store_true",
                         help="make what the grader writes readable by your group too (default: by you only)")
+    _choice_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
+    if args.seconds <= 0 or args.memory_mib < 64:
+        parser.error(f"--seconds must be above 0 and --memory-mib at least 64, got {args.seconds} and {args.memory_mib}")
+    return args
+
+
+def _choice_arguments(parser):
+    """What the teacher chooses of a run: the lessons set, the learners and lessons graded now, Canvas's row."""
     parser.add_argument("--lessons", type=names_list, default=None,
                         help="the lessons the class is set, separated by commas: the only ones graded and counted "
                              "(default: c.EncoderCourse.lessons, else the lessons released through the exchange)")
@@ -119,12 +130,6 @@ def _arguments(argv):
                         help="grade just these lessons (separated by commas); the others keep their stored results")
     parser.add_argument("--points-possible", action="store_true",
                         help="grades_lms.csv's second row: each lesson's points possible, as Canvas's export has it")
-    args = parser.parse_args(argv)
-    if args.jobs is not None and args.jobs < 1:
-        parser.error(f"--jobs must be at least 1, got {args.jobs}")
-    if args.seconds <= 0 or args.memory_mib < 64:
-        parser.error(f"--seconds must be above 0 and --memory-mib at least 64, got {args.seconds} and {args.memory_mib}")
-    return args
 
 
 def _cannot_start(root, args):
@@ -134,7 +139,7 @@ def _cannot_start(root, args):
     if not (root / "submitted").is_dir() or not any((root / "submitted").iterdir()):
         return ("nothing to grade: put submissions in submitted/<student_id>/<lesson>/<lesson>.ipynb "
                 "(nbgrader collect does)")
-    problem = None if args.unsafe else sandbox.sandbox_problem()
+    problem = None if args.unsafe or args.scheduler else sandbox.sandbox_problem()  # a cluster's hosts sandbox
     if problem:
         return (f"make grade runs learners' code in a sandbox, and cannot make one here: {problem}.\n"
                 f"To grade anyway, with the learners' code running under your account and able to read and "
@@ -168,6 +173,11 @@ def _grade_locked(root, args):
     failed = _release(root, args.release) if args.release else None
     if failed:
         return failed
+    try:
+        args.scheduler = cluster.address(root)  # DASK_SCHEDULER, c.EncoderCourse.scheduler; None: this machine
+    except SystemExit as exc:
+        print(f"make grade: {exc.code}: nothing graded", file=sys.stderr)
+        return 2
     problem = _cannot_start(root, args)
     if problem:
         print(problem, file=sys.stderr)
@@ -177,7 +187,7 @@ def _grade_locked(root, args):
         choices = Choices(_lessons(root, args.lessons), args.student, args.lesson, args.force,
                           points_possible=args.points_possible)
         results, summary = grade_class(plan_run(root, limits=limits, unsafe=args.unsafe, choices=choices),
-                                       jobs=args.jobs)
+                                       jobs=args.jobs, scheduler=args.scheduler)
     except ValueError as exc:
         print(f"make grade: {exc}: nothing graded", file=sys.stderr)
         return 2
