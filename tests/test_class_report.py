@@ -673,3 +673,22 @@ def test_a_group_s_example_is_its_most_common_form_never_the_first_by_id(tmp_pat
     assert "(2 of its 3 answers)" in card.get_text()
     [row] = read_mistakes(tmp_path)
     assert row["example_student_id"] in ("bob", "cy")
+
+
+def test_groups_not_yet_named_with_the_same_answer_are_one_titled_by_what_was_measured(tmp_path):
+    """Issue 32, item 6: four byte-identical answers made two groups titled by internal keys (``gelu:far``,
+    ``shift:-2:1``), the hidden cases of each hand-in measuring a little differently."""
+    copy_notebooks(tmp_path)
+    solution = __import__("json").loads((tmp_path / "notebooks/01_attention/01_attention.ipynb").read_text())
+    answer = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return 2 * e / e.sum(axis=axis, keepdims=True)\n"
+    note = "softmax: values differ. What the checks measured: each row sums to 2, not 1. The same holds on 3 others."
+    rows = []
+    for student, signature in (("ann", "gelu:far"), ("ben", "gelu:far"), ("cy", "shift:-2:1"), ("dee", "shift:-2:1")):
+        write_graded(tmp_path, student, "01_attention", solution, {"softmax": answer})
+        rows.append((student, "01_attention", "softmax", 0.0, 2.0, "failed", note, "", signature))
+    write_rows(tmp_path, rows)
+    build_report(tmp_path)
+    cards = cards_in(soup(tmp_path / "report" / "index.html"), "unnamed")
+    assert cards == {("softmax", "not yet named: each row sums to 2, not 1."): 4}
+    [row] = read_mistakes(tmp_path)
+    assert row["mistake"] == UNNAMED + "gelu:far + shift:-2:1" and row["learners"] == "4"

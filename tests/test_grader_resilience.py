@@ -275,7 +275,7 @@ def test_ctrl_c_leaves_no_process_cgroup_or_folder_and_the_next_run_grades_every
                                start_new_session=True)
     sampler = TreeSampler(process.pid, every=0.1)
     try:
-        assert process.stdout.readline().startswith("grading ")
+        assert any(process.stdout.readline().startswith("grading ") for _ in range(3))  # after the lessons counted
         time.sleep(3)  # the sandboxes are running, the looping answer among them
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl+C in the teacher's terminal sends
         _, stderr = process.communicate(timeout=120)
