@@ -14,7 +14,7 @@ TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: setup lab student publish-student site publish-site collect grade release-feedback report extension present test \
+.PHONY: setup lab student publish-student site publish-site collect grade release-feedback report extension present check test \
         bench lock clean \
         hub-install
 
@@ -152,6 +152,11 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 # after the full run, the notebooks run again with the other OpenBLAS core type (unset where
 # this machine sets it, Haswell's where it does not) and with one BLAS thread.
 OTHER_CORETYPE := $(if $(OPENBLAS_CORETYPE),-u OPENBLAS_CORETYPE,OPENBLAS_CORETYPE=Haswell)
+
+# What a contributor runs while working: every test but the browser, hub and slow ones (pytest markers), no
+# notebook re-run; a few minutes. `make test` runs everything.
+check: setup
+	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest -q -m "not browser and not hub and not slow" tests
 
 test: setup $(NODE_STAMP)
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))

@@ -85,3 +85,27 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("ci", derandomize=True, database=None)
 if in_ci():
     settings.load_profile("ci")
+
+
+# ---- the markers make check leaves out (pyproject.toml): given here by what a test needs, so that no test can
+# forget its marker: a browser (a fixture that starts Chromium, or a module that drives one itself), a hub, or
+# minutes of set-up (a grading run, the website's build, a server's environment)
+BROWSER_FIXTURES = {"browser", "chromium"}
+BROWSER_MODULES = {"test_present.py"}
+HUB_MODULES = {"test_classroom_hub.py"}
+#: Set-ups of seconds to minutes: a server's environment, the website, the student versions (``make student``).
+SLOW_FIXTURES = {"server_env", "site", "student_versions"}
+#: Modules whose every test runs the real grader, or ``make student``, or nbgrader's exchange.
+SLOW_MODULES = {"test_grader_resilience.py", "test_publish_student.py", "test_release_feedback.py"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        needs = set(getattr(item, "fixturenames", ()))
+        module = item.path.name
+        if needs & BROWSER_FIXTURES or module in BROWSER_MODULES:
+            item.add_marker(pytest.mark.browser)
+        if module in HUB_MODULES:
+            item.add_marker(pytest.mark.hub)
+        if item.get_closest_marker("grading") or needs & SLOW_FIXTURES or module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

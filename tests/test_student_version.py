@@ -28,6 +28,7 @@ def grade_id(cell):
     return cell.metadata.get("nbgrader", {}).get("grade_id", "")
 
 
+@pytest.mark.slow  # a kernel runs each lesson
 @pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
 def test_run_all_runs_the_lesson_and_stops_at_the_first_exercise_with_a_short_message(path):
     nb = student_version(path)
