@@ -1,5 +1,6 @@
 """The cases an answer is graded on: the exercise's visible cases (built once per process, the same for the whole
-class) and the hidden ones drawn for each submission from the course's secret, and the time they may take."""
+class) and the hidden ones drawn for each submission from the course's secret, and the time they may take; what
+every worker needs built once before it forks (``build_once``, ``share_visible``)."""
 
 import dataclasses
 import functools
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..compare import build_cases, hidden_rngs
 from ..exercises import EXERCISES
+from ..variants import singles
 
 #: An exercise's time limit is for its visible cases, as the self-check runs them; its hidden cases get time in
 #: proportion, up to this many times the limit in all.
@@ -59,3 +61,19 @@ def time_allowed(name, n_cases, limits):
     """The seconds an answer's run may take: the limit for the visible cases, and in proportion for the rest."""
     return limits.seconds * min(MAX_TIME_FACTOR, max(1.0, n_cases / max(1, len(visible_cases(name)))))
 
+
+def build_once():
+    """What every worker needs and nothing changes, built here before they fork, so that they share it: each
+    exercise's visible cases and its variant catalogue (``variants.singles``, the diagnosis's single edits)."""
+    for name, exercise in EXERCISES.items():
+        visible_cases(name)
+        if getattr(exercise, "model", None) is not None:
+            singles(exercise, EXERCISES)
+
+
+def share_visible(session):
+    """The visible cases' large arrays (all-MiniLM-L6-v2's weights, which the hidden cases hold too), shared with
+    every sandbox of ``session`` through files (``sandbox.shared``), not sent with each answer's cases."""
+    for name in EXERCISES:
+        for case in visible_cases(name):
+            session.shared.add_large([case.args, case.kwargs])

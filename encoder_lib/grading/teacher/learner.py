@@ -1,14 +1,18 @@
-"""One learner graded in a worker: each lesson's answers run in one sandbox (restarted if an answer breaks it),
-marked one by one (``marking``); the notebook as graded kept in ``autograded/``."""
+"""One learner graded in a worker: their lessons' answers run in one sandbox (restarted if an answer breaks it),
+marked one by one (``marking``).
 
+A worker reads nothing of the course: its ``Task`` brings the learner's notebooks and each lesson's released version
+(``shipped``, in the teacher's process), and it sends back results, never writing a file: a worker on another
+machine (``cluster``) grades as one on this machine does."""
+
+import dataclasses
 import hashlib
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..exercises import BY_LESSON, EXERCISES
-from . import ids, sandbox
-from .files import make_folder, plain_text, write_file
+from . import sandbox
+from .files import plain_text
 from .marking import NOT_ANSWERED, Marked, grade_answer
 from .outputs import Result
 from .profile import PROFILE, timed
@@ -19,7 +23,10 @@ MAX_ANSWER_CHARS = 500_000
 
 @dataclass(frozen=True)
 class Task:
-    """One learner's submissions to grade: ``[(lesson, notebook path)]``."""
+    """One learner's submissions to grade: ``((lesson, notebook), ...)``, each notebook its path as the plan found it,
+    and once ``shipped`` its bytes (``Unreadable`` where they could not be read), with the lessons' released
+    versions (``released``) and the grader's version the teacher runs (``version``, which a worker elsewhere
+    checks against its own)."""
 
     student_id: str
     lessons: tuple
@@ -27,6 +34,29 @@ class Task:
     secret: int
     limits: sandbox.Limits
     unsafe: bool
+    released: tuple = ()  # ((lesson, the released notebook's text), ...), once shipped
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A notebook that could not be read when it was shipped (``submissions.NotebookProblem``'s status and note)."""
+
+    status: str
+    note: str
+
+
+def shipped(task, released, version):
+    """``task`` with its notebooks read (here, in the teacher's process, without following links) and their lessons'
+    released texts (``released``: ``{lesson: text}``) and ``version`` in it: all a worker needs."""
+    lessons = []
+    for lesson, path in task.lessons:
+        try:
+            lessons.append((lesson, read_notebook(path)))
+        except NotebookProblem as problem:
+            lessons.append((lesson, Unreadable(problem.status, problem.note)))
+    return dataclasses.replace(task, lessons=tuple(lessons), version=version,
+                               released=tuple((lesson, released[lesson]) for lesson, _ in lessons))
 
 
 @dataclass
@@ -53,7 +83,7 @@ class Learner:
     """One learner graded in a worker: one sandbox, started when an answer first needs it, restarted if one dies."""
 
     def __init__(self, task):
-        self.task, self.root, self.box = task, Path(task.root), None
+        self.task, self.released, self.box = task, dict(task.released), None
 
     def close(self):
         if self.box is not None:
@@ -97,23 +127,19 @@ class Learner:
         return Result(self.task.student_id, lesson, name, float(mark.points), float(EXERCISES[name].points), status,
                       note=plain_text(note), mistake=mark.mistake, diagnosis=mark.diagnosis)
 
-    def lesson(self, lesson, path):
-        """One lesson's ``Graded``; the notebook as graded is kept in autograded/."""
+    def lesson(self, lesson, data):
+        """One lesson's ``Graded``, from its notebook's bytes (``data``, or ``Unreadable``)."""
         student = self.task.student_id
-        try:
-            data = read_notebook(path)
-        except NotebookProblem as problem:
-            return Graded(lesson_rows(student, lesson, problem.status, problem.note))
+        if isinstance(data, Unreadable):
+            return Graded(lesson_rows(student, lesson, data.status, data.note))
         digest = hashlib.sha256(data).hexdigest()
         with timed("read"):
-            released = ReleasedLesson.from_text((self.root / "release" / lesson / f"{lesson}.ipynb").read_text())
+            released = ReleasedLesson.from_text(self.released[lesson])
             reading = read_submission(data, released, BY_LESSON[lesson])
         results = [self.exercise(lesson, name, reading, released) for name in BY_LESSON[lesson]]
         if reading.tampering.get(NOTEBOOK):
             results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
                                   note="; ".join(reading.tampering[NOTEBOOK])))
-        folder = make_folder(self.root / "autograded" / ids.folder(student) / lesson)
-        write_file(folder / f"{lesson}.ipynb", data)
         return Graded(results, digest)
 
 
@@ -131,9 +157,9 @@ def grade_learner(task):
     PROFILE.take()
     started, learner, graded = time.perf_counter(), Learner(task), {}
     try:
-        for lesson, path in task.lessons:
+        for lesson, data in task.lessons:
             try:
-                graded[lesson] = learner.lesson(lesson, path)
+                graded[lesson] = learner.lesson(lesson, data)
             except sandbox.SandboxFailed as exc:
                 graded[lesson] = machine_failure(task.student_id, lesson, str(exc))
             except Exception as exc:  # the grader's own bug on this file: said, never stored as the learner's result

@@ -14,14 +14,13 @@ import contextlib
 import os
 import time
 
-from . import deadlines, ids, sandbox
+from . import cluster, deadlines, ids, sandbox
 from .feedback_page import write_feedback
 from .gradebook_writer import GradebookWriter
-from ..exercises import EXERCISES
-from .cases import visible_cases
+from .cases import build_once, share_visible
 from .profile import Profile
-from ..variants import singles
-from .learner import grade_learner, machine_failure
+from .files import make_folder, write_file
+from .learner import grade_learner, machine_failure, shipped
 from .outputs import by_hand, write_csvs, write_lms_csv
 from .stored import keep_history, store
 from .submissions import NOTEBOOK
@@ -83,15 +82,19 @@ class Recorder:
         gradebook.record(student, lesson, self.plan.handed_in[student, lesson], rows,
                          self.lateness(student, lesson, rows), when=self.plan.exchange.get((student, lesson)))
 
-    def take(self, gradebook, student, graded):
-        """Keep one worker's results: stored and recorded, unless the machine failed on them."""
+    def take(self, gradebook, task, graded):
+        """Keep one worker's results for ``task`` (as shipped): the notebook as graded and its results stored, and
+        recorded, unless the machine failed on them."""
+        student, notebooks = task.student_id, dict(task.lessons)
         for lesson, lesson_graded in graded.items():
             self.results[student, lesson] = lesson_graded.results
             if lesson_graded.failure:
                 self.machine.append((student, lesson, lesson_graded.failure))
                 continue
-            store(self.plan.root / "autograded" / ids.folder(student) / lesson, lesson_graded.digest,
-                  self.plan.version, lesson_graded.results)
+            folder = make_folder(self.plan.root / "autograded" / ids.folder(student) / lesson)
+            if lesson_graded.digest is not None:
+                write_file(folder / f"{lesson}.ipynb", notebooks[lesson])
+            store(folder, lesson_graded.digest, self.plan.version, lesson_graded.results)
             self.record(gradebook, student, lesson, lesson_graded.results)
             self.regraded += 1
         gradebook.commit()  # one learner at a time: an interrupted run loses none it recorded
@@ -102,47 +105,47 @@ class Recorder:
                 for key in self.plan.exchange if key in self.results}
 
 
-def build_once():
-    """What every worker needs and nothing changes, built here before they fork, so that they share it: each
-    exercise's visible cases and its variant catalogue (``variants.singles``, the diagnosis's single edits)."""
-    for name, exercise in EXERCISES.items():
-        visible_cases(name)
-        if getattr(exercise, "model", None) is not None:
-            singles(exercise, EXERCISES)
-
-
-def share_visible(session):
-    """The visible cases' large arrays (all-MiniLM-L6-v2's weights, which the hidden cases hold too), shared with
-    every sandbox of ``session`` through files (``sandbox.shared``), not sent with each answer's cases."""
-    for name in EXERCISES:
-        for case in visible_cases(name):
-            session.shared.add_large([case.args, case.kwargs])
-
-
 def _worker_died(task, died):
     return {lesson: machine_failure(task.student_id, lesson, died.why) for lesson, _ in task.lessons}
 
 
-def _grade_tasks(plan, recorder, jobs, out):
-    """Grade the plan's tasks in ``jobs`` workers, recording each learner as they come in; then grades.csv."""
+def _shipped(plan, profile):
+    """The plan's tasks, each read and shipped (``learner.shipped``) only when a worker has room for it."""
+    released = {lesson: (plan.root / "release" / lesson / f"{lesson}.ipynb").read_text() for lesson in plan.lessons}
+    for task in plan.tasks:
+        with profile.timed("dispatch"):
+            ready = shipped(task, released, plan.version)
+        yield ready
+
+
+def _pool(plan, jobs, scheduler, out):
+    """Where the tasks are graded: ``jobs`` worker processes here (forked before the gradebook opens), or the Dask
+    cluster at ``scheduler``."""
+    if not plan.tasks:
+        return contextlib.nullcontext()
+    return cluster.Cluster(scheduler, out) if scheduler else Workers(grade_learner, jobs)
+
+
+def _grade_tasks(plan, recorder, pool, out):
+    """Grade the plan's tasks in ``pool`` (``workers.Workers`` or ``cluster.Cluster``), recording each learner as
+    they come in; then grades.csv."""
     started = time.perf_counter()
-    with Workers(grade_learner, jobs) if plan.tasks else contextlib.nullcontext() as pool:
-        results = pool.results(plan.tasks) if plan.tasks else ()  # forked before the gradebook opens
-        gradebook = GradebookWriter(plan.root, plan.students, plan.choices.set_lessons and list(plan.lessons))
-        try:
-            for (student, lesson), rows in sorted(recorder.results.items()):
-                if (student, lesson) in plan.handed_in:  # unchanged since the last run: the gradebook has it
-                    recorder.record(gradebook, student, lesson, rows)
-            for done, (task, value) in enumerate(results, 1):
-                if not isinstance(value, WorkerDied):
-                    recorder.profile.merge(value[2])
-                with recorder.profile.timed("record"):
-                    recorder.take(gradebook, task.student_id,
-                                  _worker_died(task, value) if isinstance(value, WorkerDied) else value[1])
-                if done % max(1, len(plan.tasks) // 10) == 0 or done == len(plan.tasks):
-                    out(f"  {done} of {len(plan.tasks)} learners graded ({time.perf_counter() - started:.0f} s)")
-        finally:
-            gradebook.close()
+    results = pool.results(_shipped(plan, recorder.profile)) if plan.tasks else ()
+    gradebook = GradebookWriter(plan.root, plan.students, plan.choices.set_lessons and list(plan.lessons))
+    try:
+        for (student, lesson), rows in sorted(recorder.results.items()):
+            if (student, lesson) in plan.handed_in:  # unchanged since the last run: the gradebook has it
+                recorder.record(gradebook, student, lesson, rows)
+        for done, (task, value) in enumerate(results, 1):
+            if not isinstance(value, WorkerDied):
+                recorder.profile.merge(value[2])
+            with recorder.profile.timed("record"):
+                recorder.take(gradebook, task, _worker_died(task, value) if isinstance(value, WorkerDied)
+                              else value[1])
+            if done % max(1, len(plan.tasks) // 10) == 0 or done == len(plan.tasks):
+                out(f"  {done} of {len(plan.tasks)} learners graded ({time.perf_counter() - started:.0f} s)")
+    finally:
+        gradebook.close()
 
 
 def _write(plan, recorder):
@@ -172,27 +175,41 @@ def _summary(plan, recorder, late, **said):
             "notices": recorder.notices, "machine": recorder.machine, **said}
 
 
-def grade_class(plan, *, jobs=None, out=print):
-    """Grade ``plan`` (a ``plan.Plan``); returns ``(results, summary dict)``."""
-    started = time.perf_counter()
-    recorder = Recorder(plan)
-    kept = sum(bool(keep_history(plan.root / "autograded" / ids.folder(student) / lesson, digest, lesson))
-               for student, lesson, digest in plan.changed)
+@contextlib.contextmanager
+def _machinery(plan, profile, scheduler):
+    """What grading needs on this machine while it runs; yields what bounds the sandboxes, in words. Here: the
+    catalogue and the sandbox session, made before the workers fork; on a Dask cluster, nothing (each worker
+    makes its own, ``cluster``)."""
+    if scheduler:
+        yield (f"on the Dask cluster at {scheduler}: each worker's machine bounds its sandboxes as `make grade` "
+               f"there says")
+        return
     if plan.tasks:
-        with recorder.profile.timed("catalogue"):
+        with profile.timed("catalogue"):
             build_once()
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(plan.tasks))) if plan.tasks else 0
     session = sandbox.open_session()
     try:
         if plan.tasks:
             share_visible(session)
-        described = limits_text(session, plan.limits)
-        if plan.tasks:
-            out(f"grading {sum(len(t.lessons) for t in plan.tasks)} submissions of {len(plan.tasks)} learners "
-                f"with {jobs} worker{'s' * (jobs > 1)}" + (" WITHOUT a sandbox (--unsafe)" if plan.unsafe else ""))
-        _grade_tasks(plan, recorder, jobs, out)
+        yield limits_text(session, plan.limits)
     finally:
         sandbox.close_session()
+
+
+def grade_class(plan, *, jobs=None, out=print, scheduler=None):
+    """Grade ``plan`` (a ``plan.Plan``) in ``jobs`` worker processes here, or on the Dask cluster whose scheduler
+    is at ``scheduler`` (``cluster``); returns ``(results, summary dict)``."""
+    started = time.perf_counter()
+    recorder = Recorder(plan)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(plan.tasks))) if plan.tasks else 0
+    with _machinery(plan, recorder.profile, scheduler) as described, _pool(plan, jobs, scheduler, out) as pool:
+        kept = sum(bool(keep_history(plan.root / "autograded" / ids.folder(student) / lesson, digest, lesson))
+                   for student, lesson, digest in plan.changed)  # once the workers are there: nothing is lost
+        if plan.tasks:
+            where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {jobs} worker{'s' * (jobs > 1)}"
+            out(f"grading {sum(len(t.lessons) for t in plan.tasks)} submissions of {len(plan.tasks)} learners "
+                f"{where}" + (" WITHOUT a sandbox (--unsafe)" if plan.unsafe else ""))
+        _grade_tasks(plan, recorder, pool, out)
     with recorder.profile.timed("files"):
         ordered, late = _write(plan, recorder)
     return ordered, _summary(plan, recorder, late, history=kept, jobs=jobs, limits=described,

@@ -51,10 +51,13 @@ def _serve(connection, function):
         connection.send(result)
 
 
-class _Worker:
-    def __init__(self, function):
+class Worker:
+    """One worker process with a pipe of its own, forked (or started from a forkserver: ``context``), that runs
+    ``function`` on each task it is sent (``_serve``); ``tasks``: those sent and not yet answered."""
+
+    def __init__(self, function, context="fork"):
         self.connection, theirs = multiprocessing.Pipe()
-        self.process = multiprocessing.get_context("fork").Process(target=_serve, args=(theirs, function), daemon=True)
+        self.process = multiprocessing.get_context(context).Process(target=_serve, args=(theirs, function), daemon=True)
         self.process.start()
         theirs.close()
         self.tasks = deque()  # sent, not yet answered: the one it works on first
@@ -74,6 +77,14 @@ class _Worker:
         self.connection.close()
 
 
+def _more(source, pending):
+    """Move the next task of ``source`` to ``pending``; False when there is none."""
+    for task in source:
+        pending.append(task)
+        return True
+    return False
+
+
 class Workers:
     """``jobs`` forked workers that run ``function``; ``results(tasks)`` yields ``(task, result)`` as they finish.
 
@@ -85,16 +96,23 @@ class Workers:
 
     def __init__(self, function, jobs, retries=1):
         self.function, self.retries = function, retries
-        self.workers = [_Worker(function) for _ in range(max(1, jobs))]
+        self.workers = [Worker(function) for _ in range(max(1, jobs))]
 
     def results(self, tasks):
-        pending, tries = deque(tasks), {}
-        while pending or any(w.tasks for w in self.workers):
+        """``(task, result)`` as the workers finish; ``tasks`` (an iterable) is read only as workers have room, so
+        that a task's inputs (a learner's notebooks) are in memory only while it is graded."""
+        pending, tries, source = deque(), {}, iter(tasks)
+        while True:
             for worker in self.workers:
-                while len(worker.tasks) < self.DEPTH and pending:
+                while len(worker.tasks) < self.DEPTH and (pending or _more(source, pending)):
                     worker.tasks.append(pending.popleft())
-                    worker.connection.send(worker.tasks[-1])
+                    try:
+                        worker.connection.send(worker.tasks[-1])
+                    except OSError:  # it died since its last result: seen below, and its tasks go back in line
+                        break
             busy = [w for w in self.workers if w.tasks]
+            if not busy:
+                return
             ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy])
             for worker in busy:
                 if worker.connection in ready or worker.process.sentinel in ready:
@@ -106,13 +124,15 @@ class Workers:
         except (EOFError, OSError):
             yield from self._died(worker, pending, tries)
             return
-        yield worker.tasks.popleft(), result
+        task = worker.tasks.popleft()
+        tries.pop(id(task), None)
+        yield task, result
 
     def _died(self, worker, pending, tries):
         """A worker died: the task it was on is tried again (once), those it had not started go back in line."""
         worker.process.join(5)
         code = worker.process.exitcode
-        self.workers[self.workers.index(worker)] = _Worker(self.function)
+        self.workers[self.workers.index(worker)] = Worker(self.function)
         worker.stop(1)
         task, *waiting = worker.tasks
         pending.extendleft(reversed(waiting))
@@ -120,6 +140,7 @@ class Workers:
         if tries[id(task)] <= self.retries:
             pending.append(task)
         else:
+            tries.pop(id(task))
             yield task, WorkerDied(f"the grader's worker process died while grading it (exit status {code})")
 
     def close(self, seconds=10):

@@ -1,0 +1,101 @@
+"""A Dask scheduler and its workers on 127.0.0.1, started as the README tells a teacher to start them by hand
+(``dask scheduler``, ``dask worker``), for tests/test_grading_cluster.py and ``bench_grading --scheduler``.
+
+    with LocalCluster(folder, workers=2) as cluster:
+        grade_class(plan, scheduler=cluster.address)
+        cluster.kill(0)   # a worker that dies, as its machine would
+
+Each process writes its log into ``folder``; every wait is sized for a loaded 2-core machine (a worker imports
+numpy, the course and Dask: seconds), and ``close`` ends every process it started, and theirs.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: How long the scheduler may take to write its address, and the workers to join it, on a loaded machine.
+START_SECONDS = 180.0
+DASK = str(Path(sys.executable).parent / "dask")
+
+
+def _started(command, log):
+    with open(log, "w") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+
+
+class LocalCluster:
+    """``workers`` Dask workers of ``threads`` threads each (without a nanny: one that is killed stays dead) and
+    their scheduler, on 127.0.0.1 with ports the system chooses; ``address`` is the scheduler's."""
+
+    def __init__(self, folder, workers=2, threads=1):
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.workers, self.scheduler = folder, [], None
+        file = folder / "scheduler.json"
+        try:
+            self.scheduler = _started([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                       "--scheduler-file", str(file)], folder / "scheduler.log")
+            self.address = self._address(file)
+            for i in range(workers):
+                self.workers.append(_started([DASK, "worker", self.address, "--name", f"worker-{i}", "--nthreads",
+                                              str(threads), "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
+                                             folder / f"worker-{i}.log"))
+            self.wait_for_workers(workers)
+        except BaseException:
+            self.close()
+            raise
+
+    def _address(self, file):
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            if self.scheduler.poll() is not None:
+                raise RuntimeError(f"the Dask scheduler ended: {self.log('scheduler')}")
+            try:
+                return json.loads(file.read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.2)
+        raise TimeoutError(f"the Dask scheduler wrote no address in {START_SECONDS:g} s: {self.log('scheduler')}")
+
+    def wait_for_workers(self, count):
+        from distributed import Client
+
+        with Client(self.address, timeout=START_SECONDS, set_as_default=False) as client:
+            client.wait_for_workers(count, timeout=START_SECONDS)
+
+    def log(self, name):
+        try:
+            return (self.folder / f"{name}.log").read_text()[-2000:]
+        except OSError:
+            return ""
+
+    def kill(self, index):
+        """Kill worker ``index`` at once (SIGKILL), as a machine that goes away would; returns its pid."""
+        self.workers[index].kill()
+        self.workers[index].wait()
+        return self.workers[index].pid
+
+    def close(self):
+        """SIGTERM to every process (a worker ends its grader processes, which remove their sandboxes' sessions),
+        then SIGKILL to the group of any still there after 30 s."""
+        started = [process for process in [*self.workers, self.scheduler] if process is not None]
+        for process in started:
+            if process.poll() is None:
+                process.terminate()
+        deadline = time.monotonic() + 30
+        while any(process.poll() is None for process in started) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for process in started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.close()
