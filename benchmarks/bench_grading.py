@@ -1,6 +1,6 @@
 """How fast a class is graded: `make grade` on 500 learners, where its time goes, beside `nbgrader autograde`.
 
-    .venv/bin/python -m benchmarks.bench_grading [--learners 500] [--sample 3] [--jobs N]
+    .venv/bin/python -m benchmarks.bench_grading [--learners 500] [--sample 3] [--jobs N] [--scheduler [ADDRESS]]
 
 Target: a class of 500 learners with every lesson handed in graded in at
 most 2 minutes on a quiet 2-core machine (at least 250 learners a minute),
@@ -21,7 +21,8 @@ grades the whole class, each exercise in a sandbox, and prints where its time
 went (``teacher.profile``): every stage summed over the workers, per learner
 and per exercise, with the diagnosis's variant search (``causes.find``) timed
 apart; then it runs again with nothing changed (every result reused), and
-again with FORCE=1. `nbgrader autograde` grades a sample of the same class
+again with FORCE=1, and with ``--scheduler`` FORCE=1 on a Dask cluster (by default a scheduler and two
+one-thread workers it starts on 127.0.0.1). `nbgrader autograde` grades a sample of the same class
 (``--sample`` learners: correct, with a mistake, partly done) in the same
 run, for the comparison of learners per minute.
 """
@@ -42,7 +43,7 @@ from pathlib import Path
 import nbformat
 
 from encoder_lib.grading import EXERCISES
-from encoder_lib.grading.teacher import profile, sandbox
+from encoder_lib.grading.teacher import cluster, profile, sandbox
 from encoder_lib.grading.teacher.class_report import build as build_report
 from encoder_lib.grading.teacher.plan import Choices, plan_run
 from encoder_lib.grading.teacher.run import grade_class
@@ -153,10 +154,15 @@ def _arguments():
     parser.add_argument("--learners", type=int, default=500)
     parser.add_argument("--sample", type=int, default=3, help="learners nbgrader autograde grades (0: none)")
     parser.add_argument("--jobs", type=int, default=None, help="the grader's workers (default: one per core)")
+    parser.add_argument("--scheduler", nargs="?", const="local", default=None,
+                        help="also grade the class on a Dask cluster: this scheduler's (tcp://host:8786), or without "
+                             "an address a scheduler and two one-thread workers started here on 127.0.0.1")
     args = parser.parse_args()
     if args.learners < 1 or args.sample < 0 or (args.jobs is not None and args.jobs < 1):
         parser.error(f"--learners and --jobs must be at least 1 and --sample at least 0, got {args.learners}, "
                      f"{args.jobs} and {args.sample}")
+    if args.scheduler not in (None, "local"):
+        args.scheduler = cluster.address(given=args.scheduler)
     return args
 
 
@@ -169,29 +175,49 @@ def main():
         root = Path(tmp) / "course"
         generate = make_course(root)
         kinds = build_class(root, args.learners)
-        jobs = args.jobs or os.cpu_count()
-        sampler = TreeSampler(os.getpid(), every=0.5)
-        with diagnosis_timed():
-            first, results, summary = graded(root, jobs)
-        sampler.stop()
-        check_scores(root, kinds)
-        again = graded(root, jobs)[0]
-        report_time = time.perf_counter()
-        build_report(root)
-        summary["profile"].add("report", time.perf_counter() - report_time)
-        forced = graded(root, jobs, Choices(force=True))[0]
-        sample = sample_of(kinds, args.sample)
-        nbgrader_time = autograde_sample(root, sample) if sample else float("nan")
+        measured = measure(root, kinds, args)
     print(f"grading a class (python {sys.version.split()[0]}, {os.cpu_count()} cores); "
           f"student versions generated in {generate:.1f} s")
-    print_class(kinds, results)
-    timings = {"first": first, "again": again, "forced": forced, "nbgrader": nbgrader_time}
-    print_times(args.learners, jobs, timings, len(sample))
-    print_profile(summary["profile"], args.learners, jobs)
+    print_class(kinds, measured["results"])
+    print_times(args, measured)
+    found, sampler = measured["summary"]["profile"], measured["sampler"]
+    print_profile(found, args.learners, args.jobs or os.cpu_count())
     print(f"the grader's peak memory (its own processes, outside the sandboxes): {sampler.grader_peak / 2**20:.0f} MiB"
           f" (target: under 1536 MiB); with the sandboxes: {sampler.peak / 2**20:.0f} MiB")
-    print(f"the class report (make report) of {args.learners} learners: "
-          f"{summary['profile'].seconds('report'):.1f} s (target: at most 10 s)")
+    print(f"the class report (make report) of {args.learners} learners: {found.seconds('report'):.1f} s "
+          f"(target: at most 10 s)")
+
+
+def measure(root, kinds, args):
+    """Grade the class: first (its profile, the diagnosis timed, the grader's memory sampled), again with nothing
+    changed, the class report, FORCE=1 here and on a Dask cluster (``--scheduler``), nbgrader on a sample."""
+    jobs, measured = args.jobs or os.cpu_count(), {"sampler": TreeSampler(os.getpid(), every=0.5)}
+    with diagnosis_timed():
+        measured["first"], measured["results"], measured["summary"] = graded(root, jobs)
+    measured["sampler"].stop()
+    check_scores(root, kinds)
+    measured["again"] = graded(root, jobs)[0]
+    started = time.perf_counter()
+    build_report(root)
+    measured["summary"]["profile"].add("report", time.perf_counter() - started)
+    measured["forced"] = graded(root, jobs, Choices(force=True))[0]
+    if args.scheduler:
+        measured["cluster"] = on_cluster(root, args.scheduler)
+        check_scores(root, kinds)
+    measured["sample"] = sample_of(kinds, args.sample)
+    measured["nbgrader"] = autograde_sample(root, measured["sample"]) if measured["sample"] else float("nan")
+    return measured
+
+
+def on_cluster(root, where):
+    """Seconds to grade the class again from scratch (FORCE=1) on the Dask cluster at ``where``; "local": on a
+    scheduler and two one-thread workers started here on 127.0.0.1 (``tests/dask_cluster.py``), once they are up."""
+    if where != "local":
+        return graded(root, None, Choices(force=True), scheduler=where)[0]
+    from tests.dask_cluster import LocalCluster
+
+    with LocalCluster(root.parent / "dask", workers=2) as local:
+        return graded(root, None, Choices(force=True), scheduler=local.address)[0]
 
 
 def make_course(root):
@@ -223,24 +249,30 @@ def print_class(kinds, results):
           + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))
 
 
-def print_times(learners, jobs, timings, sampled):
-    """The table of learners a minute: the first grading, again with nothing changed, FORCE=1, nbgrader."""
-    lessons = len(lessons_with_exercises())
-    first = timings["first"]
-    table([
-        (f"make grade, sandboxed, {jobs} workers", learners, learners * lessons, f"{first:.1f}",
-         f"{learners / (first / 60):.0f}", "ok" if learners / (first / 60) >= TARGET_PER_MINUTE else "UNDER"),
-        ("make grade again, nothing changed", learners, 0, f"{timings['again']:.1f}",
-         f"{learners / (timings['again'] / 60):.0f}", ""),
-        ("make grade FORCE=1", learners, learners * lessons, f"{timings['forced']:.1f}",
-         f"{learners / (timings['forced'] / 60):.0f}", ""),
-        ("nbgrader autograde, one kernel per notebook", sampled, sampled * lessons, f"{timings['nbgrader']:.1f}",
-         f"{sampled / (timings['nbgrader'] / 60):.1f}" if sampled else "not run", ""),
-    ], ("grader", "learners", "lessons graded", "seconds", "learners per minute",
-        f"target: at least {TARGET_PER_MINUTE} a minute"))
+def print_times(args, measured):
+    """The table of learners a minute: the first grading, again with nothing changed, FORCE=1 here and on a Dask
+    cluster, nbgrader autograde."""
+    learners, lessons, sampled = args.learners, len(lessons_with_exercises()), len(measured["sample"])
+    first = measured["first"]
+    rows = [(f"make grade, sandboxed, {args.jobs or os.cpu_count()} workers", learners, learners * lessons,
+             f"{first:.1f}", f"{learners / (first / 60):.0f}",
+             "ok" if learners / (first / 60) >= TARGET_PER_MINUTE else "UNDER"),
+            ("make grade again, nothing changed", learners, 0, f"{measured['again']:.1f}",
+             f"{learners / (measured['again'] / 60):.0f}", ""),
+            ("make grade FORCE=1", learners, learners * lessons, f"{measured['forced']:.1f}",
+             f"{learners / (measured['forced'] / 60):.0f}", "")]
+    if "cluster" in measured:
+        where = "2 workers of 1 thread on 127.0.0.1" if args.scheduler == "local" else args.scheduler
+        rows.append((f"make grade FORCE=1 on a Dask cluster ({where})", learners, learners * lessons,
+                     f"{measured['cluster']:.1f}", f"{learners / (measured['cluster'] / 60):.0f}", ""))
+    rows.append(("nbgrader autograde, one kernel per notebook", sampled, sampled * lessons,
+                 f"{measured['nbgrader']:.1f}", f"{sampled / (measured['nbgrader'] / 60):.1f}" if sampled else
+                 "not run", ""))
+    table(rows, ("grader", "learners", "lessons graded", "seconds", "learners per minute",
+                 f"target: at least {TARGET_PER_MINUTE} a minute"))
     if sampled:
-        print(f"make grade grades {(learners / first) / (sampled / timings['nbgrader']):.0f} times as many learners "
-              f"per minute as nbgrader autograde")
+        print(f"make grade grades {(learners / first) / (sampled / measured['nbgrader']):.0f} times as many "
+              f"learners per minute as nbgrader autograde")
 
 
 def print_profile(found, learners, jobs):
