@@ -18,7 +18,7 @@ from bs4 import BeautifulSoup
 
 from encoder_lib.grading.teacher.class_report import build as build_report
 from encoder_lib.grading.teacher.class_report.answers import OVER_BOUND, TooLarge
-from encoder_lib.grading.teacher.class_report.copying_page import marked
+from encoder_lib.grading.teacher.class_report.copying_page import with_differences_marked
 from encoder_lib.grading.teacher.class_report.similarity import NEAR, canonical, fingerprints, similarity
 from copying_class import COPIED, copying_class
 from report_class import copy_notebooks, write_graded, write_rows
@@ -80,7 +80,7 @@ def test_each_entry_shows_the_answers_side_by_side_the_verdict_and_the_score(see
     assert len(columns) == 3, "the three learners' answers side by side"
     assert all("failed" in column.figcaption.get_text() for column in columns), "the grader's verdict on each"
     assert all(column.select("pre code") for column in columns)
-    assert any(column.select("mark") for column in columns), "what differs is marked"
+    assert any(column.select("mark") for column in columns), "what differs is with_differences_marked"
     assert "score" in triple.h3.get_text() and "alike" in triple.get_text()
     assert "\n" in columns[0].select_one("pre").get_text(), "the answer's lines are kept"
 
@@ -106,7 +106,7 @@ def test_an_answer_over_the_bounds_is_compared_with_nothing():
 
 
 def test_what_a_learner_wrote_is_shown_as_text_its_lines_kept():
-    shown = marked("x = 1  # <script>alert(1)</script>\ny = '\x1b[2J'\n", [(0, 5)])
+    shown = with_differences_marked("x = 1  # <script>alert(1)</script>\ny = '\x1b[2J'\n", [(0, 5)])
     assert "<script>" not in shown and "&lt;script&gt;" in shown and "\x1b" not in shown
     assert shown.count("\n") == 2 and "<mark>" in shown
 

@@ -23,7 +23,7 @@ import encoder_lib as el
 
 #: The library's intermediates, in the order a post-norm block computes them, and the sub-layer each belongs to:
 #: x is the block's input, h = LN(x + attention(x)) Add & Norm 1's output, which the FFN and the second sum read.
-STEPS = (("attn_out", "attention", "its output"),
+LOCATED_STEPS = (("attn_out", "attention", "its output"),
          ("sum1", "Add & Norm 1", "the residual sum x + attention(x)"),
          ("norm1", "Add & Norm 1", "the layer norm of that sum, h"),
          ("ffn_hidden", "the FFN", "its hidden layer, GELU(h W1 + b1)"),
@@ -168,7 +168,7 @@ def _locate(block, x, params, padding_mask, config):
     recorder = _Recorder()
     recorder.run(block, x.copy(), params, config.n_heads, padding_mask=padding_mask)
     matched = []
-    for key, sub_layer, step in STEPS:
+    for key, sub_layer, step in LOCATED_STEPS:
         target = trace[key]
         difference, close = _closest(recorder.arrays, target)
         if difference > LOCATE * max(1.0, float(np.abs(target).max())):

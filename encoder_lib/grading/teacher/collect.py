@@ -238,7 +238,7 @@ def _entry(hand_in, digests, earlier):
     """The record of one learner's collected hand-in: the exchange time (the earliest seen for the same files:
     a later change of the exchange's modes by an administrator moves no one's time), the stamp as it was."""
     when = hand_in.walk.changed
-    seen = exchange.parse_time(str(earlier.get("exchange_time")))
+    seen = exchange.read_time(str(earlier.get("exchange_time")))
     if earlier.get("files") == digests and seen is not None:
         when = min(when, seen)
     return {"folder": hand_in.name.folder, "exchange_time": exchange.utc_text(when), "stamp": hand_in.stamp,

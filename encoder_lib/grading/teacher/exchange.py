@@ -58,7 +58,7 @@ def utc_text(when):
     return f"{when:%Y-%m-%d %H:%M:%S.%f} UTC"
 
 
-def parse_time(text):
+def read_time(text):
     """nbgrader's reading of a time (naive UTC), or None for anything that is not one."""
     from nbgrader import utils
 
@@ -99,7 +99,7 @@ def parse_name(folder, lesson):
     (None, 'its name is not <student_id>+<lesson>+<time>+<random>, as nbgrader submit names a hand-in')
     """
     for student, named, when in _readings(folder):
-        if named == lesson and parse_time(when) is not None:
+        if named == lesson and read_time(when) is not None:
             problem = id_problem(student)
             if problem:
                 return None, f"its learner's id cannot be one ({problem})"
@@ -233,7 +233,7 @@ class HandInTime:
 def _collected_time(stamp_text, exchange):
     """The ``HandInTime`` of a collected hand-in: its stamp where it agrees with the exchange time, else the
     later of the two; a missing or unreadable stamp takes the exchange time, flagged."""
-    stamp = parse_time(stamp_text) if stamp_text is not None else None
+    stamp = read_time(stamp_text) if stamp_text is not None else None
     kernel = f"the exchange's change time, {exchange:%Y-%m-%d %H:%M:%S} UTC"
     if stamp is None:
         said = "has no timestamp.txt" if stamp_text is None else \
@@ -253,13 +253,13 @@ def hand_in_time(notebook, record, digest=None):
     ``timestamp.txt`` the teacher put beside it, else never late (the time it was copied or graded is never
     taken)."""
     notebook = Path(notebook)
-    exchange = parse_time(str((record or {}).get("exchange_time")))
+    exchange = read_time(str((record or {}).get("exchange_time")))
     if exchange is not None and (record.get("files") or {}).get(notebook.name) == (digest or file_digest(notebook)):
         return _collected_time(record.get("stamp"), exchange)
     text = read_stamp(notebook.parent)
     if text is None:
         return HandInTime(None, "no time: copied in by hand")
-    when = parse_time(text)
+    when = read_time(text)
     if when is None:
         return HandInTime(None, "no time: copied in by hand", f"has a timestamp.txt that is not a time "
                                                               f"({plain_text(text)[:40]!r}): ignored, never late")

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from ..exercises import EXERCISES
 from . import ids
-from .files import POLICY, make_folder, plain_text, write_file
+from .files import make_folder, page_head, plain_text, write_file
 from .lesson_links import exercise_section, lesson_links
 from .submissions import NOTEBOOK
 
-STYLE = """
+FEEDBACK_STYLE = """
 body { font: 17px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #1a1a1a;
        overflow-wrap: anywhere; }
 h1 { font-size: 1.6rem; } h2 { font-size: 1.25rem; margin-top: 2rem; }
@@ -90,15 +90,6 @@ def _formula(latex):
         return f"<code>{html.escape(latex)}</code>"
 
 
-def _head(student):
-    """The page's head: the same Content-Security-Policy as the class report's (nothing fetched, no script run,
-    whatever a learner's text holds), then the title."""
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>Feedback for {html.escape(student)}</title><style>{STYLE}</style></head><body>")
-
-
 def _next_step(r, links):
     """Where a learner who lost an exercise's points goes next: its lesson's section, then its hint ladder."""
     if r.status in ("passed", "missing") or r.points >= r.max_points:
@@ -157,7 +148,8 @@ def feedback_page(student, rows, late=None, links=None):
     total = sum(max(0.0, sum(r.points for r in lesson_rows if r.exercise != NOTEBOOK)
                     - (late[lesson].penalty if late.get(lesson) else 0.0)) for lesson, lesson_rows in lessons.items())
     maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
-    parts = [_head(student), f"<h1>Your exercises, {html.escape(student)}: {total:g} of {maximum:g} points</h1>",
+    parts = [page_head(f"Feedback for {html.escape(student)}", FEEDBACK_STYLE),
+             f"<h1>Your exercises, {html.escape(student)}: {total:g} of {maximum:g} points</h1>",
              "<p>Each exercise was graded on its own: its answer cell ran alone, on the checks its self-check shows "
              "and on hidden ones with other shapes and values. Where you lost points, the row links to the lesson's "
              "section that shows the idea, and says how to open the exercise's hint ladder in your notebook.</p>"]

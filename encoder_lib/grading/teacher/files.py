@@ -12,6 +12,7 @@ GROUP_READABLE=1``.
 """
 
 import csv
+import html
 import os
 import stat
 import tempfile
@@ -23,6 +24,16 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: The Content-Security-Policy of every page the grader writes (the feedback pages, the class report): nothing
 #: fetched, no script run, no form sent, whatever a learner's text in it holds; pictures only from inside the page.
 POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def page_head(title, style):
+    """A page's head, up to ``<body>``: ``title`` (already escaped) and ``style``, under ``POLICY``, the one
+    Content-Security-Policy of every page the grader writes (nothing fetched, no script run, whatever a learner's
+    text holds)."""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{title}</title><style>{style}</style></head><body>")
 
 
 
@@ -39,6 +50,11 @@ def plain_text(text):
         return text
     return "".join(c if c.isprintable() else " " if unicodedata.category(c) in ("Cc", "Zs", "Zl", "Zp") else ""
                    for c in text)
+
+
+def html_text(text):
+    """Learner-derived text as a page shows it: plain text (``plain_text``), escaped for HTML."""
+    return html.escape(plain_text(text), quote=True)
 
 
 def csv_field(value):

@@ -157,11 +157,11 @@ def _release(root, command):
     if made.returncode != 0:
         print(f"{command} failed (exit status {made.returncode}): nothing graded", file=sys.stderr)
         return 2
-    student_versions.record(root, command)
+    student_versions.record_inputs(root, command)
     return None
 
 
-def _lessons(root, given):
+def _counted_lessons(root, given):
     """The lessons counted (None: all), said with why and how to change it."""
     lessons, why = counted_lessons(root, given)
     print(f"lessons counted: {', '.join(lessons) if lessons else 'all'}: {why}. To count others: make grade "
@@ -184,7 +184,7 @@ def _grade_locked(root, args):
         return 2
     limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
     try:
-        choices = Choices(_lessons(root, args.lessons), args.student, args.lesson, args.force,
+        choices = Choices(_counted_lessons(root, args.lessons), args.student, args.lesson, args.force,
                           points_possible=args.points_possible)
         results, summary = grade_class(plan_run(root, limits=limits, unsafe=args.unsafe, choices=choices),
                                        jobs=args.jobs, scheduler=args.scheduler)

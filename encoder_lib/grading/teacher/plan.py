@@ -85,7 +85,7 @@ class Plan:
     counts: dict  # {"reused", "kept", "not_graded"}: lessons not graded now, by why
 
 
-def counted_lessons(root, choices):
+def lessons_to_grade(root, choices):
     """``{lesson: exercise names}`` of the lessons counted, after checking the teacher's choices (SystemExit with a
     sentence naming the setting otherwise)."""
     for what, names in (("LESSONS", choices.set_lessons), ("LESSON", choices.only_lessons)):
@@ -165,7 +165,7 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     """The ``Plan`` of grading the course at ``root`` as ``choices`` ask; SystemExit with a sentence when a choice
     names no lesson or learner of the course."""
     root = Path(root).resolve()
-    lessons = counted_lessons(root, choices)
+    lessons = lessons_to_grade(root, choices)
     secret = course_secret(root)
     version = grader_version(secret, limits)
     found = submissions.scan(root / "submitted", lessons)

@@ -8,7 +8,7 @@ now run only when its inputs changed since it last ran: the lessons' folders
 in ``notebooks/``, ``nbgrader_config.py``, the tools that write the student
 versions, and the command itself (their digest is kept in
 ``release/.made-from.json``), or when what it made is not all there
-(``release/<lesson>/<lesson>.ipynb``, ``student/``'s record, the lessons in
+(``release/<lesson>/<lesson>.ipynb``, ``student/``'s record_inputs, the lessons in
 ``gradebook.db``).
 """
 
@@ -21,7 +21,7 @@ from ..exercises import BY_LESSON
 from . import gradebook
 from .files import write_file
 
-STAMP = ".made-from.json"
+MADE_FROM_FILE = ".made-from.json"
 #: Besides notebooks/: what `make student`'s student versions are made of, where the course folder has them.
 MADE_OF = ("nbgrader_config.py", "tools/student.py", "tools/course.py")
 SKIPPED = (".ipynb_checkpoints", "__pycache__")
@@ -36,7 +36,7 @@ def _files(root):
     return found
 
 
-def inputs_digest(root, command):
+def digest_of_inputs(root, command):
     """A digest of the command and of every file the student versions are made of (names and bytes)."""
     root = Path(root)
     digest = hashlib.sha256(command.encode())
@@ -48,7 +48,7 @@ def inputs_digest(root, command):
 
 def _all_there(root):
     """Whether what the command made last time is all there: each graded lesson's student version, student/'s
-    record, and the lessons in the gradebook."""
+    record_inputs, and the lessons in the gradebook."""
     if not (root / "student" / ".generated.json").is_file():
         return False
     if not all((root / "release" / lesson / f"{lesson}.ipynb").is_file() for lesson in BY_LESSON):
@@ -65,14 +65,14 @@ def up_to_date(root, command):
     it made is there."""
     root = Path(root)
     try:
-        made_from = json.loads((root / "release" / STAMP).read_text()).get("inputs")
+        made_from = json.loads((root / "release" / MADE_FROM_FILE).read_text()).get("inputs")
     except (OSError, ValueError, AttributeError):
         return False
-    return made_from == inputs_digest(root, command) and _all_there(root)
+    return made_from == digest_of_inputs(root, command) and _all_there(root)
 
 
-def record(root, command):
+def record_inputs(root, command):
     """After ``command`` ran: what it was made from, in ``release/.made-from.json``."""
     root = Path(root)
     if (root / "release").is_dir():
-        write_file(root / "release" / STAMP, json.dumps({"inputs": inputs_digest(root, command)}) + "\n")
+        write_file(root / "release" / MADE_FROM_FILE, json.dumps({"inputs": digest_of_inputs(root, command)}) + "\n")

@@ -51,7 +51,7 @@ MAX_NOTEBOOK_ITEMS = 500_000
 # ---------------------------------------------------------------- submitted/ on disk
 
 
-def shown(raw):
+def quoted_name(raw):
     """A name as the teacher may read it in a note: quoted, every control or non-ASCII character escaped."""
     return ascii(raw)
 
@@ -99,7 +99,7 @@ def _handed(student, lesson, folder, where):
     notebook = _notebook_in(folder, lesson)
     if notebook is None:
         return None
-    kind, name = _kind(notebook), f"{where}/{shown(notebook.name)}"
+    kind, name = _kind(notebook), f"{where}/{quoted_name(notebook.name)}"
     if kind != "file":
         return Handed(student, lesson, status="tampered", problem=f"{name} is a {_WHAT.get(kind, 'thing')}, not a "
                                                                   f"regular file: not read")
@@ -127,9 +127,9 @@ def _learner_name(raw, taken, notices):
     student = of_folder(raw, taken)
     taken.add(student)
     if student != raw:
-        notices.append(f"submitted/{shown(raw)} is not a name an id can keep: the learner's id is {shown(student)}")
+        notices.append(f"submitted/{quoted_name(raw)} is not a name an id can keep: the learner's id is {quoted_name(student)}")
     if folder(student) != student:
-        notices.append(f"submitted/{shown(raw)} is not a safe folder name: the learner's id is kept as it is, and "
+        notices.append(f"submitted/{quoted_name(raw)} is not a safe folder name: the learner's id is kept as it is, and "
                        f"their folders in autograded/ and feedback/ are named {folder(student)}")
     return student
 
@@ -141,8 +141,8 @@ def _note_strangers(place, lessons, notices):
     except OSError:
         return
     if strangers:
-        notices.append(f"submitted/{shown(place.name)} holds what is no lesson of this course, ignored: "
-                       + ", ".join(shown(name) for name in strangers[:5]) + (" ..." if len(strangers) > 5 else ""))
+        notices.append(f"submitted/{quoted_name(place.name)} holds what is no lesson of this course, ignored: "
+                       + ", ".join(quoted_name(name) for name in strangers[:5]) + (" ..." if len(strangers) > 5 else ""))
 
 
 def scan(submitted, lessons):
@@ -158,16 +158,16 @@ def scan(submitted, lessons):
             continue
         kind = _kind(entry.path)
         if kind not in ("folder", "link"):
-            found.notices.append(f"submitted/{shown(entry.name)} is not a folder: ignored")
+            found.notices.append(f"submitted/{quoted_name(entry.name)} is not a folder: ignored")
             continue
         student = _learner_name(entry.name, taken, found.notices)
         found.students.append(student)
         if kind == "folder":
             _note_strangers(Path(entry.path), lessons, found.notices)
         for lesson in lessons:
-            where = f"submitted/{shown(entry.name)}/{lesson}"
+            where = f"submitted/{quoted_name(entry.name)}/{lesson}"
             handed = Handed(student, lesson, status="tampered",
-                            problem=f"submitted/{shown(entry.name)} is a symbolic link: not followed") \
+                            problem=f"submitted/{quoted_name(entry.name)} is a symbolic link: not followed") \
                 if kind == "link" else _handed(student, lesson, Path(entry.path) / lesson, where)
             if handed is not None:
                 found.handed[student, lesson] = handed

@@ -8,7 +8,7 @@ again from what grading left, without grading: ``grades_by_exercise.csv``
 the gradebook (the roster's names, read with sqlite3) and ``autograded/``
 (the answers as graded, read in two processes and kept in
 ``report/.answers.json`` by each notebook's size, time and inode). Where
-nothing it is made from changed (``inputs_digest``, kept in
+nothing it is made from changed (``report_inputs``, kept in
 ``report/.made-from``), nothing is written.
 
 The page (one file, readable offline, on a projector and on a phone; no
@@ -65,12 +65,12 @@ from ..files import make_folder, write_csv, write_file
 from ..course_config import counted_lessons
 
 FOLDER = "report"
-#: What the page was last made from (``inputs_digest``), beside it.
+#: What the page was last made from (``report_inputs``), beside it.
 INPUTS = ".made-from"
 MISTAKE_COLUMNS = ("lesson", "exercise", "mistake", "learners", "share", "example_student_id")
 
 
-def inputs_digest(root, csv_bytes, counted, links):
+def report_inputs(root, csv_bytes, counted, links):
     """A digest of everything the report is made from: the CSV, the gradebook, the answers as graded (each
     notebook's size, time and inode), the lessons counted, the links, the course's secret and the code."""
     root = Path(root)
@@ -98,7 +98,7 @@ def _unchanged(folder, digest):
 
 def build(root, lessons=None, lab_url=None, rows=None):
     """Write ``report/index.html`` and ``report/mistakes.csv`` for the course at ``root``; returns the page's path.
-    Nothing is written where nothing it is made from changed since it was (``inputs_digest``).
+    Nothing is written where nothing it is made from changed since it was (``report_inputs``).
 
     ``lessons``: the lessons counted (default: all the CSV holds); ``lab_url``: the teacher's JupyterLab
     (``lab_links``); ``rows``: ``(rows, has_mistakes)`` when the caller has them, else read from
@@ -115,7 +115,7 @@ def build(root, lessons=None, lab_url=None, rows=None):
     counted = lesson_order(all_rows, lessons)
     links = lab_links(root, lab_url)
     folder = make_folder(root / FOLDER)
-    digest = inputs_digest(root, csv_bytes, counted, links)
+    digest = report_inputs(root, csv_bytes, counted, links)
     if _unchanged(folder, digest):
         return folder / "index.html"
     rows = [row for row in all_rows if row.lesson in counted]

@@ -2,9 +2,7 @@
 side by side with what differs marked, the grader's verdict on each, and the score; the shared answers that are
 common in this class folded below."""
 
-import html
-
-from ..files import plain_text
+from ..files import html_text as esc
 from .similarity import NEAR, SHOWN_NOISE, SHOWN_WINDOW, fingerprints
 
 #: The flags shown in full (the others are listed below them, folded).
@@ -13,10 +11,6 @@ FLAGS_SHOWN = 12
 SIDE_BY_SIDE = 3
 #: The longest answer shown (the whole one is in autograded/).
 MAX_SHOWN_CHARS = 3000
-
-
-def esc(text):
-    return html.escape(plain_text(text), quote=True)
 
 
 def code(text):
@@ -40,7 +34,7 @@ def _slices(source, other):
     return sorted(zip(map(int, found[0]), map(int, found[1]))) if len(found) else []
 
 
-def marked(source, shared):
+def with_differences_marked(source, shared):
     """``source`` as HTML, escaped, with what it does not share (outside ``shared``'s slices) marked."""
     parts, at = [], 0
     for start, end in shared + [(len(source), len(source))]:
@@ -73,7 +67,7 @@ def _side_by_side(made, item):
         row = made.by_key.get((student, item.lesson, item.exercise))
         name = f" ({esc(made.names[student])})" if made.names.get(student) else ""
         columns.append(f"<figure><figcaption><span class=\"ids\">{esc(student)}</span>{name}: "
-                       f"{esc(_verdict(row))}</figcaption><pre><code>{marked(source, _slices(source, other))}"
+                       f"{esc(_verdict(row))}</figcaption><pre><code>{with_differences_marked(source, _slices(source, other))}"
                        f"</code></pre></figure>")
     more = len(item.students) - len(students)
     rest = f"<p>And {more} more: {', '.join(esc(s) for s in item.students[SIDE_BY_SIDE:])}.</p>" if more else ""
@@ -112,7 +106,7 @@ def _common(made):
             f"<th scope=\"col\">why it is common</th></tr></thead><tbody>{body}</tbody></table></details>")
 
 
-def _more(made, flags):
+def _more_flags(made, flags):
     rows = "".join(f"<li><span class=\"ids\">{', '.join(esc(s) for s in flag.students)}</span>: score "
                    f"{flag.score:.2f} ({', '.join(esc(i.exercise) for i in flag.shared)})</li>" for flag in flags)
     return f"<details><summary>{len(flags)} more flags, lower scores</summary><ol>{rows}</ol></details>"
@@ -130,6 +124,6 @@ def copying(made, over_bound_html=""):
         parts.append("<p>No two learners share an unusual answer.</p>")
     parts += [_flag(made, n, flag) for n, flag in enumerate(flags[:FLAGS_SHOWN], 1)]
     if len(flags) > FLAGS_SHOWN:
-        parts.append(_more(made, flags[FLAGS_SHOWN:]))
+        parts.append(_more_flags(made, flags[FLAGS_SHOWN:]))
     parts.append(_common(made))
     return "\n".join(parts)

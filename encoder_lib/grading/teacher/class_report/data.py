@@ -101,8 +101,8 @@ class ClassReport:
     by_key: dict  # (student, lesson, exercise) -> its row
     over_bound: list  # (student, lesson, exercise) of the answers over the report's bounds, compared with nothing
     cards: dict  # id(Group) -> cards.Card
-    pictures: dict  # lesson or (lesson, exercise) -> Picture
-    drawn: dict  # Picture -> data: address
+    pictures: dict  # lesson or (lesson, exercise) -> ReportPicture
+    drawn: dict  # ReportPicture -> data: address
 
     @property
     def names(self):

@@ -9,7 +9,8 @@ from ..deadlines import late_words
 from .answers import ANSWER_SECONDS, MAX_ANSWER_CHARS, MAX_ANSWER_NODES
 from .copying_page import copying as copying_section
 from .data import by_exercise
-from ..files import POLICY, plain_text
+from ..files import html_text as esc
+from ..files import page_head
 
 #: The re-teach cards shown in full at the top of the page.
 TOP_CARDS = 3
@@ -18,12 +19,7 @@ HELP_SHOWN = 10
 #: The longest example answer shown on the page (the whole one is in autograded/).
 MAX_EXAMPLE_CHARS = 4000
 #: The page's style sheet, put inside the page (it fetches nothing).
-STYLE = (Path(__file__).with_name("style.css")).read_text()
-
-
-def esc(text):
-    """Learner-derived text as the page shows it: plain text, escaped."""
-    return html.escape(plain_text(text), quote=True)
+REPORT_STYLE = (Path(__file__).with_name("style.css")).read_text()
 
 
 def percent(share):
@@ -103,13 +99,6 @@ def img(made, key):
 
 def card_html(made, group, level=3, prefix=""):
     return _card_html(group, made.cards[id(group)], made.links, made.names, level, prefix)
-
-
-def _head(title):
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{esc(title)}</title><style>{STYLE}</style></head><body><main>")
 
 
 #: The sections, as the contents list names them: (id, title).
@@ -363,7 +352,7 @@ def _by_hand(made):
 def page(made):
     """The report's HTML."""
     sections = [_glance, _reteach, _hardest, _help, _copying, _lessons, _mistakes, _unnamed, _late, _by_hand, _about]
-    parts = [_head("What the class got wrong"), _intro(made)]
+    parts = [page_head(esc("What the class got wrong"), REPORT_STYLE) + "<main>", _intro(made)]
     parts += [f"<section>\n{section(made)}\n</section>" for section in sections]
     parts.append("</main></body></html>\n")
     return "\n".join(parts)

@@ -1,4 +1,4 @@
-"""The report's pictures: a lesson's scores and an exercise's mistakes, as plain values (``Picture``) drawn with
+"""The report's pictures: a lesson's scores and an exercise's mistakes, as plain values (``ReportPicture``) drawn with
 matplotlib in forked processes, each with a text alternative that says every number it shows."""
 
 import base64
@@ -37,7 +37,7 @@ def _style(axes):
 
 
 @dataclass(frozen=True)
-class Picture:
+class ReportPicture:
     """What a picture shows, as plain values (drawn in another process): ``kind`` "scores" (``labels`` the
     scores, ``counts`` the learners at each) or "mistakes" (``labels`` the groups, ``counts`` their learners)."""
 
@@ -58,20 +58,20 @@ class Picture:
 
 
 def score_picture(lesson, most, scores):
-    """The ``Picture`` of a lesson's scores: learners at each whole score from 0 to ``most``."""
+    """The ``ReportPicture`` of a lesson's scores: learners at each whole score from 0 to ``most``."""
     counts = Counter(round(s) for s in scores)
     values = list(range(0, int(round(most)) + 1)) if most <= 30 else sorted(counts)
-    return Picture("scores", lesson, tuple(values), tuple(counts.get(v, 0) for v in values), most)
+    return ReportPicture("scores", lesson, tuple(values), tuple(counts.get(v, 0) for v in values), most)
 
 
 def mistakes_picture(exercise, found):
-    """The ``Picture`` of an exercise's groups, largest first."""
-    return Picture("mistakes", exercise, tuple(plain_text(g.label) for g in found),
+    """The ``ReportPicture`` of an exercise's groups, largest first."""
+    return ReportPicture("mistakes", exercise, tuple(plain_text(g.label) for g in found),
                    tuple(len(g.students) for g in found))
 
 
 def draw(picture):
-    """A ``Picture`` drawn with matplotlib: its ``data:`` address."""
+    """A ``ReportPicture`` drawn with matplotlib: its ``data:`` address."""
     import matplotlib
 
     with matplotlib.rc_context({"text.parse_math": False}):

@@ -19,7 +19,7 @@ OPTIONAL = ("mistake", "diagnosis")
 _unquoted = csv_value  # a field as ``csv_field`` wrote it, without the ``'`` it put before a formula
 
 
-def _number(text, path, line, column):
+def _csv_number(text, path, line, column):
     try:
         return float(text)
     except ValueError:
@@ -36,13 +36,13 @@ def _row(fields, path, line):
     mistakes = (m.strip() for m in (fields.get("mistake") or "").split(MISTAKE_JOIN.strip()))
     by_grader = (fields.get(GRADER_POINTS) or "").strip()
     late = fields.get(LATE)
-    late = None if late is None else _number(late.strip(), path, line, LATE) if late.strip() else 0.0
+    late = None if late is None else _csv_number(late.strip(), path, line, LATE) if late.strip() else 0.0
     return Result(fields["student_id"], fields["lesson"], fields["exercise"],
-                         _number(fields["points"], path, line, "points"),
-                         _number(fields["max_points"], path, line, "max_points"), status, note=fields["note"],
+                         _csv_number(fields["points"], path, line, "points"),
+                         _csv_number(fields["max_points"], path, line, "max_points"), status, note=fields["note"],
                          mistake=MISTAKE_JOIN.join(m for m in mistakes if m),
                          diagnosis=(fields.get("diagnosis") or "").strip(),
-                         grader_points=_number(by_grader, path, line, GRADER_POINTS) if by_grader else None,
+                         grader_points=_csv_number(by_grader, path, line, GRADER_POINTS) if by_grader else None,
                          late=late)
 
 

@@ -137,7 +137,7 @@ def _near(a, b):
 
 
 @dataclass(frozen=True)
-class Shared:
+class SharedAnswer:
     """One exercise's answer that ``students`` share and few others wrote: its score, and what makes it."""
 
     lesson: str
@@ -261,7 +261,7 @@ def _lowest_similarity(exercise, forms):
 
 
 def _shared_answers(exercise, named):
-    """``(flagged [Shared], common [Common])`` of one exercise."""
+    """``(flagged [SharedAnswer], common [Common])`` of one exercise."""
     flagged, common = [], []
     for forms in exercise.clusters():
         students = tuple(sorted(s for text in forms for s in exercise.forms[text]))
@@ -271,7 +271,7 @@ def _shared_answers(exercise, named):
         if why:
             common.append(Common(exercise.lesson, exercise.exercise, students, why))
             continue
-        flagged.append(Shared(exercise.lesson, exercise.exercise, students, _lowest_similarity(exercise, forms),
+        flagged.append(SharedAnswer(exercise.lesson, exercise.exercise, students, _lowest_similarity(exercise, forms),
                               exercise.answered, min(len(text) for text in forms)))
     short = [(text, students) for text, students in exercise.forms.items() if len(text) < MIN_CHARS and
              len(students) > 1]
