@@ -47,7 +47,7 @@ def figure_dpi(dpi):
     return dpi * PRESENT_SCALE if presenting() else dpi
 
 
-def plain_text(markup):
+def markup_words(markup):
     """The words of a bit of the widgets' HTML (tags dropped, entities decoded, spaces collapsed): for alt text."""
     return " ".join(html.unescape(re.sub(r"<[^>]*>", "", markup)).split())
 

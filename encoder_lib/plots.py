@@ -23,7 +23,7 @@ from matplotlib.colors import to_hex, to_rgb
 # presenting and the figures' text alternatives live below the library's layers, where `import encoder_lib`
 # registers them for notebooks; re-exported here, where the pictures are
 from ._display import (PRESENT_ENV, PRESENT_SCALE, figure_alt_text, figure_dpi, figure_html,  # noqa: F401
-                       plain_text, presenting)
+                       markup_words, presenting)
 
 CMAP = "cividis"
 # Okabe-Ito; orange, sky blue and yellow darkened (same hue) to 3:1 against white

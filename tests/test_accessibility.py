@@ -204,14 +204,14 @@ def _numbers(text):
 
 
 def test_the_picture_has_alt_text_with_the_readout_s_numbers(explorer):
-    alt, readout = explorer.image.alt, plots.plain_text(explorer.readout.value)
+    alt, readout = explorer.image.alt, plots.markup_words(explorer.readout.value)
     assert isinstance(explorer.image, Picture)
     assert alt.startswith("Plot: ") and len(alt) > len("Plot: ") + 10, alt
     assert readout, f"{explorer!r} has an empty readout"
     missing = [n for n in _numbers(readout) if n not in alt]
     assert not missing, f"the alt text lacks the readout's numbers {missing}: {alt!r}"
     assert 'alt="' in explorer.image.widget.value
-    assert plots.plain_text(explorer.readout.value) in alt
+    assert plots.markup_words(explorer.readout.value) in alt
 
 
 def test_alt_text_and_readout_change_whenever_a_control_does(explorer):

@@ -47,7 +47,7 @@ import numpy as np
 import pytest
 
 import site_pages
-from encoder_lib.plots import plain_text
+from encoder_lib.plots import markup_words
 from encoder_lib.widgets._states import StateSpace
 from tools.course import lesson_names
 
@@ -319,7 +319,7 @@ def assert_shows(site, src, alt, readout, frame, where):
     drawn = site_pages.pixels(frame.png)
     assert stored.shape == drawn.shape and np.array_equal(stored, drawn), f"{where}: the picture differs"
     assert alt == frame.alt, f"{where}: the alt text differs"
-    assert " ".join(readout.split()) == plain_text(frame.readout), f"{where}: the readout differs"
+    assert " ".join(readout.split()) == markup_words(frame.readout), f"{where}: the readout differs"
 
 
 def test_the_stored_pictures_are_what_a_fresh_widget_draws_for_a_sample_of_states(site):
@@ -345,7 +345,7 @@ def test_the_stored_pictures_are_what_a_fresh_widget_draws_for_a_sample_of_state
             if widget.grid.drawn:
                 assert src is None and alt == frame.alt, f"{widget.widget_id} at {values}: the alt text differs"
                 continue
-            assert_shows(site, src, alt, plain_text(readout), frame, f"{widget.widget_id} at {values}")
+            assert_shows(site, src, alt, markup_words(readout), frame, f"{widget.widget_id} at {values}")
         if widget.grid.drawn or widget.lesson == "07_gradients_and_training":  # 07's cells train models again
             continue
         # a widget of its own: once laid out for a phone, a widget draws its wide pictures a little differently
@@ -356,7 +356,7 @@ def test_the_stored_pictures_are_what_a_fresh_widget_draws_for_a_sample_of_state
             for i in picks[:3]:
                 values = state_values(widget, data["keys"][i], by_label)
                 phone_src, alt, readout = data["states"][i][1:4]
-                assert_shows(site, phone_src, alt, plain_text(readout), explorer.frame(values),
+                assert_shows(site, phone_src, alt, markup_words(readout), explorer.frame(values),
                              f"{widget.widget_id} at {values}, for a phone")
 
 
@@ -657,7 +657,7 @@ def test_every_control_moved_with_the_mouse_and_the_keyboard_shows_the_widget_s_
                     frame = explorer.frame(after)
                     if widget.grid.drawn:  # its SVG is compared with the widget's PNG in test_site_reading.py
                         assert shown["alt"] == frame.alt and " ".join(shown["readout"].split()) == \
-                            plain_text(frame.readout), where
+                            markup_words(frame.readout), where
                     else:
                         src = on_page.box.locator("img.explorer-picture").evaluate("img => img.currentSrc")
                         assert_shows(site, src, shown["alt"], shown["readout"], frame, where)

@@ -34,7 +34,7 @@ import PIL.Image
 import pytest
 
 import site_pages
-from encoder_lib.plots import plain_text
+from encoder_lib.plots import markup_words
 from encoder_lib.widgets._states import StateSpace
 from tools.course import lesson_names
 
@@ -236,7 +236,7 @@ def test_a_drawn_widget_draws_what_its_figure_draws_for_a_sample_of_states(site,
                 where = f"{widget.widget_id} at {values}"
                 svg = box.locator("svg.explorer-drawing")
                 assert svg.get_attribute("aria-label") == frame.alt, where
-                assert " ".join(box.locator(".explorer-readout").text_content().split()) == plain_text(frame.readout)
+                assert " ".join(box.locator(".explorer-readout").text_content().split()) == markup_words(frame.readout)
                 shown = svg.evaluate("(svg) => [...svg.querySelectorAll('text')].map((t) => t.textContent)")
                 assert sorted(shown) == _figure_texts(explorer.figure), f"{where}: the words differ"
                 width, height = layout["size"]

@@ -203,7 +203,7 @@ class Explorer:
         suptitle = self.figure.get_suptitle()
         shown = [" ".join(t.split()) for t in (suptitle, *titles) if t.strip()]
         what = "; ".join(shown) if shown else self.title
-        return sentences(f"Plot: {what}", plots.plain_text(self.describe(state)))
+        return sentences(f"Plot: {what}", plots.markup_words(self.describe(state)))
 
     def dynamic_artists(self):
         """The artists that controls change, for blitting; empty means: redraw everything."""
