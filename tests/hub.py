@@ -16,7 +16,7 @@ free of pytest.
   learners' nbgitpuller link pulls from.
 - ``click_link`` / ``answer_exercise``: what a learner does in the browser
   (Playwright's async API, so that many learners can click at once).
-- ``run_as_learner``: a learner's terminal commands (the README's, from
+- ``run_as_learner``: a learner's terminal commands (the teachers' page's, from
   ``tools.classroom``), with the environment their server gives its terminals.
 """
 
@@ -205,7 +205,7 @@ def teacher_course(scratch):
 
 
 def run_teacher(course, command, env=None, timeout=600):
-    """One of the README's teacher commands (``tools.classroom.TEACHER``) in the teacher's course copy.
+    """One of the teachers' page's teacher commands (``tools.classroom.TEACHER``) in the teacher's course copy.
 
     Returns ``(seconds, output)``; a failing command raises with its output.
     """
@@ -359,7 +359,7 @@ class LocalHub:
         return env
 
     def run_as_learner(self, user, commands, timeout=300):
-        """The README's terminal commands (``tools.classroom.LEARNER_*``) for ``user``; returns the output."""
+        """The teachers' page's terminal commands (``tools.classroom.LEARNER_*``) for ``user``; returns the output."""
         home = self.home(user)
         cwd, output = home, []
         for command in commands:
@@ -378,7 +378,7 @@ class LocalHub:
 # ------------------------------------------------------------------ learners in the browser
 
 def link_for(readme_template, hub_base, repo_url):
-    """The README's nbgitpuller link template with this hub and this git URL put in (the URL quoted)."""
+    """The teachers' page's nbgitpuller link template with this hub and this git URL put in (the URL quoted)."""
     from urllib.parse import quote
 
     return (readme_template.replace("https://<hub>", hub_base)

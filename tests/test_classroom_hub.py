@@ -5,7 +5,7 @@ whatever happens): JupyterHub from the server environment `make hub-install`
 makes, configurable-http-proxy from npm, the dummy authenticator and the
 simple local process spawner; two learners and a teacher.
 
-1. Each learner clicks the README's nbgitpuller link (its own template, with
+1. Each learner clicks the teachers' page's nbgitpuller link (its own template, with
    this hub and git URL put in) in headless Chromium: the lessons arrive,
    the start notebook opens in JupyterLab, Run All shows its widget with its
    picture, and the widget's slider changes the picture.
@@ -13,7 +13,7 @@ simple local process spawner; two learners and a teacher.
    teacher changes a lesson and publishes (`make publish-student`, `git push
    origin student-versions`); the learner's next click keeps the answers and
    brings the change.
-3. Hand-in with nbgrader's exchange (README: For teachers): the teacher
+3. Hand-in with nbgrader's exchange (docs/teaching.md): the teacher
    releases lesson 01; one learner hands in the nbgitpuller copy, the other
    fetches the released lesson, answers it there and hands it in; the teacher
    collects, and `make grade` scores them: the first all right, the second
@@ -22,8 +22,8 @@ simple local process spawner; two learners and a teacher.
    nbgrader's feedback exchange; the second learner's `nbgrader
    fetch_feedback` gets their own page only.
 
-The commands are the README's (``tools.classroom``; ``test_the_readme_quotes``
-checks the README against it). Skipped locally without configurable-http-proxy
+The commands are the teachers' page's (``tools.classroom``; ``test_the_teachers_page_quotes``
+checks the page against it). Skipped locally without configurable-http-proxy
 (npm) or Chromium, with the reason; under CI they are failures.
 """
 
@@ -71,20 +71,23 @@ def skip_or_fail(reason):
     pytest.skip(reason)
 
 
+TEACHING = ROOT / "docs" / "teaching.md"
+
+
 def readme_link_template():
-    """The nbgitpuller link as the README writes it (its ```text block)."""
-    readme = (ROOT / "README.md").read_text()
-    lines = [line.strip() for line in readme.splitlines() if "/hub/user-redirect/git-pull?" in line]
-    assert lines, "the README shows no nbgitpuller link"
+    """The nbgitpuller link as the teachers' page writes it (its ```text block)."""
+    teaching = TEACHING.read_text()
+    lines = [line.strip() for line in teaching.splitlines() if "/hub/user-redirect/git-pull?" in line]
+    assert lines, "docs/teaching.md shows no nbgitpuller link"
     return lines[0]
 
 
-# ------------------------------------------------------------------ README == tools.classroom
+# ------------------------------------------------------------------ docs/teaching.md == tools.classroom
 
-def test_the_readme_quotes_the_classroom_commands_verbatim():
-    readme = (ROOT / "README.md").read_text()
+def test_the_teachers_page_quotes_the_classroom_commands_verbatim():
+    teaching = TEACHING.read_text()
     for name, block in classroom.readme_blocks().items():
-        assert block in readme, f"README lacks tools.classroom's {name!r} block (python -m tools.classroom):\n{block}"
+        assert block in teaching, f"docs/teaching.md lacks tools.classroom's {name!r} block (python -m tools.classroom):\n{block}"
 
 
 def test_zero_to_jupyterhub_names_each_hand_in_after_the_hub_user_not_jovyan():
@@ -142,7 +145,7 @@ def test_hub_install_installs_the_hub_s_packages_pinned():
 
 def test_the_exchange_is_one_setting_for_the_teacher_and_the_learners():
     """The course's nbgrader_config.py names the exchange (nbgrader reads it there for the teacher's commands),
-    and the learners' settings `make hub-install` writes come from that same value; the README says which."""
+    and the learners' settings `make hub-install` writes come from that same value; the teachers' page says which."""
     from traitlets.config.loader import PyFileConfigLoader
 
     teacher = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
@@ -150,7 +153,7 @@ def test_the_exchange_is_one_setting_for_the_teacher_and_the_learners():
     assert classroom.EXCHANGE != "/usr/local/share/nbgrader/exchange"  # nbgrader's own default is not relied on
     learners = classroom.exchange_config(classroom.course_setting("exchange"))
     assert f"c.Exchange.root = {classroom.EXCHANGE!r}" in learners
-    readme = (ROOT / "README.md").read_text()
+    readme = TEACHING.read_text()
     assert f"`{classroom.EXCHANGE}`" in readme and "EXCHANGE" in readme
     assert "nbgrader's `/srv/nbgrader/exchange`" not in readme and "EXCHANGE=" not in readme
 
@@ -186,7 +189,7 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scra
     exchange.chmod(0o1777)  # classroom.exchange_setup(), without sudo
 
     # the teacher: a copy of the course, its remote; the course's one exchange setting (nbgrader_config.py's
-    # EXCHANGE, as the README says to change it) pointed at this class's folder
+    # EXCHANGE, as the teachers' page says to change it) pointed at this class's folder
     course, remote = hubs.teacher_course(scratch)
     config = course / "nbgrader_config.py"
     text = config.read_text()

@@ -1,5 +1,5 @@
 """The library's layers: every import points down, never up, and no module imports itself round a circle
-(README: What is where; docs/contributing.md).
+(docs/contributing.md: What is where).
 
 From the bottom: ``_display`` (a figure's text alternative in notebooks,
 which ``import encoder_lib`` registers, so it imports no other part); the
@@ -99,7 +99,7 @@ FILES = sorted(PACKAGE.rglob("*.py"))
 def test_every_import_points_down(path, package=None):
     package = package or PACKAGE
     part = part_of(path, package)
-    assert part in LEVEL, f"{part} belongs to no layer: add it to LAYERS (and to the README's picture)"
+    assert part in LEVEL, f"{part} belongs to no layer: add it to LAYERS (and to the picture in docs/contributing.md)"
     for line, target in imported_parts(path, package):
         assert target not in OUTSIDE, f"{path.name}:{line} imports {target}: the library never imports the course's tools"
         if target in LEVEL:
@@ -201,8 +201,7 @@ def test_the_check_sees_a_circle_held_by_an_import_inside_a_function(tmp_path):
 
 
 def readme_picture():
-    text = (PACKAGE.parent / "docs" / "contributing.md").read_text() if (PACKAGE.parent / "docs" / "contributing.md").is_file() \
-        else (PACKAGE.parent / "README.md").read_text()
+    text = (PACKAGE.parent / "docs" / "contributing.md").read_text()
     return text[text.index("## What is where"):text.index("| path |")]
 
 

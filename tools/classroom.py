@@ -1,9 +1,9 @@
-"""The classroom on a JupyterHub, in one place: the commands and settings the README shows and the test runs.
+"""The classroom on a JupyterHub, in one place: the commands and settings the teachers' page (docs/teaching.md) shows and the test runs.
 
-The README's "For teachers" section quotes the blocks this module writes
+docs/teaching.md's hub section quotes the blocks this module writes
 (``readme_blocks()``), and ``tests/test_classroom_hub.py`` checks that each
 one appears there verbatim and runs the same commands on a real local
-JupyterHub: README and test cannot drift apart.
+JupyterHub: the page and the test cannot drift apart.
 
 - ``gitpuller_link(hub, repo)``: the one-click link that pulls the published
   student versions (``make publish-student``, branch ``student-versions``)
@@ -39,7 +39,7 @@ EXCHANGE = course_setting("exchange")
 BRANCH = "student-versions"  # tools.publish_student.BRANCH; tests check they agree
 TARGET = "encoder-course"  # the learner's folder the lessons are pulled into
 START = "00_start_here/00_start_here.ipynb"
-#: the lesson the README's hand-in example (and the test) uses
+#: the lesson the teachers' page's hand-in example (and the test) uses
 LESSON = "01_attention"
 #: the hub's extra packages for the learners' servers, installed by `make hub-install`
 HUB_REQUIREMENTS = ROOT / "requirements-hub.txt"
@@ -48,9 +48,9 @@ PROXY_NPM = "configurable-http-proxy@5.3.0"
 
 
 def gitpuller_link(hub="https://<hub>", repo="<git URL>", branch=BRANCH, target=TARGET, start=START):
-    """The nbgitpuller link: the README's template with ``hub`` and ``repo`` filled in.
+    """The nbgitpuller link: the teachers' page's template with ``hub`` and ``repo`` filled in.
 
-    With the placeholders it is the README's text as written (unquoted, for
+    With the placeholders it is the teachers' page's text as written (unquoted, for
     reading); with real values every parameter is URL-quoted.
     """
     params = {"repo": repo, "branch": branch, "targetpath": target, "urlpath": f"lab/tree/{target}/{start}"}
@@ -99,7 +99,7 @@ LEARNER_FEEDBACK = ["cd ~", f"nbgrader fetch_feedback {LESSON}"]
 
 
 def split(command):
-    """A README command as an argument list (``~`` is left to the caller)."""
+    """A teachers' page command as an argument list (``~`` is left to the caller)."""
     return shlex.split(command)
 
 
@@ -163,7 +163,7 @@ def _fence(lang, lines):
 
 
 def readme_blocks():
-    """{name: the fenced block the README quotes verbatim}."""
+    """{name: the fenced block the teachers' page quotes verbatim}."""
     return {
         "link": _fence("text", [gitpuller_link()]),
         "tljh": _fence("bash", TLJH),
