@@ -194,17 +194,22 @@ def test_each_lesson_has_a_score_histogram_whose_alt_text_gives_its_numbers(seed
         assert f"of the {len(handed)} learners who handed it in" in picture["alt"]
 
 
-def test_the_seeded_class_s_flags_share_an_answer_no_mistake_explains_never_a_catalogued_one(seeded):
+def test_the_seeded_class_s_catalogued_mistakes_are_folded_as_common_never_flagged_as_copying(seeded):
+    """Learners who make one catalogued mistake make it on their own: the copying section folds their shared
+    answer below with why, and flags none of them (test_copying.py: the copied groups a class of 200 hides)."""
     root, drawn = seeded
     page = soup(root / "report" / "index.html")
+    section = page.select_one("section:has(> h2#copying)")
     flagged = [{s.split(" (")[0] for s in flag.select_one("h3 .ids").get_text().split(", ")}
-               for flag in page.select("section:has(> h2#copying) section.flag")]
-    unlisted = {source: set() for source in (u.source for u in UNLISTED)}
-    for (student, _, _), source in drawn.wrong.items():
-        if source in unlisted:
-            unlisted[source].add(student)
-    assert flagged, "the learners who share an answer no mistake explains"
-    assert all(any(learners <= students for students in unlisted.values()) for learners in flagged), flagged
+               for flag in section.select("section.flag")]
+    shared = {key: learners for key, learners in drawn.named.items() if len(learners) >= 2}
+    assert shared, "the seeded class has catalogued mistakes that several learners made"
+    assert not any(len(learners & named) >= 2 for learners in flagged for named in shared.values()), flagged
+    folded = {(row.select("td")[0].get_text(), row.select("td")[2].get_text())
+              for row in section.select(":scope > details tbody tr")}
+    for exercise, mistake in shared:  # its own row, or within the solution's when it is one edit from it
+        assert {(exercise, f"the catalogued mistake {mistake}, which learners make on their own"),
+                (exercise, "the course's own solution (public), or near it")} & folded, (exercise, mistake)
 
 
 def test_make_report_writes_the_page_from_the_csv_alone_without_grading(tmp_path):

@@ -156,7 +156,7 @@ def test_the_scheduler_comes_from_dask_scheduler_else_the_course_s_setting_else_
 
 
 def test_a_worker_whose_grader_is_not_the_teacher_s_grades_nothing():
-    task = Task("ada", (("01_attention", b"{}"),), "/nowhere", 7, Limits(), False, version="0" * 16)
+    task = Task("ada", (("01_attention", b"{}"),), "/nowhere", 7, limits=Limits(), unsafe=False, version="0" * 16)
     died = cluster.grade_remote(task)
     assert isinstance(died, workers.WorkerDied) and "another version" in died.why
 
@@ -178,7 +178,7 @@ class _Done:
                                    ("ada", {"01_attention": Graded([])}), RuntimeError("lost")])
 def test_what_a_worker_sends_back_is_stored_only_when_it_is_this_learner_s_results(value):
     require("distributed", "make grade's Dask cluster needs it (requirements.txt)")
-    task = Task("ada", (("01_attention", b"{}"),), "/nowhere", 7, Limits(), False)
+    task = Task("ada", (("01_attention", b"{}"),), "/nowhere", 7, limits=Limits(), unsafe=False)
     assert isinstance(cluster._value(_Done(value), task), workers.WorkerDied)
     whole = ("ada", {"01_attention": Graded([])}, {})
     assert cluster._value(_Done(whole), task) is whole

@@ -8,7 +8,7 @@ machine (``cluster``) grades as one on this machine does."""
 import dataclasses
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from ..exercises import BY_LESSON, EXERCISES
 from . import sandbox
@@ -32,6 +32,7 @@ class Task:
     lessons: tuple
     root: str
     secret: int
+    _: KW_ONLY
     limits: sandbox.Limits
     unsafe: bool
     released: tuple = ()  # ((lesson, the released notebook's text), ...), once shipped

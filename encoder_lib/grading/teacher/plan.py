@@ -179,7 +179,7 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
                                  (choices.only_lessons is None or lesson in choices.only_lessons))
                 for lesson in lessons]
         if any(todo):
-            tasks.append(Task(student, tuple(t for t in todo if t), str(root), secret, limits, unsafe))
+            tasks.append(Task(student, tuple(t for t in todo if t), str(root), secret, limits=limits, unsafe=unsafe))
     return Plan(root, limits, unsafe, choices, secret=secret, version=version, lessons=lessons, students=students,
                 tasks=tuple(tasks), known=decisions.known, handed_in=decisions.handed_in,
                 exchange=decisions.exchange, changed=tuple(decisions.changed),
