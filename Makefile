@@ -159,7 +159,7 @@ check: setup
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest -q -m "not browser and not hub and not slow" tests
 
 test: setup $(NODE_STAMP)
-	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))
+	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest --durations=40 tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))
 	timeout $(TEST_TIMEOUT) env $(OTHER_CORETYPE) $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
 	timeout $(TEST_TIMEOUT) env OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
 

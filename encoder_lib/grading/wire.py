@@ -19,8 +19,8 @@ This module needs only the standard library and numpy: it is copied into the
 sandbox, where ``encoder_lib`` is not installed.
 
     >>> import numpy as np
-    >>> message = encode({"x": np.arange(3.0), "n": 2, "name": "softmax", "pair": (1, None)})
-    >>> decode(message)
+    >>> message = pack({"x": np.arange(3.0), "n": 2, "name": "softmax", "pair": (1, None)})
+    >>> unpack(message)
     {'x': array([0., 1., 2.]), 'n': 2, 'name': 'softmax', 'pair': (1, None)}
 """
 
@@ -138,7 +138,7 @@ def _too_large(header, arrays):
     return _too_many_items(header)
 
 
-def encode(value, lenient=False):
+def pack(value, lenient=False):
     """``value`` as bytes. With ``lenient``, values that cannot cross become ``Unsupported`` (for results).
 
     An array object that occurs more than once (one model's weights in several
@@ -150,12 +150,12 @@ def encode(value, lenient=False):
     except (TypeError, ValueError, RecursionError) as exc:  # a subclass that misbehaves, a cycle
         if not lenient:
             raise WireError(str(exc)) from None
-        return encode(Unsupported(type(value).__name__))
+        return pack(Unsupported(type(value).__name__))
     arrays = encoder.arrays
     problem = _too_large(header, arrays)
     if problem:
         if lenient:
-            return encode(Unsupported(f"value too large to cross ({problem})"))
+            return pack(Unsupported(f"value too large to cross ({problem})"))
         raise WireError(problem)
     parts = [struct.pack("<II", len(header), len(arrays)), header,
              struct.pack(f"<{len(arrays)}Q", *(a.nbytes for a in arrays))]
@@ -169,16 +169,16 @@ def _too_many_items(header):
     return f"a header of {items} lists and dicts, more than {MAX_ITEMS}" if items > MAX_ITEMS else None
 
 
-def decode(data, shared=False):
-    """The value ``encode`` wrote; ``WireError`` for anything that is not exactly such a message.
+def unpack(data, shared=False):
+    """The value ``pack`` wrote; ``WireError`` for anything that is not exactly such a message.
 
     Each array is a copy of its own, unless ``shared`` (``data`` must then be ``bytes``): every occurrence of an
     array sent once is then one read-only array over ``data`` itself, which no one can make writeable (the
     runner's cases: all-MiniLM-L6-v2's 14 MB of weights in each of them, decoded once)."""
     if shared and not isinstance(data, bytes):
-        raise TypeError(f"decode(shared=True) needs bytes, which no one can change, got {type(data).__name__}")
+        raise TypeError(f"unpack(shared=True) needs bytes, which no one can change, got {type(data).__name__}")
     try:
-        return _decode(memoryview(data), shared)
+        return _unpack(memoryview(data), shared)
     except WireError:
         raise
     except Exception as exc:  # a malformed message of any kind (RecursionError and MemoryError included)
@@ -267,7 +267,7 @@ class _Decoder:
         raise WireError(f"unknown header entry {sorted(v)[:5]}")
 
 
-def _decode(view, shared=False):
+def _unpack(view, shared=False):
     header, buffers = _split(view)
     return _Decoder(buffers, shared).walk(json.loads(header), 0)
 
@@ -314,7 +314,7 @@ def channel(fd):
 
 
 def send_message(fd, data, deadline):
-    """Write one framed message (``data``, bytes from ``encode``) to the channel ``fd`` by ``deadline`` (a
+    """Write one framed message (``data``, bytes from ``pack``) to the channel ``fd`` by ``deadline`` (a
     ``time.monotonic()`` value). ``TimeoutError`` when it passes, ``BrokenPipeError`` if the reader is gone."""
     if len(data) > MAX_BYTES:
         raise WireError(f"a message of {len(data)} bytes is larger than {MAX_BYTES}")

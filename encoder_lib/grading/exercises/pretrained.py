@@ -89,7 +89,7 @@ LESSON_SENTENCES = ("The cat sat on the mat because the cat was tired.", "Tokeni
 
 
 #: The block the cases run: the first, whose input is the embedding layer's output. Its weights (14 MB in
-#: float64) are the same objects in every case, so they cross to the grader's sandbox once (``wire.encode``),
+#: float64) are the same objects in every case, so they cross to the grader's sandbox once (``wire.pack``),
 #: and every learner's lesson 08 sends them (a second block would add 14 MB, and 0.15 s, to each learner).
 MINILM_LAYERS = (1,)
 

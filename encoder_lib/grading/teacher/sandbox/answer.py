@@ -32,7 +32,6 @@ MAX_TASKS = 256
 #: The answer's open files.
 MAX_FILES = 256
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 4, 38, 22, 2
-PID = 0x5EC00FF1  # where the allow-list says "the answer's pid" (teacher/sandbox/syscalls.py's PID)
 #: The most bytes of arrays one result sends out of the sandbox: the largest right result is 86 KB (bert_block on a
 #: batch of two). A result over it crosses as what its arrays are (dtype and shape), never as their bytes: an answer
 #: that returned a 60 MB array once cost the grader a gigabyte and 40 s after the sandbox.
@@ -53,10 +52,11 @@ def cut(text, limit=ERROR_CHARS):
 # ---------------------------------------------------------------- the answer's process: limits
 
 
-def load_program(code, pid):
+def load_program(code, pid, stands_for_pid):
     """Load the seccomp allow-list ``code`` (``struct sock_filter``s, as ``syscalls.program`` wrote them) with the
-    answer's ``pid`` where the program says ``PID``; after this the process cannot undo it."""
-    filled, placeholder = bytearray(code), struct.pack("I", PID)
+    answer's ``pid`` where the program says ``stands_for_pid`` (``syscalls.PID``, which the grader sends with the
+    program); after this the process cannot undo it."""
+    filled, placeholder = bytearray(code), struct.pack("I", stands_for_pid)
     at = filled.find(placeholder)
     while at >= 0:
         if at % 8 == 4:  # the k field of an instruction (code u16, jt u8, jf u8, k u32)
@@ -111,7 +111,7 @@ def isolate(sock, request):
     os.makedirs(scratch, exist_ok=True)
     os.chdir(scratch)
     loading = time.monotonic()
-    load_program(bytes(request["seccomp"]), os.getpid())
+    load_program(bytes(request["seccomp"]), os.getpid(), int(request["seccomp_pid"]))
     return time.monotonic() - loading
 
 
@@ -125,10 +125,10 @@ class Channel:
         self.sock, self.fd, self.seconds = sock, wire.channel(sock.fileno()), seconds
 
     def send(self, value, lenient=False):
-        wire.send_message(self.fd, wire.encode(value, lenient), time.monotonic() + self.seconds)
+        wire.send_message(self.fd, wire.pack(value, lenient), time.monotonic() + self.seconds)
 
     def receive(self, shared=False):
-        return wire.decode(wire.receive_message(self.fd, time.monotonic() + self.seconds), shared)
+        return wire.unpack(wire.receive_message(self.fd, time.monotonic() + self.seconds), shared)
 
 
 ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError, "KeyError": KeyError}

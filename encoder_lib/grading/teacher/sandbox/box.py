@@ -181,23 +181,23 @@ class Sandbox:
     def _send(self, value, seconds=GRACE_SECONDS, data=None, stage="send"):
         try:
             with self._own(stage) if stage else contextlib.nullcontext():
-                wire.send_message(self.to_runner, data or wire.encode(value), time.monotonic() + seconds)
+                wire.send_message(self.to_runner, data or wire.pack(value), time.monotonic() + seconds)
         except (OSError, TimeoutError) as exc:
             raise SandboxDied(f"the sandbox stopped reading ({type(exc).__name__})") from None
 
     def _reply(self, reply):
         """Answer a library call with ``reply``, or with an error where its value cannot cross."""
         try:
-            data = wire.encode(reply)
+            data = wire.pack(reply)
         except wire.WireError as exc:
-            data = wire.encode({"kind": "error", "type": "TypeError", "message": f"its result cannot cross ({exc})"})
+            data = wire.pack({"kind": "error", "type": "TypeError", "message": f"its result cannot cross ({exc})"})
         self._send(None, data=data, stage=None)  # the call's time, counted as such
 
     def _receive(self, deadline):
         try:
             data = wire.receive_message(self.from_runner, deadline)
             with self._own("receive"):
-                return wire.decode(data)
+                return wire.unpack(data)
         except TimeoutError:
             raise SandboxDied("the sandbox stopped answering") from None
         except (EOFError, OSError):
@@ -226,7 +226,7 @@ class Sandbox:
             self._send({"kind": "exercise", "name": name, "source": np.frombuffer(source.encode(), np.uint8),
                         "uses": list(uses), "may_call": sorted(may_call), "calls": sorted(calls),
                         "time_limit": seconds, "memory_bytes": int(limits.memory_bytes),
-                        "seccomp": np.frombuffer(program, np.uint8),
+                        "seccomp": np.frombuffer(program, np.uint8), "seccomp_pid": syscalls.PID,
                         "signatures": [[len(args), sorted(kwargs)] for args, kwargs in cases]})
             shared = self.session.shared.marked  # the large public arrays the sandbox reads from their files
             self._send({"kind": "cases", "cases": [{"args": shared(list(a)), "kwargs": shared(dict(k))}

@@ -122,7 +122,7 @@ class Grader:
         self.read_fd, self.write_fd = wire.channel(read_fd), wire.channel(write_fd)
 
     def send(self, value, lenient=False):
-        wire.send_message(self.write_fd, wire.encode(value, lenient), time.monotonic() + GRADER_SECONDS)
+        wire.send_message(self.write_fd, wire.pack(value, lenient), time.monotonic() + GRADER_SECONDS)
 
     def send_raw(self, data):
         wire.send_message(self.write_fd, data, time.monotonic() + GRADER_SECONDS)
@@ -217,13 +217,13 @@ class ExerciseRun:
             self.cases_sent = True
             return True
         if kind in ("result", "raised"):
-            event = checked_event(wire.decode(raw), self.next_case, self.signatures)
+            event = checked_event(wire.unpack(raw), self.next_case, self.signatures)
             if event is not None:
                 self.grader.send(event, lenient=True)
                 self.next_case += 1
                 return True
         if kind == "cell_failed" and not self.cases_sent:  # once the cases are in, their events alone
-            self.grader.send(checked_cell_failure(wire.decode(raw)))
+            self.grader.send(checked_cell_failure(wire.unpack(raw)))
             self.ending["status"] = "done"
             return False
         if kind == "done" and self.next_case == len(self.signatures):
@@ -296,7 +296,7 @@ def main():
     grader.send({"kind": "ready", "pid": os.getpid(), "started": STARTED, "imported": IMPORTED})
     while True:
         try:
-            request = wire.decode(grader.receive_raw(IDLE_SECONDS))
+            request = wire.unpack(grader.receive_raw(IDLE_SECONDS))
         except (EOFError, TimeoutError):
             os._exit(0)
         if request.get("kind") == "exercise":
