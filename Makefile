@@ -147,6 +147,10 @@ present: setup
 	$(BIN)/python -m tools.present $(NB) $(if $(PORT),--port $(PORT))
 
 NOTEBOOKS := $(wildcard notebooks/*/*.ipynb)
+# The tests run in TEST_WORKERS processes (pytest-xdist), each file, or the files that share a set-up of a minute
+# (conftest.py's SHARED_SET_UP), in one of them: two for a 2-core machine; TEST_WORKERS=0 runs them in this one.
+TEST_WORKERS ?= 2
+XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT)
 # The stored outputs must hold on every machine, whatever its BLAS kernel and thread count:
 # after the full run, the notebooks run again with the other OpenBLAS core type (unset where
@@ -156,12 +160,12 @@ OTHER_CORETYPE := $(if $(OPENBLAS_CORETYPE),-u OPENBLAS_CORETYPE,OPENBLAS_CORETY
 # What a contributor runs while working: every test but the browser, hub and slow ones (pytest markers), no
 # notebook re-run; a few minutes. `make test` runs everything.
 check: setup
-	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest -q -m "not browser and not hub and not slow" tests
+	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest -q $(XDIST) -m "not browser and not hub and not slow" tests
 
 test: setup $(NODE_STAMP)
-	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest --durations=40 tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))
-	timeout $(TEST_TIMEOUT) env $(OTHER_CORETYPE) $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
-	timeout $(TEST_TIMEOUT) env OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q $(NOTEBOOKS) $(NBVAL)
+	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest $(XDIST) --durations=40 tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))
+	timeout $(TEST_TIMEOUT) env $(OTHER_CORETYPE) $(BIN)/python -m pytest -q $(XDIST) $(NOTEBOOKS) $(NBVAL)
+	timeout $(TEST_TIMEOUT) env OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q $(XDIST) $(NOTEBOOKS) $(NBVAL)
 
 bench: setup
 	@for script in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$script .py) || exit 1; done

@@ -32,7 +32,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -88,19 +87,14 @@ def missing_browser():
 # ------------------------------------------------------------------ the course
 
 def student_course(folder):
-    """Write the student versions of every lesson into a copy of the course in ``folder``.
+    """Write the student versions of every lesson into a copy of the course in ``folder``
+    (``grading_helpers.made_student``: tools.student runs once a session).
 
     Returns ``folder/student``, which holds ``<lesson>/<lesson>.ipynb``.
     """
-    folder = Path(folder)
-    shutil.copytree(ROOT / "notebooks", folder / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    shutil.copy2(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
-    result = subprocess.run([sys.executable, "-m", "tools.student", "--root", str(folder)],
-                            capture_output=True, text=True, cwd=ROOT)
-    if result.returncode != 0:
-        raise RuntimeError(f"tools.student failed:\n{result.stdout}{result.stderr}")
-    return folder / "student"
+    from grading_helpers import made_student  # tests/grading_helpers.py
+
+    return made_student(folder) / "student"
 
 
 def grade_id(cell):

@@ -6,7 +6,7 @@ environment variable set, as `.ci/run` runs) a missing reference package is
 a failure, so a check skipped locally always runs there.
 """
 
-import importlib
+import importlib.util
 import os
 from pathlib import Path
 
@@ -50,9 +50,15 @@ def server_env(tmp_path_factory):
     return prefix
 
 
+#: The session's one Chromium (per pytest-xdist worker): started by the first test that needs a browser, closed
+#: when the session ends. One Playwright at a time: a second sync_playwright() in the same thread refuses to start.
+_ONE_CHROMIUM = []
+
+
 def chromium_or_skip(why):
-    """Playwright's Chromium for a module's browser tests (``tests/browser.py``), or a skip (locally) or a failure
-    (in CI) that says what is missing; ``why`` says what the browser is for. A generator: use it in a fixture."""
+    """The session's Chromium for a module's browser tests (``tests/browser.py``), or a skip (locally) or a failure
+    (in CI) that says what is missing; ``why`` says what the browser is for. A generator: use it in a fixture
+    (``yield from``); the browser outlives the fixture, and a module closes the pages and contexts it opens."""
     require("playwright.sync_api", f"{why}; `make setup` installs it")
     import browser as lab  # tests/browser.py
 
@@ -61,8 +67,27 @@ def chromium_or_skip(why):
         if in_ci():
             pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
         pytest.skip(reason)
-    with lab.chromium() as chromium:
-        yield chromium
+    if not _ONE_CHROMIUM:
+        started = lab.chromium()
+        _ONE_CHROMIUM.append((started, started.__enter__()))
+    yield _ONE_CHROMIUM[0][1]
+
+
+def pytest_sessionfinish(session):
+    while _ONE_CHROMIUM:
+        started, _ = _ONE_CHROMIUM.pop()
+        started.__exit__(None, None, None)
+
+
+@pytest.fixture(autouse=True)
+def _numpy_print_options_kept():
+    """numpy's print options as they were before each test: a test that runs a lesson's cells in this process sets
+    the lessons' (4 digits), which would change what the next test's doctests print."""
+    import numpy as np
+
+    saved = np.get_printoptions()
+    yield
+    np.set_printoptions(**saved)
 
 
 @pytest.fixture(scope="session")
@@ -99,7 +124,35 @@ SLOW_FIXTURES = {"server_env", "site", "student_versions"}
 SLOW_MODULES = {"test_grader_resilience.py", "test_publish_student.py", "test_release_feedback.py"}
 
 
+#: Files that share a session's set-up of a minute or more, and so run in one pytest-xdist worker: the website's
+#: build, and the server's environment of `make hub-install`.
+SHARED_SET_UP = {"test_site.py": "site", "test_site_reading.py": "site",
+                 "test_install.py": "server_env", "test_classroom_hub.py": "server_env"}
+#: Handed to the workers first, the longest first, so that no long file starts last and runs alone.
+LONGEST_FIRST = ("test_site.py", "test_site_reading.py", "test_browser_lab.py", "test_classroom_hub.py",
+                 "test_install.py", "test_grading_pipeline.py", "test_grading_cluster.py", "test_grader_resilience.py",
+                 "test_feedback.py", "test_hand_in_attacks.py", "test_grade_selection.py", "test_regrade_costs.py")
+
+
+if importlib.util.find_spec("xdist") is not None:
+    def pytest_xdist_make_scheduler(config, log):
+        """With ``--dist loadfile``: each file in one worker, as pytest-xdist's, and the files of one
+        ``SHARED_SET_UP`` in the same one (``--dist loadgroup`` cannot: pytest 9 ignores the node ids it rewrites)."""
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadFileScheduling
+
+        class BySetUp(LoadFileScheduling):
+            def _split_scope(self, nodeid):
+                path = nodeid.split("::", 1)[0]
+                return SHARED_SET_UP.get(path.rsplit("/", 1)[-1], path)
+
+        return BySetUp(config, log)
+
+
 def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: LONGEST_FIRST.index(item.path.name) if item.path.name in LONGEST_FIRST
+               else len(LONGEST_FIRST))  # stable: every other file in its own order
     for item in items:
         needs = set(getattr(item, "fixturenames", ()))
         module = item.path.name

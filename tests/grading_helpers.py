@@ -1,5 +1,7 @@
-"""What the grader's tests share: a sampler of a process tree, and what a grader left behind."""
+"""What the grader's tests share: the course as `make student` leaves it, a sampler of a process tree, and what
+a grader left behind."""
 
+import atexit
 import os
 import threading
 import time
@@ -82,28 +84,50 @@ def leftovers_of(sampler):
     return graders, found
 
 
+#: The session's one run of tools.student (per pytest-xdist worker): the folder it wrote, copied for every caller.
+_MADE = []
+
+
+def made_student(folder):
+    """``folder`` holding the course's lessons and settings as `make student` leaves them (notebooks/,
+    nbgrader_config.py, release/, student/, gradebook.db); returns it. tools.student runs once a session, in a
+    folder of its own, and each caller gets a copy of what it wrote, its files' times kept."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from tools.course import ROOT
+
+    if not _MADE:
+        first = Path(tempfile.mkdtemp(prefix="encoder-course-student-")) / "course"
+        shutil.copytree(ROOT / "notebooks", first / "notebooks",
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        shutil.copy2(ROOT / "nbgrader_config.py", first / "nbgrader_config.py")
+        atexit.register(shutil.rmtree, first.parent, True)
+        made = subprocess.run([sys.executable, "-m", "tools.student", "--root", str(first)],
+                              capture_output=True, text=True, cwd=ROOT, timeout=600)
+        if made.returncode != 0:
+            raise RuntimeError(f"tools.student failed:\n{made.stdout}{made.stderr}")
+        _MADE.append(first)
+    shutil.copytree(_MADE[0], folder, symlinks=True, dirs_exist_ok=True)
+    return Path(folder)
+
+
 def course_after_make_student(tmp_path_factory, name):
     """A copy of the course's lessons and settings in a new folder, as `make student` leaves it (release/,
     gradebook.db); skipped where there is no bubblewrap to grade in, except in CI, where that fails."""
-    import contextlib
-    import io
     import shutil
 
     import pytest
 
-    from conftest import ROOT, in_ci, load_tool
+    from conftest import in_ci
 
     if shutil.which("bwrap") is None:
         if in_ci():
             pytest.fail("CI must run the grader in its sandbox: bubblewrap is missing (.ci/run installs it)")
         pytest.skip("bubblewrap (bwrap) is not installed: make grade needs it")
-    root = tmp_path_factory.mktemp(name)
-    shutil.copytree(ROOT / "notebooks", root / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    shutil.copy(ROOT / "nbgrader_config.py", root)
-    with contextlib.redirect_stdout(io.StringIO()):
-        load_tool("student").main(["--root", str(root)])
-    return root
+    return made_student(tmp_path_factory.mktemp(name))
 
 
 def make_measured(target, root, timeout, env=None, **variables):

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from conftest import in_ci, load_tool, require
+from grading_helpers import made_student
 
 ROOT = Path(__file__).resolve().parent.parent
 REPO2DOCKER_SECONDS = 120
@@ -203,13 +204,7 @@ def test_make_setup_installs_the_same_model_pin_without_its_dependencies():
 @pytest.fixture(scope="module")
 def student_versions(tmp_path_factory):
     """The course's folder after `make student` (tools/student.py on a copy of the lessons)."""
-    course = tmp_path_factory.mktemp("links") / "course"
-    shutil.copytree(ROOT / "notebooks", course / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    shutil.copy2(ROOT / "nbgrader_config.py", course)
-    result = subprocess.run([sys.executable, "-m", "tools.student", "--root", str(course)],
-                            capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return course
+    return made_student(tmp_path_factory.mktemp("links") / "course")  # tests/grading_helpers.py
 
 
 def test_readme_has_one_binder_link_and_it_opens_the_student_start_notebook(student_versions):

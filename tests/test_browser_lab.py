@@ -46,24 +46,24 @@ def console_errors(notebook):
 
 # ------------------------------------------------------------------ fixtures
 
-@pytest.fixture(scope="module")  # closed before other modules start their own Playwright
+@pytest.fixture(scope="module")
 def browser():
     yield from chromium_or_skip("the browser tests drive Chromium with Playwright")
 
 
-@pytest.fixture(scope="module")  # closed before other modules start their own Playwright
+@pytest.fixture(scope="module")
 def student_dir(tmp_path_factory):
     """The student versions, written by tools/student.py into a copy of the course (never into student/)."""
     return lab.student_course(tmp_path_factory.mktemp("course"))
 
 
-@pytest.fixture(scope="module")  # closed before other modules start their own Playwright
+@pytest.fixture(scope="module")
 def lab_server(browser, student_dir, tmp_path_factory):
     with lab.LabServer(student_dir, tmp_path_factory.mktemp("jupyterlab"), cwd=student_dir.parent) as server:
         yield server
 
 
-@pytest.fixture(scope="module")  # closed before other modules start their own Playwright
+@pytest.fixture(scope="module")
 def run_lessons(browser, lab_server, student_dir):
     """``run_lessons(name)``: the lesson opened in a fresh page and run (Run All) once; the page stays open
     for the later tests of the same lesson."""
@@ -179,6 +179,9 @@ def test_run_all_shows_every_widget_and_stops_only_at_the_first_exercise(name, r
         message = errors[0]["text"].strip()
         assert message.startswith(f"NotImplementedError: `{lesson.stop_function}` is not written yet."), message
         assert "\n" not in message and "Traceback" not in message and len(message) < 160, message
+        self_check = next(i for i, cell in enumerate(lesson.cells)
+                          if lab.grade_id(cell) == f"{lesson.stop_function}_self_check")
+        assert "not done yet" in notebook.cell(self_check).text_content(), "the self-check says it is not done yet"
 
     assert console_errors(notebook) == []
 

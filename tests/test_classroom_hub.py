@@ -28,6 +28,7 @@ checks the page against it). Skipped locally without configurable-http-proxy
 """
 
 import asyncio
+import concurrent.futures
 import csv
 import json
 import os
@@ -218,7 +219,9 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scra
 
     with hubs.LocalHub(scratch, server_env, LEARNERS) as hub:
         link = hubs.link_for(readme_link_template(), hub.base, remote)
-        asyncio.run(_round_trip(hub, course, teacher_env, link, timings))
+        # in a thread of its own: the session's sync Playwright (conftest's one Chromium) may hold this one's loop
+        with concurrent.futures.ThreadPoolExecutor(1) as thread:
+            thread.submit(asyncio.run, _round_trip(hub, course, teacher_env, link, timings)).result()
     assert not hubs.marked_processes(hub.token), "a process of the hub outlived it"
 
     # grade: both learners scored as their answers deserve

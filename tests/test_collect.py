@@ -199,7 +199,7 @@ def test_a_stamp_that_agrees_with_the_exchange_s_time_is_the_hand_in_s_time(cour
     (False, "has no timestamp.txt"),
     ("handed in on time, promise", "is not a time"),
     (exchange.utc_text(utc_now() - datetime.timedelta(days=2)), "before the exchange's change time"),
-])
+], ids=["missing", "garbled", "set-back"])  # ids of their own: a time in an id would differ between collections
 def test_a_stamp_missing_garbled_or_set_back_gives_way_to_the_exchange_s_time_and_is_flagged(course, stamp_text,
                                                                                                words):
     root, inbound, collect = course

@@ -38,13 +38,9 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from conftest import in_ci, load_tool, require
+from conftest import chromium_or_skip, load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
-# the system's Chromium; ENCODER_COURSE_CHROMIUM (as for tests/browser.py) points elsewhere
-CHROMIUM = os.environ.get("ENCODER_COURSE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 LESSON = "notebooks/04_add_and_norm/04_add_and_norm.ipynb"
 SCREENSHOT = ROOT / "screenshots" / "present_04_add_and_norm.png"
 START_SECONDS = 60     # until Voila listens
@@ -92,16 +88,6 @@ def test_make_present_runs_the_tool():
 
 # --- the page in a browser -------------------------------------------------
 
-def require_browser():
-    sync_api = require("playwright.sync_api", "the presentation view is checked in a browser driven by Playwright")
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        message = f"no Chromium at {CHROMIUM} (`apt-get install chromium`); the presentation view is checked in it"
-        if in_ci():
-            pytest.fail(f"CI must run this test: {message}. `.ci/run` installs it.", pytrace=False)
-        pytest.skip(message)
-    return sync_api
-
-
 def wait_for_port(port, process, seconds):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -115,17 +101,30 @@ def wait_for_port(port, process, seconds):
     return False
 
 
-@pytest.fixture
-def sync_api():
-    """Playwright's sync API, with the system's Chromium there to drive."""
-    return require_browser()
+@pytest.fixture(scope="module")
+def chromium():
+    yield from chromium_or_skip("the presentation view is checked in a browser driven by Playwright")
+
+
+class Pages:
+    """Pages opened on the session's Chromium, each in a context of its own; ``close`` closes them."""
+
+    def __init__(self, chromium):
+        self.chromium, self.opened = chromium, []
+
+    def new_page(self, **options):
+        self.opened.append(self.chromium.new_page(**options))
+        return self.opened[-1]
+
+    def close(self):
+        for page in self.opened:
+            page.context.close()
 
 
 @pytest.fixture(scope="module")
-def voila(tmp_path_factory):
+def voila(chromium, tmp_path_factory):
     """tools.present serving lesson 04 on a free loopback port, for this file's browser tests (each page
-    opened runs the lesson in a kernel of its own); yields its URL and log."""
-    require_browser()
+    opened runs the lesson in a kernel of its own); yields its URL and log. Only where there is a browser."""
     port = present.free_port()
     log = tmp_path_factory.mktemp("voila") / "voila.log"
     with open(log, "w") as out:
@@ -157,76 +156,75 @@ def is_loopback(url):
     return parts.scheme in ("data", "blob") or parts.hostname == present.HOST
 
 
-def test_lesson_04_presents_its_widget_offline_and_without_code(sync_api, voila):
+def test_lesson_04_presents_its_widget_offline_and_without_code(chromium, voila):
     url, log = voila
     from encoder_lib.widgets.add_norm import AddNormExplorer
 
     requests = []
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("request", lambda request: requests.append(request.url))
-            page.on("websocket", lambda ws: requests.append(ws.url))
-            # anything for another host is recorded above, then refused: the test never goes online
-            page.route("**/*", lambda route: route.continue_() if is_loopback(route.request.url) else route.abort())
-            started = time.monotonic()
-            page.goto(url, wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
-            picture = page.locator(".widget-vbox img")
+    browser = Pages(chromium)
+    try:
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("request", lambda request: requests.append(request.url))
+        page.on("websocket", lambda ws: requests.append(ws.url))
+        # anything for another host is recorded above, then refused: the test never goes online
+        page.route("**/*", lambda route: route.continue_() if is_loopback(route.request.url) else route.abort())
+        started = time.monotonic()
+        page.goto(url, wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
+        picture = page.locator(".widget-vbox img")
+        page.wait_for_function(
+            "() => { const img = document.querySelector('.widget-vbox img');"
+            " return img !== null && img.complete && img.naturalWidth > 0; }",
+            timeout=RENDER_SECONDS * 1000)
+        render_seconds = time.monotonic() - started
+        readout = page.locator(".widget-vbox .widget-html").last
+        body = page.inner_text("body")
+
+        # the lesson, its printed numbers and its widget; no code, no self-check
+        assert "Add & Norm" in body
+        assert "row variances" in body
+        # code cells show their outputs only (markdown cells keep their rendered text in an input area)
+        assert page.locator(".jp-CodeCell").count() > 0
+        assert page.locator(".jp-CodeCell .jp-InputArea, .jp-CodeMirrorEditor, .cm-editor").count() == 0
+        # the exercises' cells are left out of the page
+        notebook = nbformat.read(ROOT / LESSON, as_version=4)
+        shown = [cell for cell in notebook.cells if "nbgrader" not in cell.metadata]
+        assert page.locator("[cell-index]").count() == len(shown) < len(notebook.cells)
+        for code in ("import numpy", "from encoder_lib", "AddNormExplorer()", "def layer_norm", "grading."):
+            assert code not in body, f"the page shows code: {code!r}"
+        for check in ("checks passed", "Well done"):
+            assert check not in body, f"the page shows a self-check's output: {check!r}"
+        assert "Traceback" not in body
+        errors = page.locator('[data-mime-type="application/vnd.jupyter.stderr"], '
+                              '[data-mime-type="application/vnd.jupyter.error"]')
+        assert errors.count() == 0, errors.all_inner_texts()
+
+        explorer = AddNormExplorer()
+        assert readout.inner_text().strip() == explorer.describe(explorer.state)
+        SCREENSHOT.parent.mkdir(exist_ok=True)
+        page.locator(".widget-vbox").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOT))
+
+        def click_and_wait(target, **values):
+            before_src, before_text = picture.get_attribute("src"), readout.inner_text()
+            target.click()
             page.wait_for_function(
-                "() => { const img = document.querySelector('.widget-vbox img');"
-                " return img !== null && img.complete && img.naturalWidth > 0; }",
-                timeout=RENDER_SECONDS * 1000)
-            render_seconds = time.monotonic() - started
-            readout = page.locator(".widget-vbox .widget-html").last
-            body = page.inner_text("body")
-
-            # the lesson, its printed numbers and its widget; no code, no self-check
-            assert "Add & Norm" in body
-            assert "row variances" in body
-            # code cells show their outputs only (markdown cells keep their rendered text in an input area)
-            assert page.locator(".jp-CodeCell").count() > 0
-            assert page.locator(".jp-CodeCell .jp-InputArea, .jp-CodeMirrorEditor, .cm-editor").count() == 0
-            # the exercises' cells are left out of the page
-            notebook = nbformat.read(ROOT / LESSON, as_version=4)
-            shown = [cell for cell in notebook.cells if "nbgrader" not in cell.metadata]
-            assert page.locator("[cell-index]").count() == len(shown) < len(notebook.cells)
-            for code in ("import numpy", "from encoder_lib", "AddNormExplorer()", "def layer_norm", "grading."):
-                assert code not in body, f"the page shows code: {code!r}"
-            for check in ("checks passed", "Well done"):
-                assert check not in body, f"the page shows a self-check's output: {check!r}"
-            assert "Traceback" not in body
-            errors = page.locator('[data-mime-type="application/vnd.jupyter.stderr"], '
-                                  '[data-mime-type="application/vnd.jupyter.error"]')
-            assert errors.count() == 0, errors.all_inner_texts()
-
-            explorer = AddNormExplorer()
+                "([src, text]) => { const img = document.querySelector('.widget-vbox img');"
+                " const html = [...document.querySelectorAll('.widget-vbox .widget-html')].pop();"
+                " return img.getAttribute('src') !== src && html.innerText !== text; }",
+                arg=[before_src, before_text], timeout=CHANGE_SECONDS * 1000)
+            for name, value in values.items():
+                explorer.controls[name].value = value
             assert readout.inner_text().strip() == explorer.describe(explorer.state)
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            page.locator(".widget-vbox").first.scroll_into_view_if_needed()
-            page.screenshot(path=str(SCREENSHOT))
+            return explorer.state
 
-            def click_and_wait(target, **values):
-                before_src, before_text = picture.get_attribute("src"), readout.inner_text()
-                target.click()
-                page.wait_for_function(
-                    "([src, text]) => { const img = document.querySelector('.widget-vbox img');"
-                    " const html = [...document.querySelectorAll('.widget-vbox .widget-html')].pop();"
-                    " return img.getAttribute('src') !== src && html.innerText !== text; }",
-                    arg=[before_src, before_text], timeout=CHANGE_SECONDS * 1000)
-                for name, value in values.items():
-                    explorer.controls[name].value = value
-                assert readout.inner_text().strip() == explorer.describe(explorer.state)
-                return explorer.state
-
-            post_variances = explorer.state["variances"]
-            pre = click_and_wait(page.locator(".widget-toggle-buttons button", has_text="pre-norm"), norm="pre")
-            assert pre["variances"] != post_variances and not pre["unit_rows"]
-            no_residual = click_and_wait(page.locator(".widget-checkbox input"), residual=False)
-            assert no_residual["variances"] != pre["variances"]
-            page.locator(".widget-vbox").first.screenshot(path=str(SCREENSHOT.with_name("present_04_pre_norm_no_residual.png")))
-        finally:
-            browser.close()
+        post_variances = explorer.state["variances"]
+        pre = click_and_wait(page.locator(".widget-toggle-buttons button", has_text="pre-norm"), norm="pre")
+        assert pre["variances"] != post_variances and not pre["unit_rows"]
+        no_residual = click_and_wait(page.locator(".widget-checkbox input"), residual=False)
+        assert no_residual["variances"] != pre["variances"]
+        page.locator(".widget-vbox").first.screenshot(path=str(SCREENSHOT.with_name("present_04_pre_norm_no_residual.png")))
+    finally:
+        browser.close()
 
     assert requests, "the page made no requests at all?"
     outside = sorted({u for u in requests if not is_loopback(u)})
@@ -268,7 +266,7 @@ _JS_PICTURE = """() => {
 }"""
 
 
-def test_on_a_projector_text_is_18_px_and_plot_labels_14_px(sync_api, voila, tmp_path, monkeypatch):
+def test_on_a_projector_text_is_18_px_and_plot_labels_14_px(chromium, voila, tmp_path, monkeypatch):
     import numpy as np
     import PIL.Image
     from widget_helpers import smallest_text_px
@@ -277,24 +275,23 @@ def test_on_a_projector_text_is_18_px_and_plot_labels_14_px(sync_api, voila, tmp
     from encoder_lib.widgets.add_norm import AddNormExplorer
 
     url, _log = voila
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport=PROJECTOR, device_scale_factor=1)
-            page.route("**/*", lambda route: route.continue_() if is_loopback(route.request.url) else route.abort())
-            page.goto(url, wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
-            page.wait_for_function(
-                "() => { const img = document.querySelector('.widget-vbox .course-picture img');"
-                " return img !== null && img.complete && img.naturalWidth > 0; }",
-                timeout=RENDER_SECONDS * 1000)
-            assert page.evaluate("() => [innerWidth, innerHeight, devicePixelRatio]") == [1280, 720, 1]
-            texts = page.evaluate(_JS_TEXT_SIZES)
-            picture = page.evaluate(_JS_PICTURE)
-            page.locator(".widget-vbox").first.scroll_into_view_if_needed()
-            shot = tmp_path / "present_04_projector.png"
-            page.screenshot(path=str(shot))
-        finally:
-            browser.close()
+    browser = Pages(chromium)
+    try:
+        page = browser.new_page(viewport=PROJECTOR, device_scale_factor=1)
+        page.route("**/*", lambda route: route.continue_() if is_loopback(route.request.url) else route.abort())
+        page.goto(url, wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
+        page.wait_for_function(
+            "() => { const img = document.querySelector('.widget-vbox .course-picture img');"
+            " return img !== null && img.complete && img.naturalWidth > 0; }",
+            timeout=RENDER_SECONDS * 1000)
+        assert page.evaluate("() => [innerWidth, innerHeight, devicePixelRatio]") == [1280, 720, 1]
+        texts = page.evaluate(_JS_TEXT_SIZES)
+        picture = page.evaluate(_JS_PICTURE)
+        page.locator(".widget-vbox").first.scroll_into_view_if_needed()
+        shot = tmp_path / "present_04_projector.png"
+        page.screenshot(path=str(shot))
+    finally:
+        browser.close()
 
     # text: every piece, markdown, printed output, the widget's labels, buttons and readout
     assert len(texts) > 50, f"the page shows little text: {texts}"
@@ -343,7 +340,7 @@ def kernels_of(pid):
     return found
 
 
-def test_a_closed_page_s_kernel_ends_and_an_open_page_s_stays(sync_api, tmp_path):
+def test_a_closed_page_s_kernel_ends_and_an_open_page_s_stays(chromium, tmp_path):
     """`make present` starts a kernel per page; closing the page ends it (here after 3 idle seconds, the
     teacher's default is CLOSE_SECONDS), while the page that stays open keeps its own."""
     port = present.free_port()
@@ -354,25 +351,24 @@ def test_a_closed_page_s_kernel_ends_and_an_open_page_s_stays(sync_api, tmp_path
                                    start_new_session=True)
     try:
         assert wait_for_port(port, process, START_SECONDS), log.read_text()
-        with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                pages = [browser.new_page() for _ in range(2)]
-                for page in pages:
-                    page.goto(present.url(port), wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
-                    page.wait_for_function("() => { const img = document.querySelector('.widget-vbox img');"
-                                           " return img !== null && img.complete && img.naturalWidth > 0; }",
-                                           timeout=RENDER_SECONDS * 1000)
-                assert len(kernels_of(process.pid)) == 2, log.read_text()[-2000:]
-                pages[0].close()
-                deadline = time.monotonic() + 60 + 3  # the culler's period and the idle time, on a busy machine
-                while len(kernels_of(process.pid)) > 1 and time.monotonic() < deadline:
-                    time.sleep(0.5)
-                assert len(kernels_of(process.pid)) == 1, "the closed page's kernel is still running"
-                time.sleep(8)  # several culling periods: the open page's kernel is kept
-                assert len(kernels_of(process.pid)) == 1, "the open page's kernel was ended"
-                assert pages[1].locator(".widget-vbox img").count() > 0
-            finally:
-                browser.close()
+        browser = Pages(chromium)
+        try:
+            pages = [browser.new_page() for _ in range(2)]
+            for page in pages:
+                page.goto(present.url(port), wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
+                page.wait_for_function("() => { const img = document.querySelector('.widget-vbox img');"
+                                       " return img !== null && img.complete && img.naturalWidth > 0; }",
+                                       timeout=RENDER_SECONDS * 1000)
+            assert len(kernels_of(process.pid)) == 2, log.read_text()[-2000:]
+            pages[0].close()
+            deadline = time.monotonic() + 60 + 3  # the culler's period and the idle time, on a busy machine
+            while len(kernels_of(process.pid)) > 1 and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert len(kernels_of(process.pid)) == 1, "the closed page's kernel is still running"
+            time.sleep(8)  # several culling periods: the open page's kernel is kept
+            assert len(kernels_of(process.pid)) == 1, "the open page's kernel was ended"
+            assert pages[1].locator(".widget-vbox img").count() > 0
+        finally:
+            browser.close()
     finally:
         stop(process)
