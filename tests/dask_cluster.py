@@ -19,6 +19,9 @@ from pathlib import Path
 
 #: How long the scheduler may take to write its address, and the workers to join it, on a loaded machine.
 START_SECONDS = 180.0
+#: A scheduler idle this long, or a worker without its scheduler this long, ends itself: what a killed test run
+#: leaves behind (they run in sessions of their own) does not outlive it by much.
+ORPHAN_SECONDS = 600
 DASK = str(Path(sys.executable).parent / "dask")
 
 
@@ -39,11 +42,12 @@ class LocalCluster:
         file = folder / "scheduler.json"
         try:
             self.scheduler = _started([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                       "--scheduler-file", str(file)], folder / "scheduler.log")
+                                       "--scheduler-file", str(file), "--idle-timeout", str(ORPHAN_SECONDS)], folder / "scheduler.log")
             self.address = self._address(file)
             for i in range(workers):
                 self.workers.append(_started([DASK, "worker", self.address, "--name", f"worker-{i}", "--nthreads",
-                                              str(threads), "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
+                                              str(threads), "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
+                                              "--death-timeout", str(ORPHAN_SECONDS)],
                                              folder / f"worker-{i}.log"))
             self.wait_for_workers(workers)
         except BaseException:
