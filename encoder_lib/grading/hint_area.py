@@ -139,8 +139,9 @@ def show(name, failure, rungs):
         handle, button, _ = area
         handle.update(_markdown(rungs), metadata=_metadata(name, failure, count))
         if button is not None:
-            button.description = button_label(count)
-            button.disabled = count >= RUNGS
+            with button.hold_sync():  # one message: the label and the disabled state change together
+                button.description = button_label(count)
+                button.disabled = count >= RUNGS
         return
     display(_markdown(rungs), metadata=_metadata(name, failure, count))
 
