@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 STUDENT_STAMP := student/.generated.json
 # The website's search library (MiniSearch, from npm; pinned in package.json and package-lock.json).
 NODE_STAMP := node_modules/.installed
@@ -33,6 +34,11 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrid
 	$(BIN)/python -m tools.jupyter_settings $(VENV)
 	@command -v bwrap >/dev/null || echo "note: make grade runs learners' code in a sandbox and needs bubblewrap:" \
 	    "sudo apt-get install bubblewrap (Debian, Ubuntu) or sudo dnf install bubblewrap (Fedora)"
+	@touch $@
+
+# What only the tests add to .venv (requirements-dev.txt: rfc3987, GPL, never in a learner's environment).
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -c requirements.txt -r requirements-dev.txt
 	@touch $@
 
 lab: $(STUDENT_STAMP)
@@ -159,10 +165,10 @@ OTHER_CORETYPE := $(if $(OPENBLAS_CORETYPE),-u OPENBLAS_CORETYPE,OPENBLAS_CORETY
 
 # What a contributor runs while working: every test but the browser, hub and slow ones (pytest markers), no
 # notebook re-run; a few minutes. `make test` runs everything.
-check: setup
+check: setup $(DEV_STAMP)
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest -q $(XDIST) -m "not browser and not hub and not slow" tests
 
-test: setup $(NODE_STAMP)
+test: setup $(DEV_STAMP) $(NODE_STAMP)
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest $(XDIST) --durations=40 tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))
 	timeout $(TEST_TIMEOUT) env $(OTHER_CORETYPE) $(BIN)/python -m pytest -q $(XDIST) $(NOTEBOOKS) $(NBVAL)
 	timeout $(TEST_TIMEOUT) env OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pytest -q $(XDIST) $(NOTEBOOKS) $(NBVAL)

@@ -1,10 +1,12 @@
-"""How long `import encoder_lib` takes in a fresh interpreter (target: under 150 ms).
+"""How long `import encoder_lib` takes in a fresh interpreter (target: under 150 ms), and nbformat and nbgrader.api,
+which every process that reads a notebook imports (make grade, nbgrader's commands, the tests' servers).
 
     .venv/bin/python -m benchmarks.bench_import [--runs 10]
 
 Reports the median and worst of fresh-process imports, each measured inside
 the child with perf_counter around the import (numpy included, since
-encoder_lib needs it), next to a bare `import numpy` for scale.
+encoder_lib needs it), next to a bare `import numpy` for scale. nbformat's jsonschema builds rfc3987-syntax's grammar at import (about
+a second) unless rfc3987 is installed, as `make test` does (requirements-dev.txt); the table says which.
 """
 
 import argparse
@@ -27,10 +29,13 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
     rows = []
-    for module in ("numpy", "encoder_lib"):
+    for module in ("numpy", "encoder_lib", "nbformat", "nbgrader.api"):
         times = measure(module, args.runs)
         rows.append((f"import {module}", f"{statistics.median(times) * 1e3:.1f}", f"{max(times) * 1e3:.1f}"))
-    print(f"fresh-process import time, {args.runs} runs")
+    import importlib.util
+
+    rfc3987 = "installed" if importlib.util.find_spec("rfc3987") else "not installed (jsonschema builds a grammar)"
+    print(f"fresh-process import time, {args.runs} runs; rfc3987 {rfc3987}")
     table(rows, ("what", "median ms", "worst ms"))
 
 
