@@ -62,18 +62,22 @@ def time_allowed(name, n_cases, limits):
     return limits.seconds * min(MAX_TIME_FACTOR, max(1.0, n_cases / max(1, len(visible_cases(name)))))
 
 
-def build_once():
-    """What every worker needs and nothing changes, built here before they fork, so that they share it: each
-    exercise's visible cases and its variant catalogue (``variants.singles``, the diagnosis's single edits)."""
-    for name, exercise in EXERCISES.items():
+def build_once(names=None):
+    """What every worker needs and nothing changes, built here before they fork, so that they share it: the visible
+    cases and the variant catalogue (``variants.singles``, the diagnosis's single edits) of each exercise of
+    ``names`` (default: all). One exercise's take a second or two (bert_block's model calls, 1,300 variants
+    compiled for the course), so a run that grades two lessons builds theirs only."""
+    for name in EXERCISES if names is None else names:
+        exercise = EXERCISES[name]
         visible_cases(name)
         if getattr(exercise, "model", None) is not None:
             singles(exercise, EXERCISES)
 
 
-def share_visible(session):
-    """The visible cases' large arrays (all-MiniLM-L6-v2's weights, which the hidden cases hold too), shared with
-    every sandbox of ``session`` through files (``sandbox.shared``), not sent with each answer's cases."""
-    for name in EXERCISES:
+def share_visible(session, names=None):
+    """The visible cases' large arrays (all-MiniLM-L6-v2's weights, which the hidden cases hold too) of the exercises
+    of ``names`` (default: all), shared with every sandbox of ``session`` through files (``sandbox.shared``), not sent
+    with each answer's cases."""
+    for name in EXERCISES if names is None else names:
         for case in visible_cases(name):
             session.shared.add_large([case.args, case.kwargs])

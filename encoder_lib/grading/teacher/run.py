@@ -178,19 +178,21 @@ def _summary(plan, recorder, late, **said):
 @contextlib.contextmanager
 def _machinery(plan, profile, scheduler):
     """What grading needs on this machine while it runs; yields what bounds the sandboxes, in words. Here: the
-    catalogue and the sandbox session, made before the workers fork; on a Dask cluster, nothing (each worker
-    makes its own, ``cluster``)."""
+    catalogue of the exercises this run grades and the sandbox session, made before the workers fork; on a Dask
+    cluster, nothing (each worker makes its own, ``cluster``)."""
     if scheduler:
         yield (f"on the Dask cluster at {scheduler}: each worker's machine bounds its sandboxes as `make grade` "
                f"there says")
         return
+    handed_in = {lesson for task in plan.tasks for lesson, _ in task.lessons}
+    graded = [name for lesson, names in plan.lessons.items() if lesson in handed_in for name in names]
     if plan.tasks:
         with profile.timed("catalogue"):
-            build_once()
+            build_once(graded)
     session = sandbox.open_session()
     try:
         if plan.tasks:
-            share_visible(session)
+            share_visible(session, graded)
         yield limits_text(session, plan.limits)
     finally:
         sandbox.close_session()
