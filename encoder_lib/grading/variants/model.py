@@ -87,10 +87,13 @@ class Model:
             except (AttributeError, IndexError, TypeError):  # an earlier edit changed what this one edits
                 return None
             source = ast.unparse(self.tree) if text else None
+            module = ast.Module(body=[self.tree], type_ignores=[])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # an edit may make code Python warns about (None["w_q"])
-                code = compile(ast.fix_missing_locations(ast.Module(body=[self.tree], type_ignores=[])),
-                               "<variant>", "exec")
+                try:  # every new node has its place already (``replace``): no walk of the whole tree
+                    code = compile(module, "<variant>", "exec")
+                except TypeError:  # a node without one: placed as Python's own fix does
+                    code = compile(ast.fix_missing_locations(module), "<variant>", "exec")
             made = {}
             exec(code, {**self.function.__globals__, **names} if names else self.function.__globals__,  # noqa: S102
                  made)  # the course's own model, edited
@@ -159,7 +162,18 @@ def replace(edits, node, new):
         items[i] = new
     edits.done.append((parent, name, i, node))
     edits.put(new, (parent, name, i))
+    _place(new, node)
     return True
+
+
+def _place(new, old):
+    """Give the nodes of ``new`` that have no place in the source ``old``'s (a node of the model keeps its own), as
+    ``ast.fix_missing_locations`` would, walking ``new`` alone rather than the whole tree at each compile."""
+    if not isinstance(new, ast.AST):
+        return
+    if "lineno" in new._attributes and not hasattr(new, "lineno") and hasattr(old, "lineno"):
+        ast.copy_location(new, old)
+    ast.fix_missing_locations(new)
 
 
 def statement_lines(tree):
