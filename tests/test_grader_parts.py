@@ -59,6 +59,16 @@ def test_plain_values_cross_and_come_back_equal():
     assert back["call"].name == "feed_forward" and np.array_equal(back["call"].args[0]["w1"], np.eye(2))
 
 
+@pytest.mark.parametrize("dtype", [">f8", ">f4", ">i2", "<f8", ">c16"])
+def test_an_array_in_either_byte_order_crosses_with_its_values(dtype):
+    """An answer may return an array of the other byte order (``astype('>f8')``): its values cross, not its bytes
+    read in this machine's order (which made a right result garbage)."""
+    value = np.arange(1, 7).reshape(2, 3).T.astype(dtype)
+    back = wire.unpack(wire.pack({"x": value, "scalar": value[0, 0]}))
+    assert np.array_equal(back["x"], value) and back["x"].dtype == value.dtype.newbyteorder("=")
+    assert back["scalar"] == value[0, 0] and back["x"].dtype.isnative
+
+
 @pytest.mark.parametrize("value", [object(), np.array(["text"]), np.array([{}], dtype=object), {1: 2},
                                    (x for x in [])], ids=["object", "strings", "objects", "int keys", "generator"])
 def test_what_is_not_plain_does_not_cross_but_a_result_says_what_it_was(value):

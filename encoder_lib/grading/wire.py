@@ -25,6 +25,7 @@ sandbox, where ``encoder_lib`` is not installed.
 """
 
 import json
+import math
 import os
 import select
 import struct
@@ -48,6 +49,18 @@ MAX_ITEMS = 50_000
 #: The deepest nesting of lists, tuples and dicts.
 MAX_NESTING = 16
 _LENGTH = struct.Struct("<Q")
+#: Each dtype of ``DTYPES`` (in this machine's byte order) and its name, looked up rather than read from
+#: ``dtype.name``, a Python property of numpy's that was a fifth of packing a message.
+_NAMED = {np.dtype(name): name for name in DTYPES}
+_DTYPE = {name: np.dtype(name) for name in DTYPES}
+
+
+def _name_of(a):
+    """The name in ``DTYPES`` of array ``a``'s dtype (in either byte order), or None where it may not cross."""
+    name = _NAMED.get(a.dtype)
+    if name is None and not a.dtype.isnative:
+        name = _NAMED.get(a.dtype.newbyteorder("="))
+    return name
 
 
 class WireError(ValueError):
@@ -88,17 +101,19 @@ class _Encoder:
         self.lenient, self.arrays = lenient, []
         self.sent = {}  # id of an array in the value -> its index in ``arrays`` (the value keeps them all alive)
 
-    def array(self, v):
-        a = np.asarray(v)
+    def array(self, v, a, name):
+        """The header entry of ``v`` (``a``: it as an array, whose dtype's name is ``name``)."""
         if isinstance(v, np.ndarray) and id(v) in self.sent:
             index = self.sent[id(v)]
         else:
+            if not a.dtype.isnative:  # its bytes as this machine's order, which the other side reads them in
+                a = a.astype(a.dtype.newbyteorder("="))
             a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # makes 0-d arrays 1-d
             self.arrays.append(a)
             index = len(self.arrays) - 1
             if isinstance(v, np.ndarray):
                 self.sent[id(v)] = index
-        return {"__array__": index, "dtype": a.dtype.name, "shape": list(a.shape), "scalar": isinstance(v, np.generic)}
+        return {"__array__": index, "dtype": name, "shape": list(a.shape), "scalar": isinstance(v, np.generic)}
 
     def walk(self, v, depth):
         if depth > MAX_NESTING:
@@ -109,8 +124,11 @@ class _Encoder:
             return v if -(2**63) <= v < 2**63 else {"__float__": float(v)}
         if isinstance(v, float):
             return {"__float__": repr(v)} if v != v or v in (float("inf"), float("-inf")) else v
-        if isinstance(v, (np.ndarray, np.generic)) and np.asarray(v).dtype.name in DTYPES:
-            return self.array(v)
+        if isinstance(v, (np.ndarray, np.generic)):
+            a = np.asarray(v)
+            name = _name_of(a)
+            if name is not None:
+                return self.array(v, a, name)
         return self.container(v, depth)
 
     def container(self, v, depth):
@@ -219,16 +237,17 @@ class _Decoder:
         self.made = {}  # buffer index -> its read-only array, where ``shared``
 
     def array(self, v):
-        dtype = v["dtype"]
-        if dtype not in DTYPES:
-            raise WireError(f"arrays of dtype {dtype!r} do not cross")
+        name = v["dtype"]
+        dtype = _DTYPE.get(name) if isinstance(name, str) else None
+        if dtype is None:
+            raise WireError(f"arrays of dtype {name!r} do not cross")
         shape = tuple(int(n) for n in v["shape"])
         if any(n < 0 for n in shape) or len(shape) > 32:
             raise WireError(f"a shape {shape[:8]}")
         index = int(v["__array__"])
         buffer = self.buffers[index]
-        if int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize != len(buffer):
-            raise WireError(f"an array of shape {shape} and dtype {dtype} with {len(buffer)} bytes")
+        if math.prod(shape) * dtype.itemsize != len(buffer):
+            raise WireError(f"an array of shape {shape} and dtype {name} with {len(buffer)} bytes")
         made = self.made.get(index)
         if self.shared and made is not None and made.dtype == dtype and made.shape == shape:
             out = made
