@@ -154,8 +154,10 @@ present: setup
 
 NOTEBOOKS := $(wildcard notebooks/*/*.ipynb)
 # The tests run in TEST_WORKERS processes (pytest-xdist), each file, or the files that share a set-up of a minute
-# (conftest.py's SHARED_SET_UP), in one of them: two for a 2-core machine; TEST_WORKERS=0 runs them in this one.
-TEST_WORKERS ?= 2
+# (conftest.py's SHARED_SET_UP), in one of them, the longest files first: three on a 2-core machine, where the tests
+# wait on browsers, servers and sandboxes a quarter of the time (613 s for the main run, 636 s with two); TEST_WORKERS=0
+# runs them in this one.
+TEST_WORKERS ?= 3
 XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT)
 # The stored outputs must hold on every machine, whatever its BLAS kernel and thread count:

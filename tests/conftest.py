@@ -73,6 +73,12 @@ def chromium_or_skip(why):
     yield _ONE_CHROMIUM[0][1]
 
 
+@pytest.fixture(scope="session")
+def chromium():
+    """The session's Chromium, for every module's browser tests (a skip or a CI failure where it is missing)."""
+    yield from chromium_or_skip("the browser tests drive Chromium with Playwright")
+
+
 def pytest_sessionfinish(session):
     while _ONE_CHROMIUM:
         started, _ = _ONE_CHROMIUM.pop()
@@ -137,10 +143,14 @@ LONGEST_FIRST = ("test_site.py", "test_site_reading.py", "test_browser_lab.py", 
 if importlib.util.find_spec("xdist") is not None:
     def pytest_xdist_make_scheduler(config, log):
         """With ``--dist loadfile``: each file in one worker, as pytest-xdist's, and the files of one
-        ``SHARED_SET_UP`` in the same one (``--dist loadgroup`` cannot: pytest 9 ignores the node ids it rewrites)."""
+        ``SHARED_SET_UP`` in the same one (``--dist loadgroup`` cannot: pytest 9 ignores the node ids it rewrites),
+        handed out in the order ``pytest_collection_modifyitems`` sorts them (``LONGEST_FIRST``): pytest-xdist's own
+        order, the files with the most tests first, started the hub's round trip of three minutes last, alone."""
         if config.getvalue("dist") != "loadfile":
             return None
         from xdist.scheduler import LoadFileScheduling
+
+        config.option.loadscopereorder = False  # --no-loadscope-reorder
 
         class BySetUp(LoadFileScheduling):
             def _split_scope(self, nodeid):
