@@ -42,7 +42,8 @@ class LocalCluster:
         file = folder / "scheduler.json"
         try:
             self.scheduler = _started([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                       "--scheduler-file", str(file), "--idle-timeout", str(ORPHAN_SECONDS)], folder / "scheduler.log")
+                                       "--scheduler-file", str(file), "--idle-timeout", str(ORPHAN_SECONDS)],
+                                      folder / "scheduler.log")
             self.address = self._address(file)
             for i in range(workers):
                 self.workers.append(_started([DASK, "worker", self.address, "--name", f"worker-{i}", "--nthreads",

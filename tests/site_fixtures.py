@@ -2,14 +2,12 @@
 
 The site is built once per test session, by the same ``tools.site.build`` that
 `make site` runs (about a minute: it runs every teachers' notebook and draws
-every widget state), and one Chromium serves every browser test of the
+every widget state), and one Chromium (conftest.py's) serves every browser test of the
 session: tests/test_site.py reads what the site holds, tests/test_site_reading.py
 reads it as a reader on a phone, by keyboard, in the dark and on paper would.
 """
 
 import pytest
-
-from conftest import chromium_or_skip
 
 
 @pytest.fixture(scope="session")
@@ -20,8 +18,3 @@ def site(tmp_path_factory):
     built = build(tmp_path_factory.mktemp("site") / "site", log=log.append)
     built.log = log
     return built
-
-
-@pytest.fixture(scope="session")
-def chromium():
-    yield from chromium_or_skip("the site's browser tests drive Chromium with Playwright")

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 import browser as lab  # tests/browser.py
-from conftest import chromium_or_skip, require
+from conftest import require
 
 LESSON = "01_attention"
 WRONG = '''def softmax(x, axis=-1):
@@ -28,8 +28,8 @@ BUTTON = "button.encoder-course-hint-button"
 
 
 @pytest.fixture(scope="module")
-def browser():
-    yield from chromium_or_skip("the hint tests drive Chromium with Playwright")
+def browser(chromium):
+    return chromium  # conftest's, the session's one
 
 
 @pytest.fixture(scope="module")

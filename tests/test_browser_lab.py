@@ -27,7 +27,7 @@ import pytest
 
 import browser as lab  # tests/browser.py
 import encoder_lib as el
-from conftest import chromium_or_skip, require
+from conftest import require
 from encoder_lib import fixtures
 from tools.course import lesson_names
 
@@ -47,8 +47,8 @@ def console_errors(notebook):
 # ------------------------------------------------------------------ fixtures
 
 @pytest.fixture(scope="module")
-def browser():
-    yield from chromium_or_skip("the browser tests drive Chromium with Playwright")
+def browser(chromium):
+    return chromium  # conftest's, the session's one
 
 
 @pytest.fixture(scope="module")

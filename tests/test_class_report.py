@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import chromium_or_skip
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.teacher.class_report import build as build_report
 from encoder_lib.grading.teacher.class_report.examples import shown
@@ -335,11 +334,6 @@ def test_the_page_shows_the_hostile_text_as_text_and_has_no_script_or_handler(ho
     assert HOSTILE in text and FORMULA in text, "shown as the learner wrote it"
     policy = page.select_one('meta[http-equiv="Content-Security-Policy"]')["content"]
     assert "default-src 'none'" in policy and "script-src" not in policy
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    yield from chromium_or_skip("the class report's browser tests drive Chromium with Playwright")
 
 
 def test_in_chromium_the_hostile_page_runs_nothing_and_shows_the_text(chromium, hostile):

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import chromium_or_skip
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.exercises import BY_LESSON
 from encoder_lib.grading.teacher.class_report.data import FromGradebook
@@ -268,11 +267,6 @@ def test_without_a_setting_the_lessons_released_through_the_exchange_are_counted
 
 
 # ---------------------------------------------------------------- the feedback page on a phone
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    yield from chromium_or_skip("the feedback page's phone test drives Chromium with Playwright")
 
 
 #: The parts of formulas wider than the box they are shown in (which would scroll within it).

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 
-from conftest import chromium_or_skip, load_tool
+from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = "notebooks/04_add_and_norm/04_add_and_norm.ipynb"
@@ -101,9 +101,6 @@ def wait_for_port(port, process, seconds):
     return False
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    yield from chromium_or_skip("the presentation view is checked in a browser driven by Playwright")
 
 
 class Pages:

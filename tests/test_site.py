@@ -58,7 +58,7 @@ BADGE = re.compile(r"\]\((https://mybinder\.org/v2/gh/([^/\s]+)/([^/\s]+)/([^?\s
 SAMPLE = 5  # stored states per widget compared with a fresh drawing, besides the start
 
 
-# the site, built once per session, and Chromium: tests/site_fixtures.py (shared with test_site_reading.py)
+# the site, built once per session: tests/site_fixtures.py (shared with test_site_reading.py); Chromium: conftest.py
 pytest_plugins = ["site_fixtures"]
 
 
