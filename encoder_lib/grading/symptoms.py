@@ -417,14 +417,17 @@ def measure(exercise, failing, probed=None, most=2):
 
 
 def ruled_out(exercise, complete=True, ambiguous=False, pairs=True):
-    """The sentence that says which causes the search tried, and found none of (all it knows, or as many as its
-    budget allowed); or that several unrelated ones each give the answer's outputs, so that none is named.
-    Without ``pairs`` (no failing check returned a result of the right shape), two slips together were not
+    """The sentence that says which causes the search tried, none of which gives the answer's outputs exactly (all
+    it knows, or as many as its budget allowed); or that several unrelated ones each give the answer's outputs, so
+    that none is named. Without ``pairs`` (no failing check returned a result of the right shape), two slips together were not
     tried."""
     if ambiguous:
         return ("Several unrelated slips each give exactly what your answer gives, so the checks cannot tell which "
                 "one is yours: compare your steps with the rule above, one at a time.")
-    tried = "Checked and ruled out" if complete else "Checked and ruled out, as far as the checker's budget went"
+    # what was verified, and no more: none of these gives the answer's outputs exactly (an answer near one of them, a
+    # known mistake with a constant mistyped, is not told that its mistake is ruled out)
+    tried = "Tried, and none gives exactly what your answer gives" if complete else \
+        "Tried as far as the checker's budget went, and none gives exactly what your answer gives"
     kinds = ["every single slip the checker knows (another axis, a dropped keepdims or transpose, an operator, term, "
              "call, argument or constant changed, a parameter ignored or swapped)"]
     kinds += ["two of them together"] if pairs else []
