@@ -32,7 +32,7 @@ class Attack:
     id: str
     exercise: str
     lesson: str
-    status: str  # what grades_by_exercise.csv must say of the attacked exercise(s)
+    status: str  # what grades_by_exercise.csv must say of the attacked exercise(s) ("a|b": either)
     answer: str = ""  # the attacked exercise's answer cell
     edit: str = ""  # or: the name of a notebook edit (tests/test_grading_pipeline.py: EDITS)
     submission: str = ""  # or: how the lesson is handed in (tests/test_grading_pipeline.py: SUBMISSIONS)
@@ -308,7 +308,9 @@ def encoder_block(x, params, n_heads, norm="post", padding_mask=None, activation
     huge = el.multi_head_attention(np.zeros((20000, 1)), 1)   # 3.2 GB of attention weights, if computed
     return x
 ''', says="refused"),
-    Attack("sends_nested_lists_on_its_channel", "scaled_dot_product_attention", "01_attention", "error", answer='''
+    # refused unread ("error"), or, on a loaded machine, out of its time while it writes 48 MB ("timeout")
+    Attack("sends_nested_lists_on_its_channel", "scaled_dot_product_attention", "01_attention", "error|timeout",
+           answer='''
 import os, socket, struct
 def scaled_dot_product_attention(q, k, v):
     header = b"[" + b"[],".join([b""] * (2**22)) + b"[]]"        # millions of empty lists, 16 MB

@@ -445,7 +445,7 @@ class Course:
             full = float(row["max_points"])
             assert float(row["points"]) == (0 if exercise in lost else full), (student, row)
             if exercise in lost and status:
-                assert row["status"] == status, (student, row)
+                assert row["status"] in status.split("|"), (student, row)
             if exercise not in lost:
                 assert row["status"] in ("passed", "tampered"), (student, row)
 
@@ -538,7 +538,7 @@ def test_make_student_and_make_grade_run_and_summarise(course):
     out = course.graded.stdout
     assert f"graded {len(course.submitted)} learners" in out
     for attack in ATTACKS:  # every error, timeout, memory and tampering is named by learner, lesson and exercise
-        if attack.status in ("error", "timeout", "memory", "tampered"):
+        if set(attack.status.split("|")) & {"error", "timeout", "memory", "tampered"}:
             exercise = course.lessons[attack.lesson][0] if attack.exercise == "*" else attack.exercise
             assert f"{_graded_as(attack)} {attack.lesson} {exercise}:" in out, attack.id
 
