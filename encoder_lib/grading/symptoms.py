@@ -419,8 +419,8 @@ def measure(exercise, failing, probed=None, most=2):
 def ruled_out(exercise, complete=True, ambiguous=False, pairs=True):
     """The sentence that says which causes the search tried, none of which gives the answer's outputs exactly (all
     it knows, or as many as its budget allowed); or that several unrelated ones each give the answer's outputs, so
-    that none is named. Without ``pairs`` (no failing check returned a result of the right shape), two slips together were not
-    tried."""
+    that none is named. Without ``pairs`` (no failing check returned a result of the right shape), two slips
+    together were not tried."""
     if ambiguous:
         return ("Several unrelated slips each give exactly what your answer gives, so the checks cannot tell which "
                 "one is yours: compare your steps with the rule above, one at a time.")
