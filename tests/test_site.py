@@ -573,6 +573,23 @@ def test_a_widget_shown_with_display_and_its_fresh_copy_are_the_cell_s(tmp_path)
     assert again.image.value == shown.image.value
 
 
+def test_a_notebook_s_print_options_hold_for_its_cells_and_leave_the_process_s_as_they_were(tmp_path):
+    """A lesson's first cell sets numpy's print options (4 digits): the site's run keeps them for the notebook's
+    next cells and for a widget cell run again, and puts the process's back (a doctest run after the site build,
+    in the same pytest worker, printed 4 digits)."""
+    from tools.site.notebook_run import NotebookRun
+
+    setup = nbformat.v4.new_code_cell("import numpy as np\nnp.set_printoptions(precision=2)")
+    cell = nbformat.v4.new_code_cell("print(np.array([1 / 3]))\nfrom encoder_lib.widgets.add_norm import "
+                                     "AddNormExplorer\ndisplay(AddNormExplorer())\nprint(np.array([2 / 3]))")
+    before = np.get_printoptions()
+    run = NotebookRun(make_notebook(tmp_path / "p.ipynb", [setup, cell]))
+    assert np.get_printoptions() == before and before["precision"] == 8
+    assert run.output.getvalue().split() == ["[0.33]", "[0.67]"]
+    run.fresh(cell.id)
+    assert np.get_printoptions() == before and run.output.getvalue().split()[2:] == ["[0.33]", "[0.67]"]
+
+
 def test_the_widgets_frame_draws_a_state_and_refuses_one_it_cannot_show():
     from encoder_lib.widgets.heads import HeadsExplorer
 

@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
 from encoder_lib import _display
 from encoder_lib.widgets._base import Explorer
@@ -37,9 +38,11 @@ def stores_a_widget(cell):
 
 
 @contextlib.contextmanager
-def _headless(folder, shown):
+def _headless(folder, shown, printing):
     """Matplotlib without a screen, figures at the notebooks' size, ``display`` collecting into ``shown``,
-    the notebook's folder as the working directory (as in Jupyter); all put back afterwards."""
+    the notebook's folder as the working directory (as in Jupyter), numpy's print options the notebook's
+    (``printing``, updated with what the cell sets: a lesson's first cell sets its own); all put back afterwards,
+    so that what this process prints next is printed as before."""
     import IPython.core.display_functions
     import IPython.display
     import matplotlib
@@ -48,6 +51,8 @@ def _headless(folder, shown):
     saved_display = IPython.display.display, IPython.core.display_functions.display
     saved_present = os.environ.get(_display.PRESENT_ENV)
     saved_cwd = os.getcwd()
+    saved_printing = np.get_printoptions()
+    np.set_printoptions(**printing)
 
     def display(*objects, **_options):
         shown.extend(objects)
@@ -60,6 +65,8 @@ def _headless(folder, shown):
             warnings.simplefilter("ignore")  # a lesson's warnings are the notebook's business, not the site's
             yield display
     finally:
+        printing.update(np.get_printoptions())
+        np.set_printoptions(**saved_printing)
         os.chdir(saved_cwd)
         IPython.display.display, IPython.core.display_functions.display = saved_display
         if saved_present is None:
@@ -100,11 +107,12 @@ class NotebookRun:
         self.widgets, self._before, self.output, self.figures = {}, {}, io.StringIO(), {}
         start = time.perf_counter()
         namespace = {"__name__": "__main__"}
+        printing = np.get_printoptions()  # the notebook's numpy print options, as its cells set them
         for index, cell in enumerate(self.notebook.cells):
             if cell.cell_type != "code":
                 continue
-            before = dict(namespace)
-            shown, figures = self._run(cell, index, namespace)
+            before = dict(namespace), dict(printing)
+            shown, figures = self._run(cell, index, namespace, printing)
             if figures:
                 self.figures[cell.id] = figures
             explorers = [obj for obj in shown if isinstance(obj, Explorer)]
@@ -119,9 +127,9 @@ class NotebookRun:
     def _where(self, index, cell):
         return f"{self.path.name}, cell {index} (id {cell.id})"
 
-    def _run(self, cell, index, namespace):
+    def _run(self, cell, index, namespace, printing):
         shown = []
-        with _headless(self.path.parent, shown) as display, contextlib.redirect_stdout(self.output):
+        with _headless(self.path.parent, shown, printing) as display, contextlib.redirect_stdout(self.output):
             namespace["display"] = display
             try:
                 last, figures = _run_cell(cell.source, namespace, f"<{self._where(index, cell)}>")
@@ -137,5 +145,6 @@ class NotebookRun:
             raise ValueError(f"cell_id must be a widget cell of {self.path.name} ({', '.join(self.widgets)}), "
                              f"got {cell_id!r}")
         index, cell = next((i, c) for i, c in enumerate(self.notebook.cells) if c.get("id") == cell_id)
-        shown, _ = self._run(cell, index, dict(self._before[cell_id]))
+        namespace, printing = self._before[cell_id]
+        shown, _ = self._run(cell, index, dict(namespace), dict(printing))
         return [obj for obj in shown if isinstance(obj, Explorer)]
