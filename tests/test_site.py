@@ -302,12 +302,22 @@ def state_values(widget, key, by_label):
     return {c["name"]: by_label[c["name"]][c["labels"][i]] for c, i in zip(controls, indices)}
 
 
+#: Widgets whose cell trains models for seconds (lesson 07's four runs compared, ``TrainingComparisonExplorer.live``):
+#: the fresh one is built as ``live`` builds it, by the class from the same finished runs, without training again.
+FROM_FINISHED_RUNS = ("TrainingComparisonExplorer",)
+
+
 def fresh(site, widget_id):
     """A new widget built by its cell's code, for widget ``widget_id`` of the site (built once per test file)."""
     built = site.__dict__.setdefault("fresh_widgets", {})
     if widget_id not in built:
         widget = next(w for w in site.widgets if w.widget_id == widget_id)
-        built[widget_id] = site.runs[widget.lesson].fresh(widget.cell_id)[int(widget_id.rsplit("-", 1)[1])]
+        shown = widget.grid.explorer
+        if type(shown).__name__ in FROM_FINISHED_RUNS:
+            built[widget_id] = type(shown)(shown.runs, shown.warmup_steps, shown.steps)
+        else:
+            built[widget_id] = site.runs[widget.lesson].fresh(widget.cell_id)[int(widget_id.rsplit("-", 1)[1])]
+        assert built[widget_id] is not shown and type(built[widget_id]) is type(shown)
     return built[widget_id]
 
 

@@ -38,11 +38,9 @@ def stores_a_widget(cell):
 
 
 @contextlib.contextmanager
-def _headless(folder, shown, printing):
+def _headless(folder, shown):
     """Matplotlib without a screen, figures at the notebooks' size, ``display`` collecting into ``shown``,
-    the notebook's folder as the working directory (as in Jupyter), numpy's print options the notebook's
-    (``printing``, updated with what the cell sets: a lesson's first cell sets its own); all put back afterwards,
-    so that what this process prints next is printed as before."""
+    the notebook's folder as the working directory (as in Jupyter); all put back afterwards."""
     import IPython.core.display_functions
     import IPython.display
     import matplotlib
@@ -51,8 +49,6 @@ def _headless(folder, shown, printing):
     saved_display = IPython.display.display, IPython.core.display_functions.display
     saved_present = os.environ.get(_display.PRESENT_ENV)
     saved_cwd = os.getcwd()
-    saved_printing = np.get_printoptions()
-    np.set_printoptions(**printing)
 
     def display(*objects, **_options):
         shown.extend(objects)
@@ -65,14 +61,25 @@ def _headless(folder, shown, printing):
             warnings.simplefilter("ignore")  # a lesson's warnings are the notebook's business, not the site's
             yield display
     finally:
-        printing.update(np.get_printoptions())
-        np.set_printoptions(**saved_printing)
         os.chdir(saved_cwd)
         IPython.display.display, IPython.core.display_functions.display = saved_display
         if saved_present is None:
             os.environ.pop(_display.PRESENT_ENV, None)
         else:
             os.environ[_display.PRESENT_ENV] = saved_present
+
+
+@contextlib.contextmanager
+def _notebook_printing(printing):
+    """numpy's print options the notebook's (``printing``, updated with what the cell sets: a lesson's first cell
+    sets its own), and the process's again afterwards, so that what this process prints next is printed as before."""
+    saved = np.get_printoptions()
+    np.set_printoptions(**printing)
+    try:
+        yield
+    finally:
+        printing.update(np.get_printoptions())
+        np.set_printoptions(**saved)
 
 
 def _run_cell(source, namespace, where):
@@ -129,7 +136,8 @@ class NotebookRun:
 
     def _run(self, cell, index, namespace, printing):
         shown = []
-        with _headless(self.path.parent, shown, printing) as display, contextlib.redirect_stdout(self.output):
+        with _headless(self.path.parent, shown) as display, _notebook_printing(printing), \
+                contextlib.redirect_stdout(self.output):
             namespace["display"] = display
             try:
                 last, figures = _run_cell(cell.source, namespace, f"<{self._where(index, cell)}>")
