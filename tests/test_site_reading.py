@@ -10,8 +10,9 @@ network off, and read at 320, 375, 768 and 1280 px:
 - at 375 px no text in a picture (a widget's, a plot's, a drawn one's) is
   below 9 CSS px: the smallest text drawn in it, in its own pixels, times the
   scale the page shows it at; a widget's controls are under its picture;
-- axe-core finds no serious or critical violation at 375 and 1280 px, in the
-  light palette and the dark one.
+- axe-core finds no serious or critical violation at 375 px in the dark
+  palette and at 1280 px in the light one: each layout and each palette, the
+  palettes' colours being the same at every width (a test holds that).
 
 Without a browser: every widget's every state is reachable from every other,
 one control at a time, and a move never changes another control than the
@@ -44,6 +45,10 @@ ROOT = Path(__file__).resolve().parent.parent
 LESSONS = lesson_names()
 PAGES = ["index.html", *(f"{lesson}.html" for lesson in LESSONS)]
 NARROW = (320, 375, 768)
+#: axe-core at each width it runs at, in one colour scheme: each scheme and each layout (a phone's, a desktop's) is
+#: checked once, each run taking a second or more on a lesson's page; the colours do not depend on the width
+#: (``test_the_colours_do_not_depend_on_the_width``), so a phone in the dark shows a desktop's dark colours.
+AXE_SCHEMES = {375: "dark", 1280: "light"}
 SMALLEST_TEXT = 9  # CSS px, at 375 px
 
 # Every element that scrolls sideways in its own box, and whether it can take the focus; the page's width.
@@ -114,13 +119,30 @@ def test_the_page_fits_every_screen_reads_on_a_phone_and_passes_axe_light_and_da
                         const style = getComputedStyle(box); return [style.outlineStyle, style.outlineWidth]; }""")
                     if ring[0] == "none" or float(ring[1].rstrip("px")) < 2:
                         problems.append(f"375 px: a box that scrolls shows no focus ring when focused: {ring}")
-            if width in (375, 1280):
-                for scheme in ("light", "dark"):
-                    page.emulate_media(color_scheme=scheme)
-                    problems += axe_serious(page, f"{width} px, {scheme}")
+            if width in AXE_SCHEMES:
+                page.emulate_media(color_scheme=AXE_SCHEMES[width])
+                problems += axe_serious(page, f"{width} px, {AXE_SCHEMES[width]}")
                 page.emulate_media(color_scheme="light")
         problems += page.problems
     assert not problems, f"{name}:\n" + "\n".join(problems)
+
+
+def test_the_colours_do_not_depend_on_the_width():
+    """The style sheet's colours are set for a colour scheme, never for a width: what axe-core finds of the dark
+    scheme's colours at 375 px holds at every width (``AXE_SCHEMES``)."""
+    css = re.sub(r"/\*.*?\*/", "", (ROOT / "tools" / "site" / "static" / "site.css").read_text(), flags=re.S)
+    widths = [m.start() for m in re.finditer(r"@media[^{]*(?:max|min)-width", css)]
+    assert widths, "the style sheet has no layout for a phone"
+    for start in widths:
+        depth, end = 0, css.index("{", start)
+        for end in range(end, len(css)):
+            depth += {"{": 1, "}": -1}.get(css[end], 0)
+            if depth == 0:
+                break
+        block = css[start:end]
+        assert not re.search(r"(?<![\w-])(color|background(-color)?|border(-\w+)?-color|outline-color|fill|stroke)\s*:"
+                             r"|--[\w-]+\s*:", block), f"a width's rules set a colour:\n{block}"
+    assert set(AXE_SCHEMES.values()) == {"light", "dark"}
 
 
 # ------------------------------------------------------------------ widgets whole
