@@ -1,5 +1,5 @@
-"""What the grader's tests share: the course as `make student` leaves it, a sampler of a process tree, and what
-a grader left behind."""
+"""What the grader's tests share: the course as `make student` leaves it, the grader's command, a sampler of a
+process tree, and what a grader left behind."""
 
 import atexit
 import os
@@ -128,6 +128,25 @@ def course_after_make_student(tmp_path_factory, name):
             pytest.fail("CI must run the grader in its sandbox: bubblewrap is missing (.ci/run installs it)")
         pytest.skip("bubblewrap (bwrap) is not installed: make grade needs it")
     return made_student(tmp_path_factory.mktemp(name))
+
+
+def run_grader(root, *args, timeout=600):
+    """The grader's command, as `make grade` runs it but without make, on the course at ``root`` (five seconds an
+    exercise), from the course's folder: its ``CompletedProcess``."""
+    import subprocess
+    import sys
+
+    from tools.course import ROOT
+
+    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root),
+                           "--seconds", "5", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def graded_once(root, *args):
+    """A module's course graded once by ``run_grader``, which must succeed: ``(root, its CompletedProcess)``."""
+    first = run_grader(root, *args)
+    assert first.returncode == 0, first.stdout + first.stderr
+    return root, first
 
 
 def make_measured(target, root, timeout, env=None, **variables):

@@ -26,7 +26,7 @@ import pytest
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.exercises import BY_LESSON
 from report_class import hand_in_folder, open_gradebook
-from grading_helpers import course_after_make_student
+from grading_helpers import course_after_make_student, graded_once, run_grader as grade
 
 # nbgrader 0.9's own models warn under SQLAlchemy 2 (RuntimeWarnings, which the suite makes errors): not ours
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
@@ -47,7 +47,7 @@ def run(root, *args):
 
 
 def run_grader(root):
-    return run(root, "encoder_lib.grading.teacher.grade", "--root", str(root), "--seconds", "5", "--lessons", LESSON)
+    return grade(root, "--lessons", LESSON)
 
 
 def rows_of(path):
@@ -76,9 +76,7 @@ def course(tmp_path_factory):
     solved = json.loads((root / "notebooks" / LESSON / f"{LESSON}.ipynb").read_text())
     for student, when in HANDED_IN.items():
         hand_in_folder(root, student, LESSON, solved, when)
-    first = run_grader(root)
-    assert first.returncode == 0, first.stdout + first.stderr
-    return root, first
+    return graded_once(root, "--lessons", LESSON)
 
 
 @pytest.mark.grading

@@ -37,18 +37,13 @@ from encoder_lib.grading.teacher.feedback_page import feedback_page
 from encoder_lib.grading.teacher.files import csv_field
 from encoder_lib.grading.teacher.outputs import LMS_COLUMNS, LMS_TOTAL, Result, lms_rows
 from report_class import answer_in, hand_in_folder, open_gradebook, write_roster
-from grading_helpers import course_after_make_student
+from grading_helpers import course_after_make_student, graded_once, run_grader
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ("01_attention", "02_multi_head_attention")
 LEARNERS = ("ada", "bob", "cy")
 WRONG_SOFTMAX = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)\n"
 FULL = {lesson: sum(EXERCISES[name].points for name in BY_LESSON[lesson]) for lesson in SET}
-
-
-def run_grader(root, *args):
-    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root), "--seconds", "5",
-                           *args], capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 
 def rows_of(path):
@@ -73,9 +68,7 @@ def course(tmp_path_factory):
     for student in LEARNERS:
         for lesson in SET[:1] if student == "cy" else SET:
             hand_in_folder(root, student, lesson, solved(root, lesson))
-    first = run_grader(root, "--lessons", ",".join(SET))
-    assert first.returncode == 0, first.stdout + first.stderr
-    return root, first
+    return graded_once(root, "--lessons", ",".join(SET))
 
 
 @pytest.mark.grading

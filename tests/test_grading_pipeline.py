@@ -357,15 +357,17 @@ def tree_hashes(*folders, skip=()):
 
 
 def processes_mentioning(word):
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if word in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
-                    found.append(entry.name)
-            except OSError:
-                pass
-    return found
+    """The pids (as text) of the processes whose command line holds ``word``."""
+    pids = [entry.name for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+    return [pid for pid in pids if word in _command_line(pid)]
+
+
+def _command_line(pid):
+    """A process's command line, its arguments joined by spaces ("" once it is gone)."""
+    try:
+        return (Path("/proc") / pid / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 class Listener:
