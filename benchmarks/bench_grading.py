@@ -16,7 +16,7 @@ blank) and 20% with one catalogued mistake (tests/mistakes/) in an
 otherwise correct lesson. Every notebook differs from every other (a
 learner's name in its metadata), as real submissions do.
 
-The course's grader (``encoder_lib.grading.teacher``, what `make grade` runs)
+The course's grader (``course_grader``, what `make grade` runs)
 grades the whole class, each exercise in a sandbox, and prints where its time
 went (``teacher.profile``): every stage summed over the workers, per learner
 and per exercise, with the diagnosis's variant search (``causes.find``) timed
@@ -43,10 +43,10 @@ from pathlib import Path
 import nbformat
 
 from encoder_lib.grading import EXERCISES
-from encoder_lib.grading.teacher import cluster, profile, sandbox
-from encoder_lib.grading.teacher.class_report import build as build_report
-from encoder_lib.grading.teacher.plan import Choices, plan_run
-from encoder_lib.grading.teacher.run import grade_class
+from course_grader import cluster, profile, sandbox
+from course_grader.class_report import build as build_report
+from course_grader.plan import Choices, plan_run
+from course_grader.run import grade_class
 from tests.grading_helpers import TreeSampler
 from tests.mistakes import MISTAKES
 from tools import student as student_tool

@@ -10,7 +10,7 @@ autograded/ folders and the student versions keep their modification times).
 In a temporary copy of the course (or ``--course DIR``, kept and reused
 between runs: the first grading of the class is then done once), the class
 of ``bench_grading.build_class`` hands in every lesson and is graded once by
-`make grade`'s own command (``encoder_lib.grading.teacher.grade`` with
+`make grade`'s own command (``course_grader.grade`` with
 `make student`'s as ``--release``, in a fresh process, as `make grade` runs
 it). Then, ``--runs`` times each: the same command with nothing new, and
 with one learner's lesson handed in again (a new comment in an answer).
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from encoder_lib.grading.teacher import ids, sandbox
+from course_grader import ids, sandbox
 from tools import student as student_tool
 from tools.course import ROOT
 
@@ -49,7 +49,7 @@ def make_grade(root):
     release = f"{shlex.quote(python)} -m tools.student --root {shlex.quote(str(root))}"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     started = time.perf_counter()
-    done = subprocess.run([python, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root),
+    done = subprocess.run([python, "-m", "course_grader.grade", "--root", str(root),
                            "--release", release], cwd=root, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:

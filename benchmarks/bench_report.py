@@ -13,7 +13,7 @@ of its learner's, so that no two texts are the same, as in a real class).
 35% of the learners answer everything right, 10% hand in blank notebooks,
 20% stop after a few lessons, 25% make one to three catalogued mistakes and
 10% one of the wrong answers no mistake explains. Each run is
-`python -m encoder_lib.grading.teacher.class_report` in a fresh process, as `make
+`python -m course_grader.class_report` in a fresh process, as `make
 report` runs it: reading everything, grouping, normalising and fingerprinting
 every answer for the copying section, drawing the pictures, writing the page
 and mistakes.csv. The first series keeps the answers the report read before
@@ -46,7 +46,7 @@ def build_once(root, read_again=False):
     if read_again:
         (root / "report" / ".answers.json").unlink(missing_ok=True)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.class_report", "--root", str(root)], check=True,
+    subprocess.run([sys.executable, "-m", "course_grader.class_report", "--root", str(root)], check=True,
                    capture_output=True)
     return time.perf_counter() - started
 

@@ -156,7 +156,7 @@ def common_answer(rng, exercise, solution):
 
 
 def _solutions(root):
-    from encoder_lib.grading.teacher.class_report.answers import answer_cells, lesson_exercises
+    from course_grader.class_report.answers import answer_cells, lesson_exercises
 
     notebooks = {lesson: lean(json.loads((root / "notebooks" / lesson / f"{lesson}.ipynb").read_text()))
                  for lesson in lessons()}

@@ -75,7 +75,7 @@ def leftovers_of(sampler):
     """What the graders among the processes ``sampler`` saw left behind: processes still running, scratch
     folders in /tmp, cgroups (each named ``encoder-grader-<pid>-...`` after its grader's process)."""
     found = [f"process {pid}: {cmd}" for pid, cmd in sampler.alive().items()]
-    graders = [pid for pid, (_, cmd) in sampler.seen.items() if "encoder_lib.grading.teacher.grade" in cmd]
+    graders = [pid for pid, (_, cmd) in sampler.seen.items() if "course_grader.grade" in cmd]
     for pid in graders:
         found += [str(p) for p in Path("/tmp").glob(f"encoder-grader-{pid}-*")]
         for controller in Path("/sys/fs/cgroup").iterdir() if Path("/sys/fs/cgroup").is_dir() else ():
@@ -138,7 +138,7 @@ def run_grader(root, *args, timeout=600):
 
     from tools.course import ROOT
 
-    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root),
+    return subprocess.run([sys.executable, "-m", "course_grader.grade", "--root", str(root),
                            "--seconds", "5", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from encoder_lib.grading import EXERCISES
-from encoder_lib.grading.teacher import ids
-from encoder_lib.grading.teacher.files import write_csv
-from encoder_lib.grading.teacher.gradebook_writer import open_gradebook as open_course_gradebook
-from encoder_lib.grading.teacher.outputs import COLUMNS
+from course_grader import ids
+from course_grader.files import write_csv
+from course_grader.gradebook_writer import open_gradebook as open_course_gradebook
+from course_grader.outputs import COLUMNS
 from tests.mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent

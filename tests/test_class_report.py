@@ -28,15 +28,15 @@ import pytest
 from bs4 import BeautifulSoup
 
 from encoder_lib.grading import EXERCISES
-from encoder_lib.grading.teacher.class_report import build as build_report
-from encoder_lib.grading.teacher.class_report.examples import shown
-from encoder_lib.grading.teacher.class_report.similarity import canonical
-from encoder_lib.grading.teacher.class_report.cards import Links, _CardMarkdown, card, heading_anchor, lab_links
-from encoder_lib.grading.teacher.class_report.counts import HARDEST, UNNAMED, Group
-from encoder_lib.grading.teacher.class_report.page import TOP_CARDS
-from encoder_lib.grading.teacher.class_report.rows import _unquoted, course_lessons, lesson_order, read_rows
-from encoder_lib.grading.teacher.files import FORMULA_STARTS, csv_field, write_csv
-from encoder_lib.grading.teacher.outputs import COLUMNS as OLDER_COLUMNS, GRADER_POINTS, LATE
+from course_grader.class_report import build as build_report
+from course_grader.class_report.examples import shown
+from course_grader.class_report.similarity import canonical
+from course_grader.class_report.cards import Links, _CardMarkdown, card, heading_anchor, lab_links
+from course_grader.class_report.counts import HARDEST, UNNAMED, Group
+from course_grader.class_report.page import TOP_CARDS
+from course_grader.class_report.rows import _unquoted, course_lessons, lesson_order, read_rows
+from course_grader.files import FORMULA_STARTS, csv_field, write_csv
+from course_grader.outputs import COLUMNS as OLDER_COLUMNS, GRADER_POINTS, LATE
 from report_class import (COLUMNS, UNLISTED, add_lesson, copy_notebooks, hand_in, open_gradebook, seeded_class,
                           write_graded, write_rows)
 
@@ -228,7 +228,7 @@ def test_make_report_writes_the_page_from_the_csv_alone_without_grading(tmp_path
 
 
 def test_make_report_without_a_grading_says_to_grade_first(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.class_report", "--root", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "course_grader.class_report", "--root", str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2
     assert "grades_by_exercise.csv is missing: run `make grade` first" in done.stderr
@@ -627,7 +627,7 @@ def test_an_answer_over_the_report_s_bounds_is_compared_with_nothing_and_said(tm
     an answer is not parsed, it is OVER_BOUND, compared with nothing, and the page lists it."""
     import time
 
-    from encoder_lib.grading.teacher.class_report import answers
+    from course_grader.class_report import answers
 
     copy_notebooks(tmp_path)
     solution = __import__("json").loads((tmp_path / "notebooks/01_attention/01_attention.ipynb").read_text())

@@ -1,4 +1,4 @@
-"""`make collect`: the course's collector (encoder_lib/grading/teacher/collect.py), on an exchange made here.
+"""`make collect`: the course's collector (course_grader/collect.py), on an exchange made here.
 
 Each test makes the exchange's ``inbound/`` as learners (and an attacker)
 would and collects it with ``CourseCollect``, the class the course's
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config
 
-from encoder_lib.grading.teacher import exchange
-from encoder_lib.grading.teacher.collect import CourseCollect
+from course_grader import exchange
+from course_grader.collect import CourseCollect
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = "01_attention"
@@ -243,7 +243,7 @@ def test_a_folder_swapped_for_a_link_after_the_walk_is_never_followed(tmp_path):
     folder of their hand-in for a link between the walk and the copy gets an error, not the teacher's file."""
     import shutil
 
-    from encoder_lib.grading.teacher.collect import HandIn, copy_hand_in
+    from course_grader.collect import HandIn, copy_hand_in
 
     hand_in, secret = tmp_path / "hand-in", tmp_path / "teacher"
     (hand_in / "data").mkdir(parents=True)

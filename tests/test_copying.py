@@ -16,10 +16,10 @@ import time
 import pytest
 from bs4 import BeautifulSoup
 
-from encoder_lib.grading.teacher.class_report import build as build_report
-from encoder_lib.grading.teacher.class_report.answers import OVER_BOUND, TooLarge
-from encoder_lib.grading.teacher.class_report.copying_page import with_differences_marked
-from encoder_lib.grading.teacher.class_report.similarity import NEAR, canonical, fingerprints, similarity
+from course_grader.class_report import build as build_report
+from course_grader.class_report.answers import OVER_BOUND, TooLarge
+from course_grader.class_report.copying_page import with_differences_marked
+from course_grader.class_report.similarity import NEAR, canonical, fingerprints, similarity
 from copying_class import COPIED, copying_class
 from report_class import copy_notebooks, write_graded, write_rows
 

@@ -70,7 +70,7 @@ def course(tmp_path_factory):
     due = subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "db", "assignment", "add", LESSON,
                           f"--duedate={DUE}"], capture_output=True, text=True, timeout=300, cwd=root)
     assert due.returncode == 0, due.stdout + due.stderr
-    extension = run(root, "encoder_lib.grading.teacher.deadlines", "--root", str(root), "--student", "extended",
+    extension = run(root, "course_grader.deadlines", "--root", str(root), "--student", "extended",
                     "--lesson", LESSON, "--due", EXTENSION)
     assert extension.returncode == 0, extension.stderr
     solved = json.loads((root / "notebooks" / LESSON / f"{LESSON}.ipynb").read_text())
@@ -145,7 +145,7 @@ def test_taking_the_extension_back_makes_the_same_hand_in_late_without_grading_i
     import warnings
 
     root, _ = course
-    back = run(root, "encoder_lib.grading.teacher.deadlines", "--root", str(root), "--student", "extended",
+    back = run(root, "course_grader.deadlines", "--root", str(root), "--student", "extended",
                "--lesson", LESSON, "--due", "")
     assert back.returncode == 0 and "extended has no extension" in back.stdout, back.stdout + back.stderr
     again = run_grader(root)

@@ -30,12 +30,12 @@ import pytest
 
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.exercises import BY_LESSON
-from encoder_lib.grading.teacher.class_report.data import FromGradebook
-from encoder_lib.grading.teacher.class_report.rows import read_rows
-from encoder_lib.grading.teacher.course_config import lessons_set
-from encoder_lib.grading.teacher.feedback_page import feedback_page
-from encoder_lib.grading.teacher.files import csv_field
-from encoder_lib.grading.teacher.outputs import LMS_COLUMNS, LMS_TOTAL, Result, lms_rows
+from course_grader.class_report.data import FromGradebook
+from course_grader.class_report.rows import read_rows
+from course_grader.course_config import lessons_set
+from course_grader.feedback_page import feedback_page
+from course_grader.files import csv_field
+from course_grader.outputs import LMS_COLUMNS, LMS_TOTAL, Result, lms_rows
 from report_class import answer_in, hand_in_folder, open_gradebook, write_roster
 from grading_helpers import course_after_make_student, graded_once, run_grader
 
@@ -215,7 +215,7 @@ def test_without_lessons_the_course_setting_sets_the_lessons_for_make_grade_and_
         config.write_text(original + f"\nc.EncoderCourse.lessons = [{SET[0]!r}]\n")
         assert lessons_set(root) == [SET[0]]
         assert {lesson for _, lesson, _ in by_exercise(root)} == set(SET)  # as graded with LESSONS= before
-        made = subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.class_report", "--root", str(root)],
+        made = subprocess.run([sys.executable, "-m", "course_grader.class_report", "--root", str(root)],
                               capture_output=True, text=True, timeout=300, cwd=ROOT)
         assert made.returncode == 0, made.stderr
         assert SET[1] not in (root / "report" / "index.html").read_text(), "make report takes the setting"

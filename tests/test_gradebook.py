@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from encoder_lib.grading.teacher import deadlines, gradebook
-from encoder_lib.grading.teacher.gradebook_writer import GradebookWriter
+from course_grader import deadlines, gradebook
+from course_grader.gradebook_writer import GradebookWriter
 from report_class import open_gradebook
 
 # nbgrader 0.9's own models warn under SQLAlchemy 2 (RuntimeWarnings, which the suite makes errors): not ours
@@ -193,7 +193,7 @@ def test_make_extension_says_what_it_set_and_refuses_a_bad_one(tmp_path):
     gradebook_with_due_dates(tmp_path, {"01_attention": "2026-12-10 17:00:00 UTC"})
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.deadlines", "--root", str(tmp_path),
+        return subprocess.run([sys.executable, "-m", "course_grader.deadlines", "--root", str(tmp_path),
                                *args], capture_output=True, text=True, cwd=ROOT)
 
     done = run("--student", "ada", "--lesson", "01_attention", "--due", "2026-12-12 17:00:00 UTC")
@@ -234,7 +234,7 @@ def test_a_notebook_copied_in_by_hand_is_timed_by_the_teacher_s_timestamp_txt_ne
     """Without make collect's record, a hand-in is one the teacher copied in: a timestamp.txt beside it is the
     teacher's time; without one (or with one that is not a time) it is never late (exchange.hand_in_time; the
     collected ones are tests/test_collect.py's)."""
-    from encoder_lib.grading.teacher import exchange
+    from course_grader import exchange
 
     notebook = tmp_path / "01_attention.ipynb"
     notebook.write_text("{}")
@@ -249,7 +249,7 @@ def test_a_notebook_copied_in_by_hand_is_timed_by_the_teacher_s_timestamp_txt_ne
 def test_make_grade_records_the_penalty_and_the_extension_as_nbgrader_does(tmp_path):
     import warnings
 
-    from encoder_lib.grading.teacher.outputs import Result
+    from course_grader.outputs import Result
     from report_class import add_lesson
 
     with new_gradebook(tmp_path) as book:

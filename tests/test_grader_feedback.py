@@ -10,10 +10,10 @@ import hashlib
 import pytest
 
 from encoder_lib.grading import EXERCISES, verdict as feedback
-from encoder_lib.grading.teacher import sandbox
-from encoder_lib.grading.teacher.cases import hidden_cases, visible_cases
-from encoder_lib.grading.teacher.files import plain_text
-from encoder_lib.grading.teacher.marking import NOT_ANSWERED, Marked, grade_answer, marked
+from course_grader import sandbox
+from course_grader.cases import hidden_cases, visible_cases
+from course_grader.files import plain_text
+from course_grader.marking import NOT_ANSWERED, Marked, grade_answer, marked
 from encoder_lib.grading.self_check import run_cases
 from mistakes import MISTAKES
 from test_feedback_mutants import some_mutants

@@ -22,14 +22,14 @@ from scipy.special import erf as scipy_erf
 import encoder_lib
 from conftest import in_ci
 from encoder_lib.grading import EXERCISES, wire
-from encoder_lib.grading.teacher import sandbox, submissions, workers
-from encoder_lib.grading.teacher.cases import hidden_cases, visible_cases
-from encoder_lib.grading.teacher.files import csv_field, write_csv, write_file
-from encoder_lib.grading.teacher.library_calls import CallBudget, serve
-from encoder_lib.grading.teacher.marking import mark, parameter_names
-from encoder_lib.grading.teacher.outputs import Result, summary_text
-from encoder_lib.grading.teacher.sandbox import numeric
-from encoder_lib.grading.teacher.submissions import NOTEBOOK, ReleasedLesson, as_released, read_submission
+from course_grader import sandbox, submissions, workers
+from course_grader.cases import hidden_cases, visible_cases
+from course_grader.files import csv_field, write_csv, write_file
+from course_grader.library_calls import CallBudget, serve
+from course_grader.marking import mark, parameter_names
+from course_grader.outputs import Result, summary_text
+from course_grader.sandbox import numeric
+from course_grader.submissions import NOTEBOOK, ReleasedLesson, as_released, read_submission
 
 # ---------------------------------------------------------------- the wire
 
@@ -281,7 +281,7 @@ def test_a_notebook_that_cannot_be_read_is_a_problem_not_a_crash(tmp_path, monke
 @pytest.mark.parametrize("text, ignored", [("2026-11-30 10:00:00.000000 UTC", False),
                                            ("handed in on time, promise", True), ("9" * 150, True)])
 def test_a_timestamp_that_is_not_a_time_is_reported_and_ignored(tmp_path, text, ignored):
-    from encoder_lib.grading.teacher import exchange
+    from course_grader import exchange
 
     notebook = tmp_path / "01_attention.ipynb"
     notebook.write_text("{}")
@@ -633,7 +633,7 @@ def test_a_result_larger_than_any_right_one_crosses_as_its_dtype_and_shape_never
                                                                                            shape):
     """Issue 30: a 60 MB uint8 result once cost the grader 1.15 GB and 40 s; now the sandbox sends what it is,
     and the grader puts back an array of that dtype and shape that holds one number."""
-    from encoder_lib.grading.teacher.marking import outcome_of
+    from course_grader.marking import outcome_of
 
     events, _ = run(box, f"def softmax(x, axis=-1):\n    return {returned}\n")
     assert events[0]["value"] is None or None in events[0]["value"]
@@ -643,7 +643,7 @@ def test_a_result_larger_than_any_right_one_crosses_as_its_dtype_and_shape_never
 
 
 def test_a_verdict_past_its_budget_is_judged_as_far_as_it_allowed_never_a_stall(monkeypatch):
-    from encoder_lib.grading.teacher import marking
+    from course_grader import marking
     from encoder_lib.grading.verdict import Outcome
 
     cases = visible_cases("softmax")

@@ -31,14 +31,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from encoder_lib.grading.teacher import run, sandbox
-from encoder_lib.grading.teacher.sandbox import box
-from encoder_lib.grading.teacher.grade import Lock, main as grade_main
-from encoder_lib.grading.teacher.learner import grade_learner
-from encoder_lib.grading.teacher.plan import plan_run
-from encoder_lib.grading.teacher.run import grade_class
-from encoder_lib.grading.teacher import ids
-from encoder_lib.grading.teacher.files import csv_value
+from course_grader import run, sandbox
+from course_grader.sandbox import box
+from course_grader.grade import Lock, main as grade_main
+from course_grader.learner import grade_learner
+from course_grader.plan import plan_run
+from course_grader.run import grade_class
+from course_grader import ids
+from course_grader.files import csv_value
 from grading_helpers import TreeSampler, course_after_make_student, leftovers_of
 from report_class import write_roster
 
@@ -92,7 +92,7 @@ def assert_honest_full_marks(root, honest=HONEST):
 
 
 def run_grader(root, *args, env=None, timeout=600):
-    return subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root), *args],
+    return subprocess.run([sys.executable, "-m", "course_grader.grade", "--root", str(root), *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
 
 
@@ -270,7 +270,7 @@ def test_ctrl_c_leaves_no_process_cgroup_or_folder_and_the_next_run_grades_every
     next(c for c in looping["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "softmax_answer")[
         "source"] = LOOPS
     hand_in(root, "looping", looping)
-    process = subprocess.Popen([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root), "--seconds",
+    process = subprocess.Popen([sys.executable, "-m", "course_grader.grade", "--root", str(root), "--seconds",
                                 "60", "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     sampler = TreeSampler(process.pid, every=0.1)

@@ -18,12 +18,12 @@ import pytest
 
 from conftest import require
 from encoder_lib.grading import EXERCISES
-from encoder_lib.grading.teacher import cluster, workers
-from encoder_lib.grading.teacher.learner import Graded, Task
-from encoder_lib.grading.teacher.plan import course_secret, plan_run
-from encoder_lib.grading.teacher.run import grade_class
-from encoder_lib.grading.teacher.sandbox import Limits
-from encoder_lib.grading.teacher.sandbox.session import remove_stale
+from course_grader import cluster, workers
+from course_grader.learner import Graded, Task
+from course_grader.plan import course_secret, plan_run
+from course_grader.run import grade_class
+from course_grader.sandbox import Limits
+from course_grader.sandbox.session import remove_stale
 from grading_helpers import course_after_make_student
 from hub import descendants
 from mistakes import MISTAKES

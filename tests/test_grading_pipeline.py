@@ -46,9 +46,9 @@ import encoder_lib
 import encoder_lib.grading
 from attacks import ATTACKS, ISSUE_23
 from grading_helpers import leftovers_of, make_measured
-from encoder_lib.grading.teacher.cases import hidden_cases, visible_cases
-from encoder_lib.grading.teacher import ids
-from encoder_lib.grading.teacher.files import csv_field
+from course_grader.cases import hidden_cases, visible_cases
+from course_grader import ids
+from course_grader.files import csv_field
 from conftest import in_ci, load_tool
 from mistakes import MISTAKES
 

@@ -34,11 +34,11 @@ import pytest
 
 from encoder_lib.grading import EXERCISES
 from encoder_lib.grading.exercises import BY_LESSON
-from encoder_lib.grading.teacher import ids
-from encoder_lib.grading.teacher.cases import hidden_cases, time_allowed, visible_cases
-from encoder_lib.grading.teacher.exchange import MAX_HAND_IN_FILES, utc_text
-from encoder_lib.grading.teacher.files import POLICY, csv_field
-from encoder_lib.grading.teacher.sandbox import Limits
+from course_grader import ids
+from course_grader.cases import hidden_cases, time_allowed, visible_cases
+from course_grader.exchange import MAX_HAND_IN_FILES, utc_text
+from course_grader.files import POLICY, csv_field
+from course_grader.sandbox import Limits
 from conftest import in_ci
 from grading_helpers import leftovers_of, make_measured
 

@@ -216,7 +216,7 @@ def test_a_broken_or_odd_notebook_gives_a_count_of_at_most_three_and_no_error(tm
 
 
 def test_the_grader_reads_no_hint_count_and_a_submission_with_hints_is_not_tampered(tmp_path):
-    from encoder_lib.grading.teacher.submissions import ReleasedLesson, read_submission
+    from course_grader.submissions import ReleasedLesson, read_submission
 
     lesson = "01_attention"
     released = nbformat.read(lesson_path(lesson), as_version=4)

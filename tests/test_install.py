@@ -19,31 +19,35 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(1800)
 
 
-#: Modules that run when started, not when imported: the sandbox's scripts (copied into it) and ``__main__``s.
-SCRIPTS = ("encoder_lib.grading.teacher.sandbox.runner", "encoder_lib.grading.teacher.sandbox.answer")
-
-
 def source_modules():
     """Every module of encoder_lib/ in this checkout that can be imported, as dotted names."""
     names = []
     for path in sorted((ROOT / "encoder_lib").rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        if name not in SCRIPTS and parts[-1] != "__main__":
+        if parts[-1] != "__main__":
             names.append(name)
     return names
 
 
+#: The course's grader and what only it needs: never in a learner's environment (its distribution, and the
+#: packages of course_grader/pyproject.toml that encoder_lib does not need).
+GRADER_ONLY = ("encoder-course-grader", "distributed", "dask", "copydetect", "pyseccomp", "latex2mathml")
+GRADER_MODULES = ("course_grader", "distributed", "dask", "copydetect", "pyseccomp", "latex2mathml")
+
+
 def test_every_module_imports_from_the_installed_wheel(server_env, tmp_path):
     code = ("import importlib, json, sys; names = json.loads(sys.argv[1]); "
-            "print(json.dumps({n: importlib.import_module(n).__file__ for n in names}))")
+            "files = {n: importlib.import_module(n).__file__ for n in names}; "
+            "print(json.dumps([files, sorted({m.split('.')[0] for m in sys.modules})]))")
     modules = source_modules()
     assert "encoder_lib.widgets.attention" in modules
     # run from an empty folder, so that nothing can come from this checkout
     result = subprocess.run([str(server_env / "bin" / "python"), "-c", code, json.dumps(modules)],
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    files = json.loads(result.stdout)
+    files, imported = json.loads(result.stdout)
+    assert not set(GRADER_MODULES) & set(imported), f"encoder_lib imports the grader's side: {imported}"
     site_packages = next((server_env / "lib").glob("python3*/site-packages"))
     outside = {name: path for name, path in files.items() if not Path(path).is_relative_to(site_packages)}
     assert not outside, f"imported from outside the environment's site-packages (an editable install?): {outside}"
@@ -109,6 +113,28 @@ def test_hub_install_leaves_the_test_tools_out(server_env):
                          capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [], "the learners' environment has test tools"
     assert subprocess.run([str(server_env / "bin" / "python"), "-c", "import pytest"], capture_output=True).returncode
+
+
+def test_a_learner_s_environment_holds_no_grader(server_env, tmp_path):
+    """make hub-install's environment (and so make lab's, its learner part) has no course_grader, no Dask, no
+    sandbox's allow-list, no copy detection: ``import course_grader`` fails there, from any folder."""
+    code = ("import importlib.metadata as m, json, sys; names = json.loads(sys.argv[1]); "
+            "print(json.dumps([n for n in names if any(d.metadata['Name'].lower() == n for d in m.distributions())]))")
+    out = subprocess.run([str(server_env / "bin" / "python"), "-c", code, json.dumps(list(GRADER_ONLY))],
+                         capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert json.loads(out.stdout) == [], "the learners' environment has the grader's packages"
+    for module in GRADER_MODULES:
+        found = subprocess.run([str(server_env / "bin" / "python"), "-c", f"import {module}"], capture_output=True,
+                               text=True, cwd=tmp_path)
+        assert found.returncode != 0 and "ModuleNotFoundError" in found.stderr, module
+
+
+def test_the_learners_locks_hold_no_grader():
+    """Neither the learners' lock (make hub-install, make lab) nor Binder's holds the grader's packages."""
+    for path in (ROOT / "requirements-learners.txt", ROOT / "binder" / "requirements.txt"):
+        assert not set(GRADER_ONLY) & set(_pins(path)), (path.name, set(GRADER_ONLY) & set(_pins(path)))
+    assert "course_grader" not in (ROOT / "binder" / "postBuild").read_text()
+    assert "-e course_grader" in (ROOT / "Makefile").read_text(), "make setup no longer installs the grader"
 
 
 def test_hub_install_without_a_prefix_says_how_to_call_it():

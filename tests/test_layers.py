@@ -1,17 +1,18 @@
-"""The library's layers: every import points down, never up, and no module imports itself round a circle
+"""The course's layers: every import points down, never up, and no module imports itself round a circle
 (docs/contributing.md: What is where).
 
-From the bottom: ``_display`` (a figure's text alternative in notebooks,
-which ``import encoder_lib`` registers, so it imports no other part); the
-math core; the backward pass; what is built on both
-(training, the pretrained model); side by side on one level, what the
-lessons compute and the learner's side of the exercises (what a learner's
-kernel imports), which never import each other; then, side by side again,
-the teacher's side (``grading/teacher``: what ``make grade`` and ``make
-report`` run, which the learner's side never imports) and the pictures
-(plots, widgets). The tools, tests and benchmarks use the library and are
-never imported by it. An import inside a function counts as much as one at
-the top of a module.
+Two packages. ``encoder_lib`` is what a learner's kernel imports; from the
+bottom: ``_display`` (a figure's text alternative in notebooks, which
+``import encoder_lib`` registers, so it imports no other part); the math
+core; the backward pass; what is built on both (training, the pretrained
+model); side by side on one level, what the lessons compute and the
+learner's side of the exercises, which never import each other; then the
+pictures (plots, widgets). ``course_grader``, the teacher's side (what
+``make grade`` and ``make report`` run), sits above the learner's side and
+imports it; ``encoder_lib`` never imports it, and it never imports the
+pictures. The tools, tests and benchmarks use both and are never imported
+by either. An import inside a function counts as much as one at the top of
+a module.
 """
 
 import ast
@@ -20,8 +21,12 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "encoder_lib"
-TEACHER = "grading.teacher"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "encoder_lib"
+GRADER_PACKAGE = ROOT / "course_grader"
+#: The teacher's side is one part: the whole of the package ``course_grader``.
+GRADER = "course_grader"
+PACKAGES = ("encoder_lib", GRADER)
 
 #: Bottom first. A module may import its own layer and the ones below it.
 LAYERS = [
@@ -32,42 +37,44 @@ LAYERS = [
     ("the backward pass", {"grad", "__init__"}),  # encoder_lib itself re-exports the core and the backward pass
     ("built on both", {"training", "pretrained"}),
     ("what the lessons compute, and beside it the learner's side of the exercises", {"experiments", "grading"}),
-    ("the teacher's side (make grade, make report), and beside it the pictures", {TEACHER, "plots", "widgets"}),
+    ("the teacher's side (make grade, make report), and beside it the pictures", {GRADER, "plots", "widgets"}),
 ]
 LEVEL = {part: level for level, (_, parts) in enumerate(LAYERS) for part in parts}
 #: Parts on one level that must not import each other either: no import runs between them.
-SIDE_BY_SIDE = [{"experiments", "grading"}, {TEACHER, "plots"}, {TEACHER, "widgets"}]
+SIDE_BY_SIDE = [{"experiments", "grading"}, {GRADER, "plots"}, {GRADER, "widgets"}]
 OUTSIDE = ("tools", "tests", "benchmarks")
 
 
 def module_of(path, package=None):
-    """``encoder_lib.grading.teacher.plan`` for that file (a package's ``__init__.py`` is the package)."""
+    """``course_grader.plan`` or ``encoder_lib.grading.verdict`` for that file (a package's ``__init__.py`` is the
+    package)."""
     package = package or PACKAGE
     parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def part_of_module(module):
-    """The part of encoder_lib a module belongs to: ``attention``, ``grading``, ``grading.teacher``, ``__init__``."""
-    names = module.split(".")[1:]
-    if not names:
-        return "__init__"
-    return TEACHER if names[:2] == TEACHER.split(".") else names[0]
+    """The part a module belongs to: ``attention``, ``grading``, ``__init__`` (encoder_lib itself), or
+    ``course_grader`` for every module of the teacher's package."""
+    names = module.split(".")
+    if names[0] == GRADER:
+        return GRADER
+    return names[1] if len(names) > 1 else "__init__"
 
 
 def part_of(path, package=None):
     return part_of_module(module_of(path, package))
 
 
-def _is_module(dotted, package):
-    path = package.parent.joinpath(*dotted.split("."))
+def _is_module(dotted, root):
+    path = root.joinpath(*dotted.split("."))
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def imported_modules(path, package=None):
-    """``(line, module)`` for every module of encoder_lib (or an outside package's name) the file imports; ``from
-    a import b`` imports ``a.b`` where that is a module, else ``a``."""
-    package = package or PACKAGE
+    """``(line, module)`` for every module of the two packages (or an outside package's name) the file imports;
+    ``from a import b`` imports ``a.b`` where that is a module, else ``a``."""
+    package = package or (GRADER_PACKAGE if path.is_relative_to(GRADER_PACKAGE) else PACKAGE)
     here = module_of(path, package)
     is_package = path.name == "__init__.py"
     found = []
@@ -81,46 +88,48 @@ def imported_modules(path, package=None):
                 base = ".".join(anchor + ([base] if base else []))
             for alias in node.names:
                 whole = f"{base}.{alias.name}"
-                found.append((node.lineno, whole if _is_module(whole, package) else base))
-    return [(line, m if m.split(".")[0] == "encoder_lib" else m.split(".")[0]) for line, m in found
-            if m.split(".")[0] in ("encoder_lib", *OUTSIDE)]
+                found.append((node.lineno, whole if _is_module(whole, package.parent) else base))
+    return [(line, m if m.split(".")[0] in PACKAGES else m.split(".")[0]) for line, m in found
+            if m.split(".")[0] in (*PACKAGES, *OUTSIDE)]
 
 
 def imported_parts(path, package=None):
-    """``(line, part)`` for every encoder_lib part (or outside package) the file imports."""
+    """``(line, part)`` for every part of the two packages (or outside package) the file imports."""
     return [(line, module if module in OUTSIDE else part_of_module(module))
             for line, module in imported_modules(path, package)]
 
 
-FILES = sorted(PACKAGE.rglob("*.py"))
+FILES = sorted(PACKAGE.rglob("*.py")) + sorted(GRADER_PACKAGE.rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(PACKAGE)) for p in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
 def test_every_import_points_down(path, package=None):
-    package = package or PACKAGE
+    package = package or (GRADER_PACKAGE if path.is_relative_to(GRADER_PACKAGE) else PACKAGE)
     part = part_of(path, package)
+    where = path.relative_to(package.parent)
     assert part in LEVEL, f"{part} belongs to no layer: add it to LAYERS (and to the picture in docs/contributing.md)"
     for line, target in imported_parts(path, package):
-        assert target not in OUTSIDE, f"{path.name}:{line} imports {target}: the library never imports the course's tools"
+        assert target not in OUTSIDE, f"{where}:{line} imports {target}: the library never imports the course's tools"
         if target in LEVEL:
-            assert LEVEL[target] <= LEVEL[part], (
-                f"{path.relative_to(package)}:{line} imports {target} ({LAYERS[LEVEL[target]][0]}), "
+            assert LEVEL[target] <= LEVEL[part] and not (target == GRADER != part), (
+                f"{where}:{line} imports {target} ({LAYERS[LEVEL[target]][0]}), "
                 f"which sits above {part} ({LAYERS[LEVEL[part]][0]})")
         for apart in SIDE_BY_SIDE:
             assert not (part != target and {part, target} <= apart), (
-                f"{path.relative_to(package)}:{line} imports {target}, which sits beside {part}: "
+                f"{where}:{line} imports {target}, which sits beside {part}: "
                 f"{' and '.join(sorted(apart))} never import each other")
 
 
 def circles(package=None):
-    """Every set of encoder_lib's modules that import each other round a circle (Tarjan's strongly connected
+    """Every set of the two packages' modules that import each other round a circle (Tarjan's strongly connected
     components of more than one module, or a module that imports itself)."""
-    package = package or PACKAGE
+    packages = [package] if package else [PACKAGE, GRADER_PACKAGE]
     graph = {}
-    for path in sorted(package.rglob("*.py")):
-        module = module_of(path, package)
-        graph.setdefault(module, set()).update(m for _, m in imported_modules(path, package)
-                                               if m.startswith("encoder_lib") and m != module)
+    for root in packages:
+        for path in sorted(root.rglob("*.py")):
+            module = module_of(path, root)
+            graph.setdefault(module, set()).update(m for _, m in imported_modules(path, root)
+                                                   if m.split(".")[0] in PACKAGES and m != module)
     index, low, stack, on_stack, found = {}, {}, [], set(), []
 
     def visit(module):
@@ -184,13 +193,30 @@ def test_the_check_sees_an_import_between_parts_side_by_side(tmp_path, importer,
 
 
 def test_the_check_sees_the_learner_s_side_import_the_teacher_s(tmp_path):
-    """A self-check that imported the grader would fail: the learner's side sits below the teacher's."""
+    """A self-check that imported the grader would fail, even inside a function: the learner's side sits below the
+    teacher's package."""
     fake = _fake_package(tmp_path, {"grading/__init__.py": "", "grading/self_check.py":
-                                    "def f():\n    from .teacher import marking\n",
-                                    "grading/teacher/__init__.py": "", "grading/teacher/marking.py": ""})
-    assert imported_parts(fake / "grading" / "self_check.py", fake) == [(2, TEACHER)]
+                                    "def f():\n    from course_grader import marking\n"})
+    (tmp_path / GRADER).mkdir()
+    (tmp_path / GRADER / "__init__.py").write_text("")
+    (tmp_path / GRADER / "marking.py").write_text("")
+    assert imported_parts(fake / "grading" / "self_check.py", fake) == [(2, GRADER)]
     with pytest.raises(AssertionError, match="sits above grading"):
         test_every_import_points_down(fake / "grading" / "self_check.py", fake)
+
+
+def test_the_check_sees_the_grader_import_a_widget(tmp_path):
+    """The grader never imports the pictures, which sit beside it."""
+    grader = tmp_path / GRADER
+    grader.mkdir()
+    (grader / "__init__.py").write_text("")
+    (grader / "report.py").write_text("from encoder_lib.widgets import attention\n")
+    (tmp_path / "encoder_lib" / "widgets").mkdir(parents=True)
+    (tmp_path / "encoder_lib" / "widgets" / "__init__.py").write_text("")
+    (tmp_path / "encoder_lib" / "widgets" / "attention.py").write_text("")
+    assert imported_parts(grader / "report.py", grader) == [(1, "widgets")]
+    with pytest.raises(AssertionError, match="imports widgets, which sits beside course_grader"):
+        test_every_import_points_down(grader / "report.py", grader)
 
 
 def test_the_check_sees_a_circle_held_by_an_import_inside_a_function(tmp_path):
@@ -200,22 +226,63 @@ def test_the_check_sees_a_circle_held_by_an_import_inside_a_function(tmp_path):
     assert circles(fake) == [["encoder_lib.grading.a", "encoder_lib.grading.b", "encoder_lib.grading.c"]]
 
 
-def readme_picture():
-    text = (PACKAGE.parent / "docs" / "contributing.md").read_text()
-    return text[text.index("## What is where"):text.index("| path |")]
+def contributing_picture():
+    """The drawing of the layers in docs/contributing.md: its ``text`` code block under "What is where"."""
+    text = (ROOT / "docs" / "contributing.md").read_text()
+    section = text[text.index("## What is where"):]
+    return section[section.index("```text") + len("```text"):section.index("```", section.index("```text") + 3)]
 
 
-def test_the_picture_draws_every_layer():
-    picture = readme_picture()
+#: Parts too small to draw: they sit with the core (``_checks``, ``threads``, ``fixtures``) or under it.
+UNDRAWN = ("__init__", "_checks", "threads", "fixtures", "_display")
+#: The picture's names stand in its first columns; what follows describes them in words.
+NAMES_WIDTH = 35
+
+
+def picture_lines(picture):
+    """For each drawn part, the line of the picture (top first) where its name stands as a whole word: ``grad`` is
+    not named by ``grading``, nor ``block`` by ``blocks``."""
+    lines = [line[:NAMES_WIDTH] for line in picture.splitlines()]
+    found = {}
     for part in LEVEL:
-        if part not in ("__init__", "_checks", "threads", "fixtures", "_display"):
-            assert part.replace(".", "/") in picture or part in picture, \
-                f"the picture of the layers leaves out {part}"
+        if part not in UNDRAWN:
+            word = re.compile(rf"(?<![\w./-]){re.escape(part)}(?![\w-])")
+            found[part] = next((n for n, line in enumerate(lines) if word.search(line)), None)
+    return found
 
 
-def test_the_picture_draws_the_parts_side_by_side_on_one_line():
-    lines = readme_picture().splitlines()
+def picture_problems(picture):
+    """What the picture of the layers gets wrong: a part it leaves out, a part drawn below one under it, parts side
+    by side drawn on different lines."""
+    found = picture_lines(picture)
+    problems = [f"the picture leaves out {part}" for part, line in found.items() if line is None]
+    drawn = {part: line for part, line in found.items() if line is not None}
+    for part, line in drawn.items():
+        for other, other_line in drawn.items():
+            if LEVEL[part] > LEVEL[other] and line >= other_line:
+                problems.append(f"the picture draws {part} at or below {other}, which sits under it")
     for apart in SIDE_BY_SIDE:
-        words = [part.replace(".", "/") for part in apart]
-        assert any(all(re.search(rf"(?<![\w/]){re.escape(w)}\b", line) for w in words) for line in lines), \
-            f"the picture should draw {' and '.join(sorted(words))} side by side, on one line"
+        if all(part in drawn for part in apart) and len({drawn[part] for part in apart}) > 1:
+            problems.append(f"the picture should draw {' and '.join(sorted(apart))} side by side, on one line")
+    return problems
+
+
+def test_the_picture_draws_every_layer_in_its_place():
+    assert picture_problems(contributing_picture()) == []
+
+
+@pytest.mark.parametrize("edit, problem", [
+    # "grad" removed from its line: "grading" must not stand for it
+    (lambda p: p.replace(" grad   ", " gradx  "), "the picture leaves out grad"),
+    # the backward pass drawn above the lessons' experiments
+    (lambda p: p.replace(" grad   ", " xxxx   ").replace(" experiments", " experiments grad"),
+     "the picture draws experiments at or below grad"),
+    # the pictures moved to a line of their own
+    (lambda p: p.replace("plots, widgets", "              ") + "\n plots, widgets\n",
+     "the picture should draw course_grader and plots side by side"),
+])
+def test_the_picture_check_fails_a_wrong_picture(edit, problem):
+    picture = contributing_picture()
+    wrong = edit(picture)
+    assert wrong != picture, "the planted change did not apply: the picture's text changed, change the plant"
+    assert any(problem in found for found in picture_problems(wrong)), picture_problems(wrong)

@@ -9,13 +9,16 @@ from pathlib import Path
 
 import pytest
 
+import course_grader
 import encoder_lib
 
 ROOT = Path(__file__).resolve().parent.parent
-# every module of the library: their docstring examples must run (runner.py and answer.py are the sandbox's scripts)
-SANDBOX_SCRIPTS = ("encoder_lib.grading.teacher.sandbox.runner", "encoder_lib.grading.teacher.sandbox.answer")
-MODULES = sorted(m.name for m in pkgutil.walk_packages(encoder_lib.__path__, "encoder_lib.")
-                 if m.name not in SANDBOX_SCRIPTS and not m.name.endswith(".__main__")) + ["encoder_lib"]
+# every module of the library and of the grader: their docstring examples must run (runner.py and answer.py are
+# the sandbox's scripts)
+SANDBOX_SCRIPTS = ("course_grader.sandbox.runner", "course_grader.sandbox.answer")
+MODULES = sorted(m.name for package in (encoder_lib, course_grader)
+                 for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+                 if m.name not in SANDBOX_SCRIPTS and not m.name.endswith(".__main__")) + ["encoder_lib", "course_grader"]
 
 
 def test_import_loads_numpy_only():

@@ -30,7 +30,7 @@ WRONG = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=
 def make_grade(root):
     """`make grade`'s command, `make student`'s as its --release, in a fresh process; its output."""
     release = f"{shlex.quote(sys.executable)} -m tools.student --root {shlex.quote(str(root))}"
-    done = subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.grade", "--root", str(root),
+    done = subprocess.run([sys.executable, "-m", "course_grader.grade", "--root", str(root),
                            "--seconds", "5", "--release", release], capture_output=True, text=True, timeout=900,
                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))  # the release runs in the course
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from encoder_lib.grading.teacher.class_report.rows import read_rows
-from encoder_lib.grading.teacher.feedback_page import write_feedback
-from encoder_lib.grading.teacher.lesson_links import LessonLinks, exercise_section, lesson_links
+from course_grader.class_report.rows import read_rows
+from course_grader.feedback_page import write_feedback
+from course_grader.lesson_links import LessonLinks, exercise_section, lesson_links
 from report_class import copy_notebooks, write_roster, write_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,6 +141,6 @@ def test_a_page_links_each_exercise_lost_to_its_section_and_says_how_to_open_the
 
 
 def test_release_feedback_before_make_grade_says_to_grade_first(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "encoder_lib.grading.teacher.release", "--root", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "course_grader.release", "--root", str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2 and "run `make grade` first" in done.stderr

@@ -26,6 +26,10 @@ into the environment whose ``bin/python`` the learners' servers run:
 
 The learners then get the lessons themselves with the README's nbgitpuller
 link. Run it again after updating the course; it is quick when nothing changed.
+
+``--learner-only`` does 1 to 4 alone: the environment ``make lab`` opens
+(``.venv-lab``), a learner's own on their machine. Neither ever holds the
+course's grader (``course_grader``), the tests' tools or Dask.
 """
 
 import argparse
@@ -54,8 +58,9 @@ def hub_packages(prefix, root=ROOT):
     return wanted
 
 
-def install(prefix, root=ROOT):
-    """Install the course from ``root`` into the environment at ``prefix``; returns its python."""
+def install(prefix, root=ROOT, hub=True):
+    """Install the course from ``root`` into the environment at ``prefix``; returns its python. ``hub=False``
+    leaves out the hub's part (5 and 6): a learner's environment on their own machine."""
     prefix = Path(prefix).resolve()
     python = prefix / "bin" / "python"
     if not python.exists():
@@ -74,24 +79,36 @@ def install(prefix, root=ROOT):
         run([python, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", wheels, source])
         [wheel] = wheels.glob("encoder_course-*.whl")
         run([*pip, "--no-deps", "--force-reinstall", wheel])
-    # -c: what the hub's packages share with the course stays at the course's lock
-    run([*pip, "-c", root / "requirements.txt", *hub_packages(prefix, root)])
     for path in jupyter_settings.install(prefix, root):
         print(f"  wrote {path}")
+    if hub:
+        install_hub_part(prefix, root)
+    return python
+
+
+def install_hub_part(prefix, root=ROOT):
+    """nbgitpuller (and jupyterhub-singleuser where missing), and the learners' nbgrader settings."""
+    pip = [prefix / "bin" / "python", "-m", "pip", "install", "--quiet"]
+    # -c: what the hub's packages share with the course stays at the course's lock
+    run([*pip, "-c", root / "requirements.txt", *hub_packages(prefix, root)])
     nbgrader_config = prefix / "etc" / "jupyter" / "nbgrader_config.py"
     nbgrader_config.parent.mkdir(parents=True, exist_ok=True)
     nbgrader_config.write_text(classroom.exchange_config(classroom.course_setting("exchange", root),
                                                          classroom.course_setting("course_id", root)))
     print(f"  wrote {nbgrader_config}")
-    return python
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("prefix", type=Path, help="the environment to install into (the folder that holds bin/python)")
+    parser.add_argument("--learner-only", action="store_true",
+                        help="a learner's own environment (make lab's): no nbgitpuller, no hub settings")
     args = parser.parse_args(argv)
-    python = install(args.prefix)
-    print(f"the course is installed in {args.prefix}; learners' servers must run {python}")
+    python = install(args.prefix, hub=not args.learner_only)
+    if args.learner_only:
+        print(f"the course is installed in {args.prefix} for a learner: {python}")
+    else:
+        print(f"the course is installed in {args.prefix}; learners' servers must run {python}")
 
 
 if __name__ == "__main__":

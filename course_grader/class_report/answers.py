@@ -1,0 +1,261 @@
+"""The answers as graded (``autograded/``): read once (kept in ``report/.answers.json`` by each notebook's size,
+time and inode, so that a regrade reads again only what the grader wrote), bounded, for the similarity that finds
+copying (``similarity``) and the example answers the report shows (``examples``).
+
+Every step that reads an answer's source is bounded in size and time: an answer cell over ``MAX_ANSWER_CHARS``
+characters, or whose syntax tree has more than ``MAX_ANSWER_NODES`` nodes or takes more than ``ANSWER_SECONDS``
+to walk, is not normalised: it is ``OVER_BOUND``, the page says so, and it is compared with nothing
+(an 8.6 MB answer cell once cost every ``make grade`` and ``make report`` 36 s and 4.6 GB). The course's longest
+answer is 1,611 characters and 439 nodes.
+"""
+
+import ast
+import collections
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from encoder_lib.grading.exercises import EXERCISES
+
+from .. import ids, submissions
+from .rows import course_lessons
+
+#: The bounds on an answer's source the report reads (see the module's docstring).
+MAX_ANSWER_CHARS, MAX_ANSWER_NODES, ANSWER_SECONDS = 20_000, 5_000, 0.5
+#: An answer over those bounds: compared with nothing, and listed on the page.
+OVER_BOUND = "over the bound"
+
+
+class TooLarge(Exception):
+    """An answer over the report's bounds (its size, its syntax tree's nodes, the time to walk them)."""
+
+
+
+def answer_cells(data, names):
+    """``{exercise: source}`` of the answer cells (nbgrader ``grade_id`` ``<exercise>_answer``) in a notebook's
+    bytes, for the exercises ``names``; empty if it is not a notebook."""
+    try:
+        cells = submissions.load_cells(data)
+    except (ValueError, TypeError, MemoryError):
+        return {}
+    wanted = {f"{name}_answer": name for name in names}
+    found = {}
+    for cell in cells:
+        meta = cell.get("metadata")
+        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        if isinstance(grade_id, str) and grade_id in wanted:
+            source = submissions.cell_source(cell)
+            if source is not None:
+                found[wanted[grade_id]] = source
+    return found
+
+
+def lesson_exercises(lesson):
+    return [name for name, exercise in EXERCISES.items() if exercise.lesson == lesson]
+
+
+def graded_answers(root, student, lesson):
+    """``{exercise: source}`` of one learner's lesson as graded (``autograded/``); empty when it is not there.
+    Read without following links and bounded in size (``submissions.read_notebook``), from the learner's folder
+    (``ids.folder``: never a path made of the id itself); a lesson not of the course is never read."""
+    if lesson not in course_lessons():
+        return {}
+    path = Path(root) / "autograded" / ids.folder(student) / lesson / f"{lesson}.ipynb"
+    try:
+        data = submissions.read_notebook(path)
+    except submissions.NotebookProblem:
+        return {}
+    return answer_cells(data, lesson_exercises(lesson))
+
+
+def _course_answers(root, folder, lesson):
+    """The answer cells of the course's own notebook of ``lesson`` in ``folder`` (notebooks/ or release/)."""
+    path = Path(root) / folder / lesson / f"{lesson}.ipynb"
+    try:
+        return answer_cells(path.read_bytes(), lesson_exercises(lesson))
+    except OSError:
+        return {}
+
+
+def _is_docstring(node):
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def _labels(tree):
+    """The syntax tree as a flat list, breadth first, each node with its number of children: names, arguments
+    and functions renamed by order of appearance (``v0``, ``v1``, ...), attributes, keywords and constants
+    kept, docstrings left out. Two trees give the same list only if they are the same up to names. ``TooLarge``
+    past ``MAX_ANSWER_NODES`` nodes or ``ANSWER_SECONDS``."""
+    names, labels, pending = {}, [], collections.deque([tree])
+    deadline = time.perf_counter() + ANSWER_SECONDS
+    while pending:
+        if len(labels) >= MAX_ANSWER_NODES or (len(labels) % 256 == 0 and time.perf_counter() > deadline):
+            raise TooLarge
+        node = pending.popleft()
+        kind, children = type(node), 0
+        skip = node.body[0] if kind in _FUNCTIONS and len(node.body) > 1 and _is_docstring(node.body[0]) else None
+        for name in () if kind is ast.arg else node._fields:  # an argument's annotation says nothing
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                pending.append(value)
+                children += 1
+            elif type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and item is not skip:
+                        pending.append(item)
+                        children += 1
+        labels.append(f"{_label(node, kind, names)}/{children}")
+    return labels
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _label(node, kind, names):
+    if kind is ast.Name:
+        return names.setdefault(node.id, f"v{len(names)}")
+    if kind is ast.arg:
+        return "arg " + names.setdefault(node.arg, f"v{len(names)}")
+    if kind in _FUNCTIONS:
+        return "def " + names.setdefault(node.name, f"v{len(names)}")
+    if kind is ast.Attribute:
+        return "." + node.attr
+    if kind is ast.Constant:
+        return repr(node.value)
+    if kind is ast.keyword:
+        return f"{node.arg}="
+    return kind.__name__
+
+
+def normal_form(source):
+    """The labels of an answer's syntax tree (``_labels``), or None where it is not Python; ``TooLarge`` over the
+    bounds."""
+    if len(source) > MAX_ANSWER_CHARS:
+        raise TooLarge
+    try:
+        return _labels(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def checked(source):
+    """``source`` if it is within the report's bounds as text (``MAX_ANSWER_CHARS``), else ``OVER_BOUND``; its
+    syntax tree's bounds are checked where it is normalised (``normal_form``)."""
+    return source if len(source) <= MAX_ANSWER_CHARS else OVER_BOUND
+
+
+def _sources_of(root, pairs):
+    """``{(student, lesson): {exercise: source or OVER_BOUND}}`` of the answers as graded (one worker's share)."""
+    return {(student, lesson): {name: checked(source) for name, source in graded_answers(root, student, lesson).items()}
+            for student, lesson in pairs}
+
+
+def in_parallel(work, root, pairs, jobs, at_least=200):
+    """``work(root, pairs)`` (a dict) in ``jobs`` forked processes over shares of ``pairs``, merged: in one
+    process where fork is not there, or for fewer than ``at_least`` pairs."""
+    import multiprocessing
+
+    if jobs < 2 or len(pairs) < at_least or "fork" not in multiprocessing.get_all_start_methods():
+        return work(root, pairs)
+    from concurrent.futures import ProcessPoolExecutor
+
+    shares = [pairs[i::jobs] for i in range(jobs)]
+    merged = {}
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        for part in pool.map(work, [root] * jobs, shares):
+            merged.update(part)
+    return merged
+
+
+def _course_key(root):
+    """The course's secret (``.grading-secret``, which make grade wrote), as bytes; empty where there is none."""
+    try:
+        with open(Path(root) / ".grading-secret", "rb") as f:
+            return f.read(200).strip()
+    except OSError:
+        return b""
+
+
+#: Where the report keeps the answers it read from autograded/, by each notebook's size, time and inode: a regrade
+#: reads again only the notebooks the grader wrote since (a class of 200 is 1,600 notebooks).
+CACHE = ".answers.json"
+
+
+def _signature(root, student, lesson):
+    try:
+        info = os.lstat(Path(root) / "autograded" / ids.folder(student) / lesson / f"{lesson}.ipynb")
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _cached(path):
+    try:
+        with open(path, "rb") as f:
+            cache = json.loads(f.read(256 * 2**20))
+        return cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
+    except (OSError, ValueError):
+        return {}
+
+
+CACHE_VERSION = 1
+
+
+def read_sources(root, handed, cache_path=None, jobs=2):
+    """``{(student, lesson): {exercise: source or OVER_BOUND}}`` of ``handed`` (the lessons handed in), from the
+    cache where its notebook is the one read then, else read (in ``jobs`` processes); the cache is written back."""
+    cache = _cached(cache_path).get("entries", {}) if cache_path else {}
+    found, todo, kept = {}, [], {}
+    for student, lesson in handed:
+        key, signature = f"{ids.folder(student)}/{lesson}", _signature(root, student, lesson)
+        entry = cache.get(key)
+        if isinstance(entry, dict) and entry.get("signature") == signature and isinstance(entry.get("answers"), dict):
+            found[student, lesson] = entry["answers"]
+        else:
+            todo.append((student, lesson))
+        kept[key] = signature
+    found.update(in_parallel(_sources_of, Path(root), todo, jobs))
+    if cache_path and todo:
+        from ..files import write_file
+
+        entries = {key: {"signature": kept[key], "answers": found[s, l]}
+                   for (s, l), key in ((pair, f"{ids.folder(pair[0])}/{pair[1]}") for pair in handed)}
+        write_file(cache_path, json.dumps({"version": CACHE_VERSION, "entries": entries}))
+    return found
+
+
+@dataclass
+class Answers:
+    """The answers as graded: ``sources[(student, lesson)] = {exercise: source}`` for every lesson handed in (an
+    answer over the report's bounds as ``OVER_BOUND``), read once, and per exercise the course's own answers
+    (``course``: the solution, and the answer cell as released: never flagged)."""
+
+    root: Path
+    sources: dict = field(default_factory=dict)
+    course: dict = field(default_factory=dict)  # exercise -> [source]: the course's solution and released cell
+    key: bytes = b""  # the course's secret, which draws the examples (``examples.drawn``)
+    too_large: set = field(default_factory=set)  # (student, lesson, exercise) over the syntax tree's bounds
+
+    @classmethod
+    def read(cls, root, rows, jobs=None, cache=None):
+        found = cls(Path(root), key=_course_key(root))
+        handed = list(dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing"))
+        found.sources = read_sources(found.root, handed, cache, jobs or min(2, os.cpu_count() or 1))
+        for lesson in dict.fromkeys(lesson for _, lesson in handed):
+            for folder in ("notebooks", "release"):
+                for name, source in _course_answers(root, folder, lesson).items():
+                    found.course.setdefault(name, []).append(source)
+        return found
+
+    def over_bound(self):
+        """``[(student, lesson, exercise)]`` of the answers over the bounds, which nothing was compared with."""
+        return sorted({(student, lesson, exercise) for (student, lesson), sources in self.sources.items()
+                       for exercise, source in sources.items() if source == OVER_BOUND} | self.too_large)
+
+    def source(self, student, lesson, exercise):
+        """An answer's source as handed in, or None (not there, or over the bounds)."""
+        source = self.sources.get((student, lesson), {}).get(exercise)
+        return None if source == OVER_BOUND or (student, lesson, exercise) in self.too_large else source

@@ -1,0 +1,319 @@
+"""nbgrader's exchange as the course reads it: a hand-in's folder, what it holds, when it came, and what
+``make collect`` recorded of it. Nothing in a hand-in is trusted.
+
+A hand-in is a folder of the exchange's ``inbound/``, which every learner
+may write (nbgrader's design): ``<student_id>+<lesson>+<time>+<random>``
+holding the learner's files and ``timestamp.txt``, both written by the
+learner's own ``nbgrader submit``, so both the name and the stamp are the
+learner's to choose. What the course takes from it:
+
+- ``parse_name``: whose and which lesson a folder's name says, or why it
+  says nothing (a name that does not parse is skipped and named, never a
+  traceback that stops everyone's collection);
+- ``walk``: what the folder holds, without following any link, bounded in
+  files and bytes before anything is read: its files, their owners, and
+  its **exchange time**, the latest change time (ctime) the kernel keeps for
+  the folder and everything in it, which no learner can set back (changing
+  a file, its mode or its name moves it forward);
+- ``owner_problem``: on a machine where the learner named has an account of
+  their own (a hub with one account per learner: ``account_names``), a
+  hand-in whose folder or files belong to another account is someone else's;
+- ``hand_in_time``: the time that counts for lateness (``HandInTime``);
+- the record ``make collect`` keeps of each lesson (``submitted/.collected/<lesson>.json``,
+  in the course folder, which no learner can write): for each learner
+  collected, the folder, its exchange time (the earliest seen for the same
+  content), its stamp as it was, and the digest of every file copied; and
+  what collection refused or skipped, which ``make grade``'s summary lists.
+"""
+
+import datetime
+import json
+import os
+import pwd
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .files import make_folder, plain_text, write_file
+from .ids import id_problem
+
+STAMP = "timestamp.txt"
+#: The most files and folders a hand-in may hold, and their bytes: a lesson is one notebook of well under 2 MB.
+MAX_HAND_IN_FILES = 100
+MAX_HAND_IN_BYTES = 50 * 2**20
+#: How deep a hand-in's folders may go.
+MAX_HAND_IN_DEPTH = 8
+#: ``nbgrader submit`` writes timestamp.txt a moment before its files: a stamp this much earlier than the exchange
+#: time still agrees with it (a large notebook on a slow shared disk); earlier than that, it was set back.
+STAMP_TOLERANCE = datetime.timedelta(seconds=60)
+#: Where ``make collect`` keeps its record of each lesson, in ``submitted/`` (hidden: no learner's folder).
+RECORDS = ".collected"
+#: The accounts a learner named ``{student_id}`` may have on the hub's machine: their own name (a hub whose
+#: accounts are the learners'), or The Littlest JupyterHub's ``jupyter-<name>``.
+ACCOUNT_NAMES = ("{student_id}", "jupyter-{student_id}")
+
+
+def utc_text(when):
+    """A naive UTC ``datetime`` as the record and nbgrader write it."""
+    return f"{when:%Y-%m-%d %H:%M:%S.%f} UTC"
+
+
+def read_time(text):
+    """nbgrader's reading of a time (naive UTC), or None for anything that is not one."""
+    from nbgrader import utils
+
+    try:
+        return utils.parse_utc(text.strip())
+    except Exception:  # dateutil's ParserError, OverflowError, ...: any text that is not a time
+        return None
+
+
+# ---------------------------------------------------------------- a folder's name
+
+
+@dataclass(frozen=True)
+class Name:
+    """Whose and which lesson an inbound folder's name says."""
+
+    folder: str
+    student: str
+    lesson: str
+
+
+def _readings(folder):
+    """``(student, lesson, time)`` as a name can be read: with nbgrader's random part last, then without it."""
+    parts = folder.rsplit("+", 3)
+    if len(parts) == 4:
+        yield parts[0], parts[1], parts[2]
+    if len(parts) >= 3:
+        yield "+".join(parts[:-2]), parts[-2], parts[-1]
+
+
+def parse_name(folder, lesson):
+    """``(Name, None)`` for a folder of ``lesson`` named ``<student_id>+<lesson>+<time>[+<random>]``; ``(None,
+    None)`` for another lesson's; ``(None, why)`` for a name that says nothing (no ``+``, no time, no id).
+
+    >>> parse_name("ada+01_attention+2026-12-10 16:59:00.1 UTC+Xy9", "01_attention")[0].student
+    'ada'
+    >>> parse_name("victim+01_attention", "01_attention")
+    (None, 'its name is not <student_id>+<lesson>+<time>+<random>, as nbgrader submit names a hand-in')
+    """
+    for student, named, when in _readings(folder):
+        if named == lesson and read_time(when) is not None:
+            problem = id_problem(student)
+            if problem:
+                return None, f"its learner's id cannot be one ({problem})"
+            return Name(folder, student, lesson), None
+    if len(folder.rsplit("+", 3)) < 3:
+        return None, "its name is not <student_id>+<lesson>+<time>+<random>, as nbgrader submit names a hand-in"
+    if f"+{lesson}+" in folder:
+        return None, "its name holds no time nbgrader can read"
+    return None, None
+
+
+# ---------------------------------------------------------------- what a folder holds
+
+
+@dataclass
+class Walk:
+    """What a hand-in's folder holds: its files (relative path -> size), folders, the accounts that own them, its
+    exchange time (naive UTC), and the first thing that stops it being collected."""
+
+    files: dict = field(default_factory=dict)
+    folders: list = field(default_factory=list)
+    owners: set = field(default_factory=set)
+    changed: datetime.datetime = None
+    problem: str = None
+
+
+def _look(found, path, relative, depth):
+    """Take in one entry (``os.lstat``, never followed): True if it is a folder to look into."""
+    info = os.lstat(path)
+    found.owners.add(info.st_uid)
+    changed = datetime.datetime.fromtimestamp(info.st_ctime, datetime.timezone.utc).replace(tzinfo=None)
+    found.changed = changed if found.changed is None else max(found.changed, changed)
+    shown = plain_text(relative)[:80]
+    if stat.S_ISREG(info.st_mode):
+        found.files[relative] = info.st_size
+    elif stat.S_ISDIR(info.st_mode):
+        found.folders.append(relative)
+    elif stat.S_ISLNK(info.st_mode):
+        found.problem = f"it holds a symbolic link ({shown}): links are never followed"
+    else:
+        found.problem = f"it holds a special file ({shown}), not a regular file"
+    if depth > MAX_HAND_IN_DEPTH:
+        found.problem = f"its folders go more than {MAX_HAND_IN_DEPTH} deep"
+    elif len(found.files) + len(found.folders) > MAX_HAND_IN_FILES:
+        found.problem = f"it holds more than {MAX_HAND_IN_FILES} files and folders"
+    elif sum(found.files.values()) > MAX_HAND_IN_BYTES:
+        found.problem = f"its files are more than {MAX_HAND_IN_BYTES // 2**20} MB"
+    return found.problem is None and stat.S_ISDIR(info.st_mode)
+
+
+def walk(path):
+    """The ``Walk`` of the hand-in folder at ``path``: no link followed, stopped at the first problem or bound
+    (so that a folder of a million files costs a hundred ``lstat``)."""
+    found = Walk()
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            found.problem = "it is not a folder (a symbolic link, or a file): not followed"
+            return found
+        pending = [("", 0)]
+        while pending and found.problem is None:
+            relative, depth = pending.pop()
+            if _look(found, os.path.join(path, relative) if relative else path, relative, depth):
+                with os.scandir(os.path.join(path, relative)) as entries:
+                    for entry in entries:
+                        pending.append((os.path.join(relative, entry.name), depth + 1))
+                        if len(pending) > MAX_HAND_IN_FILES:
+                            found.problem = f"it holds more than {MAX_HAND_IN_FILES} files and folders"
+                            break
+    except OSError as exc:
+        found.problem = f"it could not be read ({exc.strerror})"
+    found.folders = [f for f in found.folders if f]  # the hand-in's own folder is not one of its folders
+    return found
+
+
+def accounts_of(student, templates=ACCOUNT_NAMES):
+    """The ids (uids) of the accounts the learner named ``student`` has on this machine (empty: none)."""
+    found = set()
+    for template in templates:
+        try:
+            found.add(pwd.getpwnam(template.format(student_id=student)).pw_uid)
+        except (KeyError, ValueError, IndexError):
+            continue
+    return found
+
+
+def owner_problem(walk, student, templates=ACCOUNT_NAMES):
+    """Why a hand-in named for ``student`` is someone else's, or None: where the learner has an account of their
+    own here (a hub with one account per learner), every folder and file of it must be that account's; where
+    they have none (a hub whose servers share one account), the exchange cannot tell, and this says nothing."""
+    own = accounts_of(student, templates)
+    others = walk.owners - own
+    if not own or not others:
+        return None
+    names = []
+    for uid in sorted(others)[:3]:
+        try:
+            names.append(pwd.getpwuid(uid).pw_name)
+        except KeyError:
+            names.append(f"uid {uid}")
+    return (f"it is owned by {', '.join(names)}, not by {student}'s account: a hand-in is its owner's, whatever "
+            f"its name says")
+
+
+def read_stamp(folder):
+    """The text of a hand-in's ``timestamp.txt`` (at most 200 characters, never through a link), or None."""
+    try:
+        fd = os.open(os.path.join(folder, STAMP), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 200).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------- the time that counts
+
+
+@dataclass(frozen=True)
+class HandInTime:
+    """When a hand-in came, for lateness (naive UTC; None: never late), what that time is (``by``, as the pages
+    say it: "by ..."), and ``flag``, a sentence for the teacher where the learner's stamp was not taken."""
+
+    when: datetime.datetime = None
+    by: str = "the time the exchange recorded"
+    flag: str = ""
+
+
+def _collected_time(stamp_text, exchange):
+    """The ``HandInTime`` of a collected hand-in: its stamp where it agrees with the exchange time, else the
+    later of the two; a missing or unreadable stamp takes the exchange time, flagged."""
+    stamp = read_time(stamp_text) if stamp_text is not None else None
+    kernel = f"the exchange's change time, {exchange:%Y-%m-%d %H:%M:%S} UTC"
+    if stamp is None:
+        said = "has no timestamp.txt" if stamp_text is None else \
+            f"has a timestamp.txt that is not a time ({plain_text(stamp_text)[:40]!r})"
+        return HandInTime(exchange, "the exchange's change time (no readable timestamp.txt)",
+                          f"{said}: {kernel}, counts")
+    if stamp < exchange - STAMP_TOLERANCE:
+        return HandInTime(exchange, "the exchange's change time (timestamp.txt said earlier)",
+                          f"timestamp.txt says {stamp:%Y-%m-%d %H:%M:%S} UTC, before {kernel}: the later counts")
+    return HandInTime(stamp)
+
+
+def hand_in_time(notebook, record, digest=None):
+    """The ``HandInTime`` of the notebook at ``notebook`` in ``submitted/`` (``digest``: its SHA-256, where the
+    caller has it). Collected by ``make collect`` (``record``, the lesson's record of this learner, holds this
+    very file): by its stamp and the exchange time (``_collected_time``). Copied in by hand: by a
+    ``timestamp.txt`` the teacher put beside it, else never late (the time it was copied or graded is never
+    taken)."""
+    notebook = Path(notebook)
+    exchange = read_time(str((record or {}).get("exchange_time")))
+    if exchange is not None and (record.get("files") or {}).get(notebook.name) == (digest or file_digest(notebook)):
+        return _collected_time(record.get("stamp"), exchange)
+    text = read_stamp(notebook.parent)
+    if text is None:
+        return HandInTime(None, "no time: copied in by hand")
+    when = read_time(text)
+    if when is None:
+        return HandInTime(None, "no time: copied in by hand", f"has a timestamp.txt that is not a time "
+                                                              f"({plain_text(text)[:40]!r}): ignored, never late")
+    return HandInTime(when, "the time in timestamp.txt, copied in by hand")
+
+
+def file_digest(path):
+    """The SHA-256 of a regular file (never through a link), or None."""
+    import hashlib
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    digest = hashlib.sha256()
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        for block in iter(lambda: f.read(2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------- make collect's record
+
+
+def record_path(submitted, lesson):
+    return Path(submitted) / RECORDS / f"{lesson}.json"
+
+
+def read_record(submitted, lesson):
+    """What ``make collect`` recorded of ``lesson`` (``{"hand_ins": {id: ...}, "refused": [...], "skipped":
+    [...]}``), empty where it never ran or the record is not one."""
+    try:
+        with open(record_path(submitted, lesson), "rb") as f:
+            record = json.loads(f.read(16 * 2**20))
+    except (OSError, ValueError):
+        return {"hand_ins": {}, "refused": [], "skipped": []}
+    if not isinstance(record, dict) or not isinstance(record.get("hand_ins"), dict):
+        return {"hand_ins": {}, "refused": [], "skipped": []}
+    return record
+
+
+def write_record(submitted, lesson, record):
+    make_folder(Path(submitted) / RECORDS)
+    write_file(record_path(submitted, lesson), json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def collect_notices(submitted, lessons):
+    """What the last ``make collect`` of each of ``lessons`` refused or skipped, in words, for the summary."""
+    said = []
+    for lesson in lessons:
+        record = read_record(submitted, lesson)
+        for kind in ("refused", "skipped"):
+            for folder, why in record.get(kind) or ():
+                said.append(plain_text(f"make collect {lesson} {kind} inbound/{folder!r}: {why}"))
+    return said

@@ -1,0 +1,143 @@
+"""How the grader writes what a teacher reads: plain text only, every file whole and with the grader's umask.
+
+Nothing a learner wrote reaches the teacher's terminal, spreadsheet or
+browser as anything but text: ``plain_text`` removes control characters
+(ANSI escapes, carriage returns, bidirectional overrides) from every
+learner-derived text printed or written, every CSV is written by the ``csv``
+module through ``csv_field`` (which also neutralises what a spreadsheet
+would read as a formula), and the pages escape everything. The files are
+written whole (a temporary file renamed over the old one) with the
+grader's umask: readable by the teacher only unless ``make grade
+GROUP_READABLE=1``.
+"""
+
+import csv
+import html
+import os
+import stat
+import tempfile
+import unicodedata
+from pathlib import Path
+
+#: What a spreadsheet reads as the start of a formula (OWASP's list for CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: The Content-Security-Policy of every page the grader writes (the feedback pages, the class report): nothing
+#: fetched, no script run, no form sent, whatever a learner's text in it holds; pictures only from inside the page.
+POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def page_head(title, style):
+    """A page's head, up to ``<body>``: ``title`` (already escaped) and ``style``, under ``POLICY``, the one
+    Content-Security-Policy of every page the grader writes (nothing fetched, no script run, whatever a learner's
+    text holds)."""
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{title}</title><style>{style}</style></head><body>")
+
+
+
+def plain_text(text):
+    r"""``text`` without control or formatting characters: a control character or a line break becomes a space,
+    a formatting one (a bidirectional override, a zero-width joiner) goes, so that no learner's text can move
+    a terminal's cursor, colour or clear it, or reorder what it shows.
+
+    >>> plain_text("ok\x1b[2J\x1b[Hall passed\r\nand \u202eevil")
+    'ok [2J [Hall passed  and evil'
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else " " if unicodedata.category(c) in ("Cc", "Zs", "Zl", "Zp") else ""
+                   for c in text)
+
+
+def html_text(text):
+    """Learner-derived text as a page shows it: plain text (``plain_text``), escaped for HTML."""
+    return html.escape(plain_text(text), quote=True)
+
+
+def csv_field(value):
+    """One field of a CSV file the grader writes: plain text, and a leading ``'`` before anything a spreadsheet
+    would read as a formula. A later class report writes its CSVs through this too.
+
+    >>> csv_field("=HYPERLINK(1)"), csv_field("-1"), csv_field(2.0), csv_field("alice")
+    ("'=HYPERLINK(1)", "'-1", '2', 'alice')
+    """
+    raw = value if isinstance(value, str) else format(value, "g") if isinstance(value, float) else str(value)
+    text = plain_text(raw)
+    risky = raw.startswith(FORMULA_STARTS) or text.lstrip().startswith(FORMULA_STARTS)  # " =1+1" is one too
+    return "'" + text if risky else text
+
+
+def csv_value(field):
+    """A field as ``csv_field`` wrote it, without the ``'`` it put before what looked like a formula.
+
+    >>> csv_value(csv_field("=HYPERLINK(1)")), csv_value("'quoted"), csv_value("josé")
+    ('=HYPERLINK(1)', "'quoted", 'josé')
+    """
+    return field[1:] if field.startswith("'") and field[1:].lstrip().startswith(FORMULA_STARTS) else field
+
+
+def write_csv(path, columns, rows):
+    """Write ``rows`` (sequences of values, in the order of ``columns``) as a CSV file, every field ``csv_field``."""
+    lines = _CsvLines()
+    writer = csv.writer(lines, lineterminator="\n")
+    writer.writerow([csv_field(c) for c in columns])
+    writer.writerows([csv_field(v) for v in row] for row in rows)
+    write_file(path, "".join(lines.parts))
+
+
+class _CsvLines:
+    def __init__(self):
+        self.parts = []
+
+    def write(self, text):
+        self.parts.append(text)
+
+
+def write_file(path, content):
+    """Write ``content`` (text or bytes) to ``path`` whole: a temporary file beside it, renamed over it, with the
+    umask's mode (also where the old file had another). A file that already holds exactly ``content``, with that
+    mode, is left as it is (its modification time too): a regrade rewrites only what changed."""
+    path = Path(path)
+    content = content.encode("utf-8") if isinstance(content, str) else content
+    if _holds(path, content, 0o666 & ~_umask()):
+        return
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as f:
+            f.write(content)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _holds(path, content, mode):
+    """Whether ``path`` is a regular file (not a link) with this mode that holds exactly ``content``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != len(content) or stat.S_IMODE(info.st_mode) != mode:
+            return False
+        return f.read(len(content) + 1) == content
+
+
+def make_folder(path):
+    """``path`` as a folder with the umask's mode (also when it was there with another)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o777 & ~_umask())
+    return path
+
+
+def _umask():
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+

@@ -1,0 +1,191 @@
+"""``gradebook.db`` kept in step with the results, through nbgrader's own models, and ``grades.csv`` written from it.
+
+Every handed-in submission is recorded with its scores as ``nbgrader
+autograde`` records them, so that formgrader and ``nbgrader export`` read
+what ``make grade`` graded (``GradebookWriter``); ``grades.csv`` is exactly
+what ``nbgrader export`` writes (``write_grades_csv``). Reading the
+gradebook without nbgrader is ``gradebook``'s.
+"""
+
+import datetime
+import os
+import warnings
+from pathlib import Path
+
+from .course_config import course_id
+from .files import write_csv
+from .submissions import NOTEBOOK
+
+
+def open_gradebook(root):
+    from nbgrader.api import Gradebook
+
+    return Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}", course_id(root))
+
+
+def gradebook_students(root):
+    """The learners the gradebook knows (so that one who handed nothing in shows as missing)."""
+    if not (Path(root) / "gradebook.db").is_file():
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy warnings
+        with open_gradebook(root) as gradebook:
+            return [student.id for student in gradebook.students]
+
+
+def _held(gradebook):
+    """What the gradebook holds now, in one query: {(student, lesson): (timestamp, {grade cell: (score, manual?)},
+    extension, late penalty)}."""
+    from nbgrader.api import Assignment, BaseCell, Grade, Student, SubmittedAssignment, SubmittedNotebook
+
+    query = (gradebook.db.query(Student.id, Assignment.name, SubmittedAssignment.timestamp, BaseCell.name,
+                                Grade.auto_score, Grade.needs_manual_grade, SubmittedAssignment.extension,
+                                SubmittedNotebook.late_submission_penalty)
+             .select_from(Grade)
+             .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+             .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+             .join(Student, SubmittedAssignment.student_id == Student.id)
+             .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+             .join(BaseCell, Grade.cell_id == BaseCell.id))
+    held = {}
+    for student, lesson, timestamp, cell, score, manual, extension, penalty in query:
+        held.setdefault((student, lesson), (timestamp, {}, extension, penalty))[1][cell] = (score, manual)
+    return held
+
+
+def _submitted(gradebook):
+    """Every (student, lesson) the gradebook has a submission of, in one query."""
+    from nbgrader.api import Assignment, Student, SubmittedAssignment
+
+    return set(gradebook.db.query(Student.id, Assignment.name).select_from(SubmittedAssignment)
+               .join(Student, SubmittedAssignment.student_id == Student.id)
+               .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id))
+
+
+class GradebookWriter:
+    """Keeps the gradebook in step with the results, one learner at a time as they come in.
+
+    Every handed-in submission is recorded with its scores as ``nbgrader
+    autograde`` records them (auto scores, nothing left for manual grading),
+    and its late penalty and the learner's extension as nbgrader's
+    ``AssignLatePenalties`` and formgrader record them; what the gradebook
+    already holds is not written again. ``close`` commits
+    and writes grades.csv from the gradebook: the rows of ``lessons`` (the lessons counted; None: all).
+    """
+
+    def __init__(self, root, students, lessons=None):
+        self.root, self.lessons = Path(root), lessons
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy warnings
+        self.gradebook = open_gradebook(root).__enter__()
+        # nbgrader's objects stay loaded across commits: only this writer changes them while make grade holds
+        # its lock (by default each commit expired them all, to be loaded again for the next learner)
+        self.gradebook.db().expire_on_commit = False  # (db is a scoped_session: its session)
+        known = {student.id for student in self.gradebook.students}
+        for student in sorted(set(students) - known):
+            self.gradebook.update_or_create_student(student)
+        self.held = _held(self.gradebook)
+        self.submitted = _submitted(self.gradebook)
+        self._lessons, self._students = {}, {}
+
+    def record(self, student, lesson, notebook, results, late=None, when=None):
+        """Record one submission (committed by ``commit``) with its ``late`` penalty and extension (a
+        ``deadlines.Lateness``; None: on time, no extension) and its hand-in time (``when``, an
+        ``exchange.HandInTime``: the time that counted for lateness; a notebook copied in by hand without one is
+        recorded at its file's time, as ever, and is never late)."""
+        timestamp = when.when if when is not None and when.when is not None else \
+            datetime.datetime.fromtimestamp(os.lstat(notebook).st_mtime, datetime.timezone.utc).replace(tzinfo=None)
+        scores = {f"{r.exercise}_tests": r.points for r in results if r.exercise != NOTEBOOK}
+        # as AssignLatePenalties leaves it: None unless late with a penalty
+        penalty = float(late.penalty) if late and late.penalty else None
+        extension = late.extension if late is not None else None
+        there = self.held.get((student, lesson))
+        if there and there[0] == timestamp and there[2] == extension and there[3] == penalty and \
+                all(there[1].get(cell) == (points, False) for cell, points in scores.items()):
+            return  # already recorded
+        if (student, lesson) not in self.submitted:
+            self._add(student, lesson, timestamp, scores, penalty, extension)
+            return
+        submission = self.gradebook.update_or_create_submission(lesson, student, timestamp=timestamp,
+                                                                extension=extension)
+        for n, graded in enumerate(submission.notebooks):
+            graded.late_submission_penalty = penalty if n == 0 else None
+            for grade in graded.grades:
+                if grade.name in scores:
+                    grade.auto_score = scores[grade.name]
+                    grade.needs_manual_grade = False
+
+    def _add(self, student, lesson, timestamp, scores, penalty=None, extension=None):
+        """A new submission, as nbgrader's ``add_submission`` makes it (every notebook, grade and comment of the
+        lesson mirrored) with its auto scores set, added without a commit of its own (nbgrader's commits per
+        submission were most of the grader's time on a class of 500)."""
+        from nbgrader.api import Comment, Grade, SubmittedAssignment, SubmittedNotebook
+
+        if lesson not in self._lessons:
+            self._lessons[lesson] = self.gradebook.find_assignment(lesson)
+        if student not in self._students:
+            self._students[student] = self.gradebook.find_student(student)
+        submission = SubmittedAssignment(assignment=self._lessons[lesson], student=self._students[student],
+                                         timestamp=timestamp, extension=extension)
+        for n, notebook in enumerate(self._lessons[lesson].notebooks):
+            # a lesson is one notebook: its penalty is the lesson's
+            graded = SubmittedNotebook(notebook=notebook, assignment=submission,
+                                       late_submission_penalty=penalty if n == 0 else None)
+            for cell in notebook.grade_cells:
+                grade = Grade(cell_id=cell.id, notebook=graded)
+                if cell.name in scores:
+                    grade.auto_score, grade.needs_manual_grade = scores[cell.name], False
+            for cell in notebook.solution_cells:
+                Comment(cell_id=cell.id, notebook=graded)
+            for cell in notebook.task_cells:
+                Comment(cell_id=cell.id, notebook=graded)
+                Grade(cell_id=cell.id, notebook=graded)
+        self.gradebook.db.add(submission)
+        self.submitted.add((student, lesson))
+
+    def commit(self):
+        """Write what was recorded since the last commit (a learner's lessons) to the gradebook."""
+        self.gradebook.db.commit()
+
+    def close(self):
+        try:
+            self.gradebook.db.commit()
+            write_grades_csv(self.gradebook, self.root / "grades.csv", self.lessons)
+        finally:
+            self.gradebook.__exit__(None, None, None)
+            self._warnings.__exit__(None, None, None)
+
+
+def write_grades_csv(gradebook, path, lessons=None):
+    """grades.csv exactly as ``nbgrader export`` writes it (nbgrader's CsvExportPlugin), from a few queries
+    instead of two per learner and lesson: one row per lesson and learner, empty timestamp and 0 if not handed in;
+    only ``lessons``' rows (the lessons counted; None: every lesson of the gradebook)."""
+    from nbgrader.api import SubmittedAssignment, SubmittedNotebook
+    from sqlalchemy import func
+
+    keys = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "raw_score",
+            "late_submission_penalty", "score", "max_score")
+    penalties = dict(gradebook.db.query(SubmittedAssignment.id, func.sum(SubmittedNotebook.late_submission_penalty))
+                     .join(SubmittedNotebook, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+                     .group_by(SubmittedAssignment.id))
+    students = list(gradebook.students)
+    rows = []
+    for assignment in gradebook.assignments:
+        if lessons is not None and assignment.name not in lessons:
+            continue
+        handed_in = {d["student"]: d for d in gradebook.submission_dicts(assignment.name)}
+        for student in students:
+            row = {"assignment": assignment.name, "duedate": assignment.duedate, "student_id": student.id,
+                   "last_name": student.last_name, "first_name": student.first_name, "email": student.email,
+                   "max_score": assignment.max_score}
+            submission = handed_in.get(student.id)
+            if submission is None:
+                row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+            else:
+                penalty = penalties.get(submission["id"]) or 0.0
+                row.update(timestamp=submission["timestamp"], raw_score=submission["score"],
+                           late_submission_penalty=penalty, score=max(0.0, submission["score"] - penalty))
+            rows.append(["" if row[k] is None else str(row[k]) for k in keys])
+    write_csv(path, keys, rows)
+

@@ -1,0 +1,173 @@
+"""One learner graded in a worker: their lessons' answers run in one sandbox (restarted if an answer breaks it),
+marked one by one (``marking``).
+
+A worker reads nothing of the course: its ``Task`` brings the learner's notebooks and each lesson's released version
+(``shipped``, in the teacher's process), and it sends back results, never writing a file: a worker on another
+machine (``cluster``) grades as one on this machine does."""
+
+import dataclasses
+import hashlib
+import time
+from dataclasses import KW_ONLY, dataclass
+
+from encoder_lib.grading.exercises import BY_LESSON, EXERCISES
+
+from . import sandbox
+from .files import plain_text
+from .marking import NOT_ANSWERED, Marked, grade_answer
+from .outputs import Result
+from .profile import PROFILE, timed
+from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_notebook, read_submission
+
+#: The longest answer cell run (the course's are a few kilobytes).
+MAX_ANSWER_CHARS = 500_000
+
+@dataclass(frozen=True)
+class Task:
+    """One learner's submissions to grade: ``((lesson, notebook), ...)``, each notebook its path as the plan found it,
+    and once ``shipped`` its bytes (``Unreadable`` where they could not be read), with the lessons' released
+    versions (``released``) and the grader's version the teacher runs (``version``, which a worker elsewhere
+    checks against its own)."""
+
+    student_id: str
+    lessons: tuple
+    root: str
+    secret: int
+    _: KW_ONLY
+    limits: sandbox.Limits
+    unsafe: bool
+    released: tuple = ()  # ((lesson, the released notebook's text), ...), once shipped
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A notebook that could not be read when it was shipped (``submissions.NotebookProblem``'s status and note)."""
+
+    status: str
+    note: str
+
+
+def shipped(task, released, version):
+    """``task`` with its notebooks read (here, in the teacher's process, without following links) and their lessons'
+    released texts (``released``: ``{lesson: text}``) and ``version`` in it: all a worker needs."""
+    lessons = []
+    for lesson, path in task.lessons:
+        try:
+            lessons.append((lesson, read_notebook(path)))
+        except NotebookProblem as problem:
+            lessons.append((lesson, Unreadable(problem.status, problem.note)))
+    return dataclasses.replace(task, lessons=tuple(lessons), version=version,
+                               released=tuple((lesson, released[lesson]) for lesson, _ in lessons))
+
+
+@dataclass
+class Graded:
+    """One lesson as a worker graded it: its results, the SHA-256 of the bytes graded, and ``failure`` (in words)
+    when the grader's own machinery failed on it, which is then not stored and is graded again next run."""
+
+    results: list
+    digest: str = None
+    failure: str = None
+
+
+def lesson_rows(student, lesson, status, note):
+    """Every exercise of a lesson with the same status and note (a lesson that could not be graded)."""
+    return [Result(student, lesson, name, 0.0, float(EXERCISES[name].points), status, note=note)
+            for name in BY_LESSON[lesson]]
+
+
+def _tampered(status, note, notes):
+    return "tampered", "; ".join(notes) + f". Graded from the answer cell alone: {status}" + (f" ({note})" if note else "")
+
+
+class Learner:
+    """One learner graded in a worker: one sandbox, started when an answer first needs it, restarted if one dies."""
+
+    def __init__(self, task):
+        self.task, self.released, self.box = task, dict(task.released), None
+
+    def close(self):
+        if self.box is not None:
+            self.box.close()
+            self.box = None
+
+    def run(self, name, source):
+        """The ``Marked`` of one answer; a sandbox that dies while it runs gets a second chance."""
+        why = None
+        for _ in range(2):
+            if self.box is None:
+                self.box = sandbox.Sandbox(unsafe=self.task.unsafe, limits=self.task.limits)
+            try:
+                return grade_answer(self.box, name, source, self.task.secret, self.task.limits)
+            except sandbox.SandboxFailed:
+                self.box = None
+                raise
+            except sandbox.SandboxDied as exc:
+                self.box, why = None, exc
+        return Marked("error", 0, f"the sandbox ended while running this answer, twice ({why})")
+
+    def exercise(self, lesson, name, reading, released):
+        """The ``Result`` of one exercise of a submission read as ``reading``."""
+        source = reading.answers.get(name)
+        if reading.unreadable:
+            mark = Marked("error", 0, reading.unreadable)
+        elif source is None:
+            mark = Marked("failed", 0, "no answer cell")
+        elif as_released(source, released, name):
+            # the stub as released raises NotImplementedError: known without a sandbox, or the cases
+            # (lesson 08's hold 14 MB of a model's weights) crossing into it for nothing
+            mark = Marked("not answered", 0, NOT_ANSWERED)
+        elif len(source) > MAX_ANSWER_CHARS:
+            mark = Marked("error", 0, f"the answer cell has {len(source)} characters: at most {MAX_ANSWER_CHARS} "
+                                      f"are run")
+        else:
+            mark = self.run(name, source)
+        status, note = mark.status, mark.note
+        if reading.tampering.get(name):
+            status, note = _tampered(status, note, reading.tampering[name])
+        return Result(self.task.student_id, lesson, name, float(mark.points), float(EXERCISES[name].points), status,
+                      note=plain_text(note), mistake=mark.mistake, diagnosis=mark.diagnosis)
+
+    def lesson(self, lesson, data):
+        """One lesson's ``Graded``, from its notebook's bytes (``data``, or ``Unreadable``)."""
+        student = self.task.student_id
+        if isinstance(data, Unreadable):
+            return Graded(lesson_rows(student, lesson, data.status, data.note))
+        digest = hashlib.sha256(data).hexdigest()
+        with timed("read"):
+            released = ReleasedLesson.from_text(self.released[lesson])
+            reading = read_submission(data, released, BY_LESSON[lesson])
+        results = [self.exercise(lesson, name, reading, released) for name in BY_LESSON[lesson]]
+        if reading.tampering.get(NOTEBOOK):
+            results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
+                                  note="; ".join(reading.tampering[NOTEBOOK])))
+        return Graded(results, digest)
+
+
+def machine_failure(student, lesson, why):
+    note = f"not graded: the grader's machine failed here, not the answer ({why}); graded again on the next run"
+    return Graded(lesson_rows(student, lesson, "error", plain_text(note)[:600]), failure=why)
+
+
+def grade_learner(task):
+    """Grade one learner's lessons (in one sandbox, restarted if an answer breaks it): ``(student, {lesson: Graded},
+    profile)``, the profile's entries what this learner cost, stage by stage (``profile``)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")  # the stand-ins' computations are small; workers share the cores
+    PROFILE.take()
+    started, learner, graded = time.perf_counter(), Learner(task), {}
+    try:
+        for lesson, data in task.lessons:
+            try:
+                graded[lesson] = learner.lesson(lesson, data)
+            except sandbox.SandboxFailed as exc:
+                graded[lesson] = machine_failure(task.student_id, lesson, str(exc))
+            except Exception as exc:  # the grader's own bug on this file: said, never stored as the learner's result
+                graded[lesson] = machine_failure(task.student_id, lesson, f"{type(exc).__name__}: {exc}"[:300])
+    finally:
+        learner.close()
+    PROFILE.add("learner", time.perf_counter() - started)
+    return task.student_id, graded, PROFILE.take()
+

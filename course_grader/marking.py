@@ -1,0 +1,215 @@
+"""One answer marked: run in a sandbox on its cases, then judged here by the self-check's own judge.
+
+``grade_answer`` sends an answer cell and its cases' inputs into a started
+sandbox, serves the library calls it makes (``library_calls``), and turns
+what the sandbox reported into a ``Marked``: how the run ended (a timeout,
+an error, memory), else ``verdict.judge``'s verdict on the outcomes, the
+same sentences the notebook's self-check gives on those cases.
+
+Whatever an answer returns, judging it is bounded: a result's arrays over
+``answer.MAX_RESULT_BYTES`` never leave the sandbox (they come back as
+arrays of their dtype and shape that hold no memory, ``outcome_of``), and
+the judge runs under a budget (``Budget``) of the exercise's own time
+limit and ``JUDGE_BYTES`` of memory; an answer whose verdict exceeds it is
+"judged as far as time (or memory) allowed": its checks, without the
+search for a cause. Never a stall, never a worker of gigabytes.
+"""
+
+import contextlib
+import hashlib
+import inspect
+import re
+import resource
+import signal
+import threading
+from functools import partial
+from typing import NamedTuple
+
+import numpy as np
+
+from encoder_lib.grading.compare import Raised, allowed_names
+from encoder_lib.grading.exercises import EXERCISES
+from encoder_lib.grading.verdict import Outcome, Verdict, check_case, judge
+
+from .cases import hidden_cases, time_allowed, visible_cases
+from .library_calls import CallBudget, serve
+from .outputs import DIAGNOSIS_JOIN, MISTAKE_JOIN
+from .profile import timed
+
+NOT_ANSWERED = "not answered: the answer cell still raises NotImplementedError"
+#: The memory the judge of one answer may take beyond what its worker holds: judging a wrong answer of the course
+#: takes a few megabytes; converting an attacker's result of 60 MB of uint8 to floats took 480 MB each time.
+JUDGE_BYTES = 256 * 2**20
+
+def _ending(exercise, cases, events, ending, limits):
+    """``(status, points, note)`` when the run ended before its cases can be judged, else None."""
+    refused = next((e for e in events if e.get("kind") == "refused"), None)
+    if refused:
+        return "error", 0, refused["why"]
+    if ending.get("status") == "timeout":
+        done = {e.get("case") for e in events if e.get("kind") in ("result", "raised")}
+        pending = next((c.description for i, c in enumerate(cases) if i not in done), None)
+        seconds = time_allowed(exercise.name, len(cases), limits)
+        return "timeout", 0, (f"stopped after {seconds:g} s, the time limit of this exercise's checks (an endless "
+                              f"loop?)" + (f", while checking: {pending}" if pending else ""))
+    failed = next((e for e in events if e.get("kind") == "cell_failed"), None)
+    if failed:
+        if failed.get("memory"):
+            return "memory", 0, f"the answer cell ran out of memory (the limit is {limits.memory_bytes // 2**20} MiB)"
+        return "error", 0, f"the answer cell itself failed: {failed.get('error')}"
+    return None
+
+
+def parameter_names(exercise, changed):
+    """The names of the inputs ``changed`` (the runner's positions and keyword names) in the exercise's signature."""
+    parameters = list(inspect.signature(exercise.reference).parameters)
+    return tuple(parameters[c] if isinstance(c, int) and 0 <= c < len(parameters) else str(c) for c in changed)
+
+
+def _put_back(value, path, array):
+    """``value`` with ``array`` at ``path`` (indices and keys into its tuples, lists and dicts)."""
+    if not path:
+        return array
+    key, rest = path[0], path[1:]
+    if isinstance(value, (tuple, list)) and isinstance(key, int) and 0 <= key < len(value):
+        items = list(value)
+        items[key] = _put_back(items[key], rest, array)
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict) and key in value:
+        return {**value, key: _put_back(value[key], rest, array)}
+    return value
+
+
+def with_stand_ins(value, large):
+    """A result whose arrays the sandbox described instead of sending (``large``: ``[path, dtype, shape]``, see
+    ``answer.bounded_result``), with arrays of that dtype and shape put back that hold one number's memory
+    (read-only, every entry 0): what the verdict says of their type and shape is what it would have said."""
+    for path, dtype, shape in large or ():
+        value = _put_back(value, path, np.broadcast_to(np.zeros((), dtype=dtype), tuple(shape)))
+    return value
+
+
+def outcome_of(exercise, event):
+    """A sandbox's event of one case as the ``verdict.Outcome`` the self-check would have seen."""
+    changed = parameter_names(exercise, event.get("changed") or ())
+    if event["kind"] == "raised":
+        return Outcome(raised=Raised.from_text(event.get("error", "")), changed=changed)
+    return Outcome(value=with_stand_ins(event.get("value"), event.get("large")), changed=changed)
+
+
+class Marked(NamedTuple):
+    """How one answer was marked: its status, points and note, and what the feedback named (for the class
+    report): the catalogued mistakes (their names joined by `` + ``) or the diagnosis's keys (by `` | ``)."""
+
+    status: str
+    points: float
+    note: str
+    mistake: str = ""
+    diagnosis: str = ""
+
+
+def marked(verdict):
+    """The ``Marked`` of a ``verdict.Verdict``: the note is the self-check's paragraph, word for word."""
+    if verdict.passed:
+        return Marked("passed", verdict.exercise.points, "")
+    keys = ([f"changed:{','.join(verdict.changed)}"] if verdict.changed else []) + \
+        [key for key in verdict.keys() if not key.startswith("mistake:")]
+    return Marked("failed", 0, verdict.note(), MISTAKE_JOIN.join(m.name for m in verdict.mistakes),
+                  DIAGNOSIS_JOIN.join(keys))
+
+
+class OutOfTime(BaseException):
+    """The judge's time budget ran out (a BaseException, as KeyboardInterrupt: no ``except Exception`` in the judge
+    takes it for a failed variant and goes on)."""
+
+
+def _out_of_time(*_):
+    raise OutOfTime
+
+
+def _data_bytes():
+    """This process's data (its heap and anonymous mappings, what RLIMIT_DATA counts), or None where unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            return int(re.search(r"VmData:\s+(\d+) kB", f.read()).group(1)) * 1024
+    except (OSError, AttributeError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def budget(seconds, memory_bytes=JUDGE_BYTES):
+    """Run the block within ``seconds`` (SIGALRM, in the main thread: ``OutOfTime``) and ``memory_bytes`` beyond
+    what the process holds (RLIMIT_DATA: ``MemoryError``); both put back as they were afterwards."""
+    timed = threading.current_thread() is threading.main_thread()
+    handler = signal.signal(signal.SIGALRM, _out_of_time) if timed else None
+    if timed:
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.01))
+    limits, used = resource.getrlimit(resource.RLIMIT_DATA), _data_bytes()
+    bounded = used is not None and (limits[1] == resource.RLIM_INFINITY or used + memory_bytes <= limits[1])
+    if bounded:
+        resource.setrlimit(resource.RLIMIT_DATA, (used + memory_bytes, limits[1]))
+    try:
+        yield
+    finally:
+        if bounded:
+            resource.setrlimit(resource.RLIMIT_DATA, limits)
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, handler)
+
+
+def judged(exercise, cases, outcomes, seconds):
+    """The ``Marked`` of ``verdict.judge``'s verdict, judged within ``budget(seconds)``; past it, the answer's checks
+    alone (each says what is wrong with its result, bounded by the right result's size), "judged as far as time
+    (or memory) allowed"."""
+    try:
+        with budget(seconds):
+            return marked(judge(exercise, cases, outcomes))
+    except (OutOfTime, MemoryError) as exc:
+        what = f"time allowed ({seconds:g} s)" if isinstance(exc, OutOfTime) else \
+            f"memory allowed ({JUDGE_BYTES // 2**20} MiB)"
+    checks = [check_case(case, outcome) for case, outcome in zip(cases, outcomes) if case.graded]
+    verdict = Verdict(exercise, checks)
+    if verdict.passed:
+        return marked(verdict)
+    return Marked("failed", 0, f"{verdict.note()}. Judged as far as {what}: the search for the mistake behind it "
+                               f"was stopped", diagnosis="judged as far as " + what.split(" (")[0])
+
+
+def mark(exercise, cases, events, ending, limits, *, seconds=None):
+    """The ``Marked`` of an answer from what the sandbox reported on ``cases``: how the run ended, else the
+    feedback's verdict (``verdict.judge``), the same as the notebook's self-check gives on those cases, judged
+    within ``seconds`` (default: the time its cases were allowed in the sandbox)."""
+    ended = _ending(exercise, cases, events, ending, limits)
+    if ended:
+        return Marked(*ended)
+    by_case = {e.get("case"): e for e in events if e.get("kind") in ("result", "raised")}
+    for i, case in enumerate(cases):
+        event = by_case.get(i)
+        if event is None:
+            detail = ending.get("detail") or "it stopped"
+            return Marked("error", 0, f"the answer's process ended early ({detail}), while checking: "
+                                      f"{case.description}")
+        if event["kind"] == "raised" and event.get("not_done"):
+            return Marked("not answered", 0, NOT_ANSWERED)
+        if event["kind"] == "raised" and event.get("memory"):
+            return Marked("memory", 0, f"{case.description}: it ran out of memory "
+                                       f"(the limit is {limits.memory_bytes // 2**20} MiB)")
+    outcomes = [outcome_of(exercise, by_case[i]) for i in range(len(cases))]
+    return judged(exercise, cases, outcomes, seconds or time_allowed(exercise.name, len(cases), limits))
+
+
+def grade_answer(box, name, source, secret, limits):
+    """Run one answer cell's ``source`` in ``box`` (a started Sandbox) on the visible cases, the diagnosis's probes
+    and the hidden cases drawn for this very cell, and judge it: a ``Marked``."""
+    exercise = EXERCISES[name]
+    with timed("hidden", name):
+        cases = visible_cases(name) + hidden_cases(name, secret, hashlib.sha256(source.encode()).hexdigest())
+    allowed = allowed_names(exercise, cases)
+    budget = CallBudget.of(cases, limits)
+    events, ending = box.run(name, source, [(c.args, c.kwargs) for c in cases], exercise.uses, exercise.may_call,
+                             limits, serve=partial(serve, allowed=allowed, budget=budget), calls=allowed,
+                             seconds=time_allowed(name, len(cases), limits))
+    events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
+    with timed("judge", name):
+        return mark(exercise, cases, events, ending, limits)

@@ -1,0 +1,187 @@
+"""A `make grade` decided before anything runs: ``plan_run`` returns a ``Plan``, which ``run.grade_class`` grades.
+
+The plan reads ``submitted/`` (``submissions.scan``) and the gradebook's
+roster, and decides for every learner and lesson counted: missing, not
+readable, unchanged since the last run (its stored results reused), kept as
+stored (``--student``/``--lesson`` chose others), or to be graded now (a
+``learner.Task`` per learner). It checks the teacher's choices first, so
+that a wrong lesson or learner stops the run before anything is touched, and
+changes nothing on disk: the run moves earlier results to ``history/``.
+"""
+
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import KW_ONLY, asdict, dataclass
+from pathlib import Path
+
+from encoder_lib.grading.exercises import BY_LESSON
+
+from . import exchange, gradebook_writer, ids, submissions
+from .learner import Task, lesson_rows
+from .sandbox import Limits
+from .stored import cached, stored
+from .version import code_files
+from .submissions import NotebookProblem, read_notebook
+
+SECRET_FILE = ".grading-secret"
+
+
+def course_secret(root):
+    """The course's secret seed (an int), created beside gradebook.db on first use."""
+    path = Path(root) / SECRET_FILE
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(32) + "\n")
+    return int(path.read_text().strip(), 16)
+
+
+def grader_version(secret, limits):
+    """A digest of everything a result depends on besides the submission: the library's code and the grader's, the
+    secret, the limits."""
+    digest = hashlib.sha256()
+    for name, path in code_files():
+        digest.update(name.encode() + b"\0" + path.read_bytes())
+    digest.update(hashlib.sha256(str(secret).encode()).digest())
+    digest.update(json.dumps(asdict(limits), sort_keys=True).encode())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the teacher asked of this run: the lessons set (``LESSONS=``, None: all), and the learners and lessons
+    graded now (``STUDENT=``, ``LESSON=``; None: all), with ``force`` (grade again what is unchanged) and
+    ``points_possible`` (``POINTS_POSSIBLE=1``)."""
+
+    set_lessons: list = None
+    only_students: list = None
+    only_lessons: list = None
+    force: bool = False
+    points_possible: bool = False  # grades_lms.csv's "Points Possible" row, as Canvas's export has it
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One `make grade`, decided: which learners and lessons are counted, what is graded now, what is known without
+    grading, and the course's secret and grader version the results are stored with."""
+
+    root: Path
+    limits: Limits
+    unsafe: bool
+    choices: Choices
+    _: KW_ONLY
+    secret: int
+    version: str
+    lessons: dict  # {lesson: (exercise names)}: the lessons counted, in course order
+    students: tuple
+    tasks: tuple  # a learner.Task for each learner with a lesson to grade now
+    known: dict  # (student, lesson) -> [Result] decided without grading: missing, unreadable, unchanged, kept
+    handed_in: dict  # (student, lesson) -> the notebook of a hand-in the gradebook records (graded now or unchanged)
+    exchange: dict  # (student, lesson) -> each hand-in's time (``exchange.HandInTime``)
+    changed: tuple  # (student, lesson, SHA-256) of the hand-ins graded now: earlier results go to history/ first
+    notices: tuple  # what was found in submitted/, in words
+    counts: dict  # {"reused", "kept", "not_graded"}: lessons not graded now, by why
+
+
+def lessons_to_grade(root, choices):
+    """``{lesson: exercise names}`` of the lessons counted, after checking the teacher's choices (SystemExit with a
+    sentence naming the setting otherwise)."""
+    for what, names in (("LESSONS", choices.set_lessons), ("LESSON", choices.only_lessons)):
+        unknown = [name for name in names or () if name not in BY_LESSON]
+        if unknown:
+            what += " (or c.EncoderCourse.lessons in nbgrader_config.py)" if what == "LESSONS" else ""
+            raise SystemExit(f"{what} must name lessons of the course ({', '.join(BY_LESSON)}); got "
+                             f"{', '.join(map(repr, unknown))}")
+    lessons = {lesson: names for lesson, names in BY_LESSON.items()
+               if choices.set_lessons is None or lesson in choices.set_lessons}
+    unset = [name for name in choices.only_lessons or () if name not in lessons]
+    if unset:
+        raise SystemExit(f"LESSON={','.join(unset)} is not among the lessons set (LESSONS={','.join(lessons)})")
+    for lesson in lessons:
+        if not (Path(root) / "release" / lesson / f"{lesson}.ipynb").is_file():
+            raise SystemExit(f"release/{lesson}/{lesson}.ipynb is missing: run `make student` first")
+    return lessons
+
+
+def _wanted(students, choices):
+    """The learners graded now (None: all), each named by their id or by the name of their folders
+    (``ids.folder``)."""
+    if choices.only_students is None:
+        return None
+    named = ids.by_folder(students)
+    strangers = [s for s in choices.only_students if s not in students and s not in named]
+    if strangers:
+        raise SystemExit(f"STUDENT={','.join(strangers)}: no such learner in submitted/ or the gradebook")
+    return {named.get(s, s) for s in choices.only_students}
+
+
+class _Decisions:
+    """What planning finds, lesson by lesson; every field made here, read once by ``plan_run``."""
+
+    def __init__(self, root, version, force, collected):
+        self.root, self.version, self.force, self.collected = root, version, force, collected
+        self.known, self.handed_in, self.exchange, self.changed = {}, {}, {}, []
+        self.counts = {"reused": 0, "kept": 0, "not_graded": 0}
+
+    def lesson(self, handed, student, lesson, selected):
+        """``(lesson, path)`` if it is graded now; otherwise what is known of it is kept here."""
+        if handed is None or handed.problem:
+            status, note = ("missing", "not handed in") if handed is None else (handed.status, handed.problem)
+            self.known[student, lesson] = lesson_rows(student, lesson, status, note)
+            return None
+        record = self.collected[lesson].get(student)
+        try:
+            digest = hashlib.sha256(read_notebook(handed.path)).hexdigest()
+        except NotebookProblem as problem:
+            self.exchange[student, lesson] = exchange.hand_in_time(handed.path, record)
+            self.known[student, lesson] = lesson_rows(student, lesson, problem.status, problem.note)
+            return None
+        self.exchange[student, lesson] = exchange.hand_in_time(handed.path, record, digest)
+        folder = self.root / "autograded" / ids.folder(student) / lesson
+        if not selected:
+            return self.keep_stored(student, lesson, folder)
+        self.handed_in[student, lesson] = handed.path
+        previous = None if self.force else cached(folder, digest, self.version, student)
+        if previous is not None:
+            self.known[student, lesson] = previous
+            self.counts["reused"] += 1
+            return None
+        self.changed.append((student, lesson, digest))
+        return lesson, str(handed.path)
+
+    def keep_stored(self, student, lesson, folder):
+        """A lesson this run does not grade (STUDENT=, LESSON=) keeps its stored results; None."""
+        earlier = stored(folder, student)
+        self.counts["kept" if earlier else "not_graded"] += 1
+        self.known[student, lesson] = earlier or lesson_rows(
+            student, lesson, "error", "not graded yet: this run graded other learners or lessons only; "
+                                      "`make grade` grades it")
+        return None
+
+
+def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
+    """The ``Plan`` of grading the course at ``root`` as ``choices`` ask; SystemExit with a sentence when a choice
+    names no lesson or learner of the course."""
+    root = Path(root).resolve()
+    lessons = lessons_to_grade(root, choices)
+    secret = course_secret(root)
+    version = grader_version(secret, limits)
+    found = submissions.scan(root / "submitted", lessons)
+    students = tuple(sorted(set(found.students) | set(gradebook_writer.gradebook_students(root))))
+    wanted = _wanted(students, choices)
+    collected = {lesson: exchange.read_record(root / "submitted", lesson)["hand_ins"] for lesson in lessons}
+    decisions, tasks = _Decisions(root, version, choices.force, collected), []
+    for student in students:
+        todo = [decisions.lesson(found.handed.get((student, lesson)), student, lesson,
+                                 (wanted is None or student in wanted) and
+                                 (choices.only_lessons is None or lesson in choices.only_lessons))
+                for lesson in lessons]
+        if any(todo):
+            tasks.append(Task(student, tuple(t for t in todo if t), str(root), secret, limits=limits, unsafe=unsafe))
+    return Plan(root, limits, unsafe, choices, secret=secret, version=version, lessons=lessons, students=students,
+                tasks=tuple(tasks), known=decisions.known, handed_in=decisions.handed_in,
+                exchange=decisions.exchange, changed=tuple(decisions.changed),
+                notices=tuple(found.notices + exchange.collect_notices(root / "submitted", lessons)),
+                counts=decisions.counts)

@@ -1,0 +1,154 @@
+"""Learners graded in parallel worker processes, where a worker that dies costs only the learner it held.
+
+``concurrent.futures.ProcessPoolExecutor`` breaks the whole pool when one
+worker dies (the kernel's out-of-memory killer, a crash): every learner in
+flight fails and no later one is graded. Here each worker has its own pipe,
+so a death is seen for what it is: that worker's task is run again once in
+a new worker, and if its worker dies again, ``WorkerDied`` is its result.
+Every worker dies with the process that started it, and ``Workers.close``
+(also on Ctrl+C) ends them all.
+
+    >>> with Workers(abs, jobs=2) as pool:
+    ...     sorted(value for _, value in pool.results([-1, -2, 3]))
+    [1, 2, 3]
+"""
+
+import ctypes
+import multiprocessing
+import signal
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class WorkerDied:
+    """A task's result when its worker died (twice), or raised: ``why`` in words."""
+
+    why: str
+
+
+def _exit(*_):
+    raise SystemExit(1)  # on SIGTERM: the finally blocks run, and close the sandboxes
+
+
+def _serve(connection, function):
+    """A worker's life: run ``function`` on each task it is sent, send back the result, until told to stop."""
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the main process's to handle
+    signal.signal(signal.SIGTERM, _exit)
+    while True:
+        task = connection.recv()
+        if task is None:
+            return
+        try:
+            result = function(task)
+        except Exception:  # the grader's own bug on this task: said, and the worker goes on
+            result = WorkerDied("the grader failed: " + traceback.format_exc(limit=3)[-600:])
+        connection.send(result)
+
+
+class Worker:
+    """One worker process with a pipe of its own, forked (or started from a forkserver: ``context``), that runs
+    ``function`` on each task it is sent (``_serve``); ``tasks``: those sent and not yet answered."""
+
+    def __init__(self, function, context="fork"):
+        self.connection, theirs = multiprocessing.Pipe()
+        self.process = multiprocessing.get_context(context).Process(target=_serve, args=(theirs, function), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.tasks = deque()  # sent, not yet answered: the one it works on first
+
+    def stop(self, seconds):
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+        self.process.join(seconds)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+def _more(source, pending):
+    """Move the next task of ``source`` to ``pending``; False when there is none."""
+    for task in source:
+        pending.append(task)
+        return True
+    return False
+
+
+class Workers:
+    """``jobs`` forked workers that run ``function``; ``results(tasks)`` yields ``(task, result)`` as they finish.
+
+    Each worker is sent ``DEPTH`` tasks ahead, so that it never waits for the next one while the main process
+    is busy with a result (recording a learner in nbgrader's gradebook takes half a second).
+    """
+
+    DEPTH = 2
+
+    def __init__(self, function, jobs, retries=1):
+        self.function, self.retries = function, retries
+        self.workers = [Worker(function) for _ in range(max(1, jobs))]
+
+    def results(self, tasks):
+        """``(task, result)`` as the workers finish; ``tasks`` (an iterable) is read only as workers have room, so
+        that a task's inputs (a learner's notebooks) are in memory only while it is graded."""
+        pending, tries, source = deque(), {}, iter(tasks)
+        while True:
+            for worker in self.workers:
+                while len(worker.tasks) < self.DEPTH and (pending or _more(source, pending)):
+                    worker.tasks.append(pending.popleft())
+                    try:
+                        worker.connection.send(worker.tasks[-1])
+                    except OSError:  # it died since its last result: seen below, and its tasks go back in line
+                        break
+            busy = [w for w in self.workers if w.tasks]
+            if not busy:
+                return
+            ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy])
+            for worker in busy:
+                if worker.connection in ready or worker.process.sentinel in ready:
+                    yield from self._collect(worker, pending, tries)
+
+    def _collect(self, worker, pending, tries):
+        try:
+            result = worker.connection.recv()
+        except (EOFError, OSError):
+            yield from self._died(worker, pending, tries)
+            return
+        task = worker.tasks.popleft()
+        tries.pop(id(task), None)
+        yield task, result
+
+    def _died(self, worker, pending, tries):
+        """A worker died: the task it was on is tried again (once), those it had not started go back in line."""
+        worker.process.join(5)
+        code = worker.process.exitcode
+        self.workers[self.workers.index(worker)] = Worker(self.function)
+        worker.stop(1)
+        task, *waiting = worker.tasks
+        pending.extendleft(reversed(waiting))
+        tries[id(task)] = tries.get(id(task), 0) + 1
+        if tries[id(task)] <= self.retries:
+            pending.append(task)
+        else:
+            tries.pop(id(task))
+            yield task, WorkerDied(f"the grader's worker process died while grading it (exit status {code})")
+
+    def close(self, seconds=10):
+        for worker in self.workers:
+            worker.stop(seconds)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *_):
+        self.close(0 if kind is not None else 10)
