@@ -3,6 +3,8 @@ an answer is graded on its own."""
 
 import contextlib
 import io
+import linecache
+import re
 from pathlib import Path
 
 import nbformat
@@ -248,3 +250,57 @@ def test_the_cases_cover_every_combination_of_optional_arguments(name, hidden):
         if default is not None:
             assert any(given(c, n, default, exercise.reference) for c in cases), \
                 f"{name}: no {'hidden' if hidden else 'visible'} case passes {n} other than its default {default!r}"
+
+
+def _model_with_steps(code_comment, steps):
+    """An exercise read from a table whose model ``f`` ends its one line in ``code_comment``."""
+    from encoder_lib.grading.exercises._base import read_exercises
+
+    lines = ["def f(x):\n", f"    return x  {code_comment}\n"]
+    filename = f"<model {code_comment}>"
+    namespace = {"__name__": "m"}
+    exec(compile("".join(lines), filename, "exec"), namespace)  # noqa: S102
+    linecache.cache[filename] = (0, None, lines, filename)  # where inspect.getsource reads the model's lines
+    table = {"lesson": "01", "points": 1, "formula": "x", "cases": "f", "reference": "f", "model": "f",
+             "hints": ["idea", "step"], "steps": steps}
+    try:
+        return read_exercises({"f": table}, namespace, "m.toml")[0]
+    finally:
+        linecache.cache.pop(filename, None)
+
+
+def test_a_model_s_step_words_come_from_the_exercise_s_file_not_its_comments():
+    """A learner reads "in the step where ..." from [<exercise>.steps]; the model's comment is only the key."""
+    from encoder_lib.grading.variants import parsed
+
+    exercise = grading.EXERCISES["softmax"]
+    assert dict(exercise.steps)["shifted"] == "each row's own maximum (along `axis`) is subtracted from it"
+    ideas = parsed(exercise).model.ideas
+    assert sorted(ideas.values()) == sorted(words for _, words in exercise.steps)
+    assert _model_with_steps("# step: same", {"same": "x is returned"}).steps == (("same", "x is returned"),)
+
+
+@pytest.mark.parametrize("comment, steps, problem", [
+    ("# step: result", {}, "steps.result: missing: f marks a step `# step: result`"),
+    ("# step: result", {"result": "x is returned", "other": "words"}, "steps.other: no line of f ends in"),
+    ("# x is returned", {"result": "x is returned"}, "steps.result: no line of f ends in"),
+    ("# step: result", {"result": 3}, "steps.result: not a string"),
+])
+def test_the_loader_refuses_step_words_that_do_not_match_the_model(comment, steps, problem):
+    from encoder_lib.grading.exercises._base import ExerciseFileError
+
+    with pytest.raises(ExerciseFileError, match=re.escape("m.toml: exercise 'f': " + problem)):
+        _model_with_steps(comment, steps)
+
+
+def test_every_exercise_model_step_has_words():
+    """Every line of every exercise's model that says a step names its words (none left as a bare comment)."""
+    import inspect
+    import textwrap
+
+    from encoder_lib.grading.variants.model import step_keys
+
+    for name, exercise in grading.EXERCISES.items():
+        source = textwrap.dedent(inspect.getsource(getattr(exercise.model, "func", exercise.model)))
+        assert step_keys(source), f"{name}'s model marks no step"
+        assert set(step_keys(source).values()) == {key for key, _ in exercise.steps}, name

@@ -2,6 +2,8 @@
 (``load_exercises``), and the helpers their cases share."""
 
 import functools
+import inspect
+import textwrap
 from dataclasses import dataclass
 from importlib import resources
 
@@ -13,6 +15,7 @@ except ModuleNotFoundError:  # Python 3.10: the same reader, as the package toml
     import tomli as tomllib
 
 from ...params import init_block_params, off_defaults
+from ..variants.model import step_keys
 
 
 @dataclass(frozen=True)
@@ -40,10 +43,11 @@ class Exercise:
       visible tests show (always drawn from seed 0); ``hidden=True`` gives
       random shapes for the grader, drawn from the course's secret;
     - ``formula``: LaTeX, for the feedback page;
-    - ``model``: the right answer written plainly in numpy, each line ending in a comment that says its idea
-      ("# each row's own maximum is subtracted"): the error model's base, whose edits (``variants``) are the
-      causes the feedback can verify; ``variants``: more ``variants.Variant``s, what learners of the field
-      write that no single edit of the model gives;
+    - ``model``: the right answer written plainly in numpy, each line ending in ``# step: <key>``, and
+      ``steps``: ``((key, words), ...)``, each step's idea as a learner reads it ("each row's own maximum is
+      subtracted"), from the table ``[<exercise>.steps]``: the error model's base, whose edits (``variants``)
+      are the causes the feedback can verify; ``variants``: more ``variants.Variant``s, what learners of the
+      field write that no single edit of the model gives;
     - ``mistakes``: ``Mistake``s, the catalogue: a named cause, tried first;
     - ``uses``: earlier exercises' functions the answer may call by name (the
       learner gets the library's versions), ``may_call``: the library
@@ -75,6 +79,7 @@ class Exercise:
     properties: tuple = ()
     outputs: tuple = ("result",)
     model: object = None
+    steps: tuple = ()
     variants: tuple = ()
     probes: object = None
     locate: object = None
@@ -89,7 +94,8 @@ class ExerciseFileError(ValueError):
 #: reads it), and those it must have.
 EXERCISE_KEYS = {"lesson": "word", "points": "whole", "formula": "word", "cases": "code", "reference": "code",
                  "model": "code", "probes": "code", "locate": "code", "properties": "codes", "variants": "objects",
-                 "uses": "names", "may_call": "names", "outputs": "names", "hints": "rungs", "mistakes": "mistakes"}
+                 "uses": "names", "may_call": "names", "outputs": "names", "hints": "rungs", "mistakes": "mistakes",
+                 "steps": "steps"}
 EXERCISE_REQUIRED = ("lesson", "points", "formula", "cases", "reference", "model", "hints")
 MISTAKE_KEYS = {"name": "word", "model": "code", "explanation": "text", "hints": "rungs"}
 MISTAKE_REQUIRED = ("name", "model", "explanation")
@@ -134,8 +140,13 @@ def read_exercises(document, namespace, path):
     lesson = _Lesson(path, namespace)
     texts = document.get("texts", {})
     lesson.texts = {key: lesson.word("[texts]", key, value) for key, value in lesson.table("", "texts", texts).items()}
-    return tuple(Exercise(name=name, **lesson.fields(f"exercise {name!r}", table, EXERCISE_KEYS, EXERCISE_REQUIRED))
-                 for name, table in document.items() if name != "texts")
+    exercises = []
+    for name, table in document.items():
+        if name != "texts":
+            fields = lesson.fields(f"exercise {name!r}", table, EXERCISE_KEYS, EXERCISE_REQUIRED)
+            lesson.check_steps(f"exercise {name!r}", fields)
+            exercises.append(Exercise(name=name, **fields))
+    return tuple(exercises)
 
 
 class _Lesson:
@@ -160,6 +171,21 @@ class _Lesson:
             if key not in table:
                 self.fail(where, key, "missing")
         return {key: getattr(self, kinds[key])(where, key, value) for key, value in table.items()}
+
+    def steps(self, where, key, value):
+        """``((key, words), ...)``: each model step's idea in words, by the key its ``# step:`` comment names."""
+        return tuple((step, self.word(where, f"{key}.{step}", words)) for step, words in
+                     self.table(where, key, value).items())
+
+    def check_steps(self, where, fields):
+        """Every ``# step:`` key of the model has its words in ``steps``, and every words' key is a step of it."""
+        model = getattr(fields["model"], "func", fields["model"])
+        marked = set(step_keys(textwrap.dedent(inspect.getsource(model))).values())
+        written = {step for step, _ in fields.get("steps", ())}
+        for step in sorted(marked - written):
+            self.fail(where, f"steps.{step}", f"missing: {model.__name__} marks a step `# step: {step}`")
+        for step in sorted(written - marked):
+            self.fail(where, f"steps.{step}", f"no line of {model.__name__} ends in `# step: {step}`")
 
     def table(self, where, key, value):
         return value if isinstance(value, dict) else self.fail(where, key, "not a table")

@@ -56,14 +56,14 @@ def layer_norm_model(x, gamma=None, beta=None, eps=1e-5, *, axis=-1, ddof=0, eps
 
 
 def layer_norm_reference_model(x, gamma=None, beta=None, eps=1e-5):
-    mean = x.mean(axis=-1, keepdims=True)  # each row's own mean is taken over its features (the last axis)
-    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # each row's own variance (divided by d, not d - 1) is taken over its features
-    y = (x - mean) / np.sqrt(variance + eps)  # each row is centred and divided by sqrt(variance + eps)
-    if gamma is not None:  # gamma is applied when it is given
-        y = y * gamma  # each feature is scaled by gamma
-    if beta is not None:  # beta is applied when it is given
-        y = y + beta  # each feature is shifted by beta
-    return y  # the normalised rows are returned
+    mean = x.mean(axis=-1, keepdims=True)  # step: mean
+    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # step: variance
+    y = (x - mean) / np.sqrt(variance + eps)  # step: normalised
+    if gamma is not None:  # step: if_gamma
+        y = y * gamma  # step: scaled
+    if beta is not None:  # step: if_beta
+        y = y + beta  # step: shifted
+    return y  # step: returned
 
 
 def layer_norm_beta_before_gamma(x, gamma=None, beta=None, eps=1e-5):
@@ -152,13 +152,13 @@ def add_norm_model(x, sublayer, gamma=None, beta=None, eps=1e-5, *, arrangement,
 
 
 def post_norm_model(x, sublayer, gamma=None, beta=None, eps=1e-5):
-    total = x + sublayer(x)  # the sub-layer's output is added to its input x (the residual)
-    return layer_norm(total, gamma, beta, eps)  # the sum is layer-normalised, with this call's gamma, beta and eps
+    total = x + sublayer(x)  # step: total
+    return layer_norm(total, gamma, beta, eps)  # step: result
 
 
 def pre_norm_model(x, sublayer, gamma=None, beta=None, eps=1e-5):
-    normed = layer_norm(x, gamma, beta, eps)  # the sub-layer's input is layer-normalised, with this call's gamma, beta and eps
-    return x + sublayer(normed)  # the sub-layer's output is added to x itself, not normalised (the residual)
+    normed = layer_norm(x, gamma, beta, eps)  # step: normed
+    return x + sublayer(normed)  # step: result
 
 
 def output_rows(ev):

@@ -61,9 +61,9 @@ def softmax_sum_without_keepdims(x, axis=-1):
 
 
 def softmax_model(x, axis=-1):
-    shifted = x - x.max(axis=axis, keepdims=True)  # each row's own maximum (along `axis`) is subtracted from it
-    e = np.exp(shifted)  # the shifted scores are exponentiated
-    return e / e.sum(axis=axis, keepdims=True)  # each row is divided by its own sum (along `axis`)
+    shifted = x - x.max(axis=axis, keepdims=True)  # step: shifted
+    e = np.exp(shifted)  # step: e
+    return e / e.sum(axis=axis, keepdims=True)  # step: result
 
 
 def weights_sum_to_one(ev):
@@ -167,10 +167,10 @@ def attention_returns_weights_first(q, k, v):
 
 
 def attention_model(q, k, v):
-    scores = q @ np.swapaxes(k, -1, -2)  # each query is compared with every key (q times k with its last two axes swapped)
-    scaled = scores / np.sqrt(q.shape[-1])  # the scores are divided by sqrt(d_k), d_k the last axis of q
-    weights = softmax(scaled, axis=-1)  # each query's scores become weights over the keys (the last axis)
-    return weights @ v, weights  # each query's output is its weights times the values, returned before the weights
+    scores = q @ np.swapaxes(k, -1, -2)  # step: scores
+    scaled = scores / np.sqrt(q.shape[-1])  # step: scaled
+    weights = softmax(scaled, axis=-1)  # step: weights
+    return weights @ v, weights  # step: result
 
 
 def _inverse_root(d):

@@ -38,13 +38,13 @@ def masked_cases(rng, hidden):
 
 
 def masked_softmax_model(scores, padding_mask=None):
-    if padding_mask is not None:  # padded keys are masked when a mask is given
-        scores = np.where(padding_mask[..., None, :], -np.inf, scores)  # padded keys' scores are set to -inf, the mask lined up with the keys (the last axis)
-    top = scores.max(axis=-1, keepdims=True)  # each row's own maximum is taken over the keys
-    top = np.where(np.isfinite(top), top, 0.0)  # a row whose keys are all padding gets a maximum of 0, not -inf
-    e = np.exp(scores - top)  # each row's scores, less its maximum, are exponentiated
-    total = e.sum(axis=-1, keepdims=True)  # each row's exponentials are summed over the keys
-    return e / np.where(total > 0, total, 1.0)  # each row is divided by its sum, and a row whose keys are all padding stays all zeros
+    if padding_mask is not None:  # step: if_padding_mask
+        scores = np.where(padding_mask[..., None, :], -np.inf, scores)  # step: scores
+    top = scores.max(axis=-1, keepdims=True)  # step: top
+    top = np.where(np.isfinite(top), top, 0.0)  # step: top_of_all_padding
+    e = np.exp(scores - top)  # step: e
+    total = e.sum(axis=-1, keepdims=True)  # step: total
+    return e / np.where(total > 0, total, 1.0)  # step: result
 
 
 def mask_after_the_softmax(scores, padding_mask=None):
@@ -143,13 +143,13 @@ def positional_model(seq_len, d_model, *, swap=False, exponent_i=False, halves=F
 
 
 def positional_reference_model(seq_len, d_model):
-    positions = np.arange(seq_len)[:, None]  # the positions count from 0, one row each
-    pairs = np.arange(0, d_model, 2)  # each pair of columns (2i, 2i + 1) has its own frequency, 2i counting the even columns
-    angles = positions / 10000 ** (pairs / d_model)  # the angle is position / 10000^(2i / d_model)
-    pe = np.zeros((seq_len, d_model))  # the encoding starts as zeros, one row per position
-    pe[:, 0::2] = np.sin(angles)  # the even columns hold the sines
-    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # the odd columns hold the cosines (one fewer when d_model is odd)
-    return pe  # the encoding is returned
+    positions = np.arange(seq_len)[:, None]  # step: positions
+    pairs = np.arange(0, d_model, 2)  # step: pairs
+    angles = positions / 10000 ** (pairs / d_model)  # step: angles
+    pe = np.zeros((seq_len, d_model))  # step: zeros
+    pe[:, 0::2] = np.sin(angles)  # step: sines
+    pe[:, 1::2] = np.cos(angles[:, : d_model // 2])  # step: cosines
+    return pe  # step: result
 
 
 def positional_encoding_odd_d_model(seq_len, d_model):
@@ -233,16 +233,16 @@ def block_cases(rng, hidden):
 
 
 def block_model(x, params, n_heads, norm="post", padding_mask=None):
-    n1, n2 = params["norm1"], params["norm2"]  # norm1's gamma and beta go with the attention, norm2's with the FFN
-    if norm == "post":  # post-norm: each residual sum is normalised
-        a = multi_head_attention(x, n_heads, params["attn"], padding_mask=padding_mask)[0]  # the attention reads the block's input x, with the padding mask
-        h = layer_norm(x + a, n1["gamma"], n1["beta"])  # h, the first residual sum x + MHA(x), is normalised with norm1
-        f = feed_forward(h, params["ffn"])  # the FFN reads h
-        return layer_norm(h + f, n2["gamma"], n2["beta"])  # the second residual sum h + FFN(h) is normalised with norm2
-    normed = layer_norm(x, n1["gamma"], n1["beta"])  # pre-norm: the attention's input is x normalised with norm1
-    h = x + multi_head_attention(normed, n_heads, params["attn"], padding_mask=padding_mask)[0]  # h is x plus the attention of that normalised input, with the padding mask
-    f = feed_forward(layer_norm(h, n2["gamma"], n2["beta"]), params["ffn"])  # the FFN reads h normalised with norm2
-    return h + f  # the FFN's output is added to h, and nothing is normalised after the sum
+    n1, n2 = params["norm1"], params["norm2"]  # step: norms
+    if norm == "post":  # step: if_post
+        a = multi_head_attention(x, n_heads, params["attn"], padding_mask=padding_mask)[0]  # step: post_attention
+        h = layer_norm(x + a, n1["gamma"], n1["beta"])  # step: post_h
+        f = feed_forward(h, params["ffn"])  # step: post_ffn
+        return layer_norm(h + f, n2["gamma"], n2["beta"])  # step: post_result
+    normed = layer_norm(x, n1["gamma"], n1["beta"])  # step: pre_normed
+    h = x + multi_head_attention(normed, n_heads, params["attn"], padding_mask=padding_mask)[0]  # step: pre_h
+    f = feed_forward(layer_norm(h, n2["gamma"], n2["beta"]), params["ffn"])  # step: pre_ffn
+    return h + f  # step: pre_result
 
 
 def post_norm_block_output(ev, norm=None):

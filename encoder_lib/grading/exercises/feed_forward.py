@@ -50,12 +50,12 @@ def ffn_model(x, params, activation="relu", *, act_first=True, act_last=False, b
 
 
 def ffn_reference_model(x, params, activation="relu"):
-    hidden = x @ params["w1"] + params["b1"]  # the first layer expands each position's features (times w1, plus b1)
-    if activation == "gelu":  # the activation is GELU when activation="gelu"
-        hidden = gelu(hidden)  # the hidden layer goes through GELU
+    hidden = x @ params["w1"] + params["b1"]  # step: expand
+    if activation == "gelu":  # step: if_activation
+        hidden = gelu(hidden)  # step: gelu
     else:
-        hidden = np.maximum(hidden, 0)  # the hidden layer goes through ReLU, max(h, 0)
-    return hidden @ params["w2"] + params["b2"]  # the second layer projects back to d_model (times w2, plus b2)
+        hidden = np.maximum(hidden, 0)  # step: relu
+    return hidden @ params["w2"] + params["b2"]  # step: project
 
 
 def ffn_ignores_activation(x, params, activation="relu"):
@@ -120,8 +120,8 @@ def gelu_without_the_half(x):
 
 
 def gelu_model(x):
-    cdf = 0.5 * (1 + erf(x / np.sqrt(2)))  # Phi(x), the normal CDF, is one half of 1 + erf(x / sqrt(2))
-    return x * cdf  # each input is weighed by Phi(x)
+    cdf = 0.5 * (1 + erf(x / np.sqrt(2)))  # step: cdf
+    return x * cdf  # step: result
 
 
 def gelu_sigmoid_approximation(x):

@@ -33,8 +33,8 @@ def softmax_grad_cases(rng, hidden):
 
 
 def softmax_grad_reference_model(weights, grad_weights):
-    weighted = (grad_weights * weights).sum(axis=-1, keepdims=True)  # each row's weighted sum of the gradients, sum_j g_j w_j, is taken over the last axis
-    return weights * (grad_weights - weighted)  # each weight w_i times its gradient less that weighted sum
+    weighted = (grad_weights * weights).sum(axis=-1, keepdims=True)  # step: weighted
+    return weights * (grad_weights - weighted)  # step: result
 
 
 def softmax_grad_diagonal_only(weights, grad_weights):
@@ -133,15 +133,15 @@ def layer_norm_grad_model(x, grad_out, gamma=None, beta=None, eps=1e-5, *, mean_
 
 
 def layer_norm_grad_reference_model(x, grad_out, gamma=None, beta=None, eps=1e-5):
-    centred = x - x.mean(axis=-1, keepdims=True)  # each row is centred on its own mean
-    sigma = np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + eps)  # sigma is sqrt(variance + eps) of each row
-    xhat = centred / sigma  # xhat is the normalised row
-    g = grad_out * gamma if gamma is not None else grad_out  # g, the gradient reaching xhat, is grad_out times gamma (when gamma is given)
-    grad_x = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / sigma  # grad_x subtracts mean(g) and xhat * mean(g * xhat) from g, then divides by sigma
-    d = x.shape[-1]  # d is the number of features
-    grad_gamma = (grad_out * xhat).reshape(-1, d).sum(axis=0)  # grad_gamma is grad_out * xhat summed over every position
-    grad_beta = grad_out.reshape(-1, d).sum(axis=0)  # grad_beta is grad_out summed over every position
-    return grad_x, grad_gamma, grad_beta  # the three gradients are returned in this order
+    centred = x - x.mean(axis=-1, keepdims=True)  # step: centred
+    sigma = np.sqrt((centred ** 2).mean(axis=-1, keepdims=True) + eps)  # step: sigma
+    xhat = centred / sigma  # step: xhat
+    g = grad_out * gamma if gamma is not None else grad_out  # step: g
+    grad_x = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / sigma  # step: grad_x
+    d = x.shape[-1]  # step: d
+    grad_gamma = (grad_out * xhat).reshape(-1, d).sum(axis=0)  # step: grad_gamma
+    grad_beta = grad_out.reshape(-1, d).sum(axis=0)  # step: grad_beta
+    return grad_x, grad_gamma, grad_beta  # step: result
 
 
 def _finite_difference_x(ev, h=1e-6):

@@ -51,9 +51,9 @@ def split_heads_for_one_sequence_only(x, n_heads):
 
 
 def split_heads_model(x, n_heads):
-    *lead, seq, d_model = x.shape  # the last two axes are positions and features, any batch axes in front
-    cut = x.reshape(*lead, seq, n_heads, d_model // n_heads)  # each position's features are cut into n_heads slices of d_head, in order
-    return np.swapaxes(cut, -3, -2)  # the head axis moves in front of the positions (axes -3 and -2 swap)
+    *lead, seq, d_model = x.shape  # step: shape
+    cut = x.reshape(*lead, seq, n_heads, d_model // n_heads)  # step: cut
+    return np.swapaxes(cut, -3, -2)  # step: result
 
 
 def heads_shape(ev):
@@ -85,9 +85,9 @@ def merge_cases(rng, hidden):
 
 
 def merge_heads_model(x):
-    *lead, n_heads, seq, d_head = x.shape  # the last three axes are heads, positions and each head's features
-    together = np.swapaxes(x, -3, -2)  # each position's heads come together: the head and position axes swap
-    return together.reshape(*lead, seq, n_heads * d_head)  # each position's heads are joined into one row, head 0's slice first
+    *lead, n_heads, seq, d_head = x.shape  # step: shape
+    together = np.swapaxes(x, -3, -2)  # step: together
+    return together.reshape(*lead, seq, n_heads * d_head)  # step: result
 
 
 def merge_heads_without_transpose(x):
@@ -162,18 +162,18 @@ def mha_split_without_transpose(*args, **kwargs):
 
 
 def mha_reference_model(x, n_heads, params=None):
-    q = k = v = x  # without params, queries, keys and values are x itself
-    if params is not None:  # with params, each is a projection of x
-        q = x @ params["w_q"] + params["b_q"]  # the queries: x times w_q, plus b_q
-        k = x @ params["w_k"] + params["b_k"]  # the keys: x times w_k, plus b_k
-        v = x @ params["w_v"] + params["b_v"]  # the values: x times w_v, plus b_v
-    q, k, v = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)  # q, k and v are each split into n_heads heads
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # each head compares its queries and keys, scaled by sqrt(d_head)
-    weights = softmax(scores, axis=-1)  # each query's scores become weights over the keys, in every head
-    out = merge_heads(weights @ v)  # each head's weighted values are merged back into d_model
-    if params is not None:  # with params, the merged heads are projected
-        out = out @ params["w_o"] + params["b_o"]  # the output projection: times w_o, plus b_o
-    return out, weights  # the output is returned before the weights
+    q = k = v = x  # step: without_params
+    if params is not None:  # step: if_params
+        q = x @ params["w_q"] + params["b_q"]  # step: q
+        k = x @ params["w_k"] + params["b_k"]  # step: k
+        v = x @ params["w_v"] + params["b_v"]  # step: v
+    q, k, v = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)  # step: split
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # step: scores
+    weights = softmax(scores, axis=-1)  # step: weights
+    out = merge_heads(weights @ v)  # step: merged
+    if params is not None:  # step: if_params_out
+        out = out @ params["w_o"] + params["b_o"]  # step: projected
+    return out, weights  # step: result
 
 
 def mha_weights(ev):

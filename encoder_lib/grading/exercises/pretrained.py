@@ -59,10 +59,10 @@ def mean_pool_model(hidden, padding_mask=None, *, use_mask=True, invert=False, d
 
 
 def mean_pool_reference_model(hidden, padding_mask=None):
-    keep = np.ones(hidden.shape[:-1]) if padding_mask is None else ~padding_mask  # the real tokens count: padding_mask False, or every token without a mask
-    total = (hidden * keep[..., None]).sum(axis=-2)  # each sequence's real tokens' vectors are summed over the positions (axis -2)
-    count = keep.sum(axis=-1)[..., None]  # each sequence's number of real tokens
-    return total / np.maximum(count, 1)  # each sum is divided by its number of real tokens, at least 1 (a sequence that is all padding gets zeros)
+    keep = np.ones(hidden.shape[:-1]) if padding_mask is None else ~padding_mask  # step: keep
+    total = (hidden * keep[..., None]).sum(axis=-2)  # step: total
+    count = keep.sum(axis=-1)[..., None]  # step: count
+    return total / np.maximum(count, 1)  # step: result
 
 
 def mean_pool_by_sequence(ev):
@@ -222,23 +222,23 @@ def bert_model(x, params, n_heads, padding_mask=None, *, act="gelu", eps=1e-12, 
 
 
 def bert_block_model(x, params, n_heads, padding_mask=None):
-    p, n1, n2 = params["attn"], params["norm1"], params["norm2"]  # the attention's parameters, and each norm's gamma and beta
-    eps = 1e-12  # both layer norms use eps 1e-12
-    q = split_heads(x @ p["w_q"] + p["b_q"], n_heads)  # the queries, x times w_q plus b_q, are split into heads
-    k = split_heads(x @ p["w_k"] + p["b_k"], n_heads)  # the keys, x times w_k plus b_k, are split into heads
-    v = split_heads(x @ p["w_v"] + p["b_v"], n_heads)  # the values, x times w_v plus b_v, are split into heads
-    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # each head's scores are scaled by sqrt(d_head)
-    if padding_mask is not None:  # the padding mask is used when it is given
-        scores = np.where(padding_mask[..., None, None, :], -np.inf, scores)  # padded keys' scores are set to -inf, the mask on the keys (the last axis) across heads and queries
-    top = scores.max(axis=-1, keepdims=True)  # each row's maximum is taken over the keys
-    e = np.exp(scores - np.where(np.isfinite(top), top, 0.0))  # each row's scores, less its maximum (0 for a row whose keys are all padding), are exponentiated
-    total = e.sum(axis=-1, keepdims=True)  # each row's exponentials are summed over the keys
-    weights = e / np.where(total > 0, total, 1.0)  # each row is divided by its sum, and a sequence that is all padding reads nothing
-    a = merge_heads(weights @ v) @ p["w_o"] + p["b_o"]  # the heads' weighted values are merged and projected, times w_o plus b_o
-    h = layer_norm(x + a, n1["gamma"], n1["beta"], eps)  # h, the first residual sum x + MHA(x), is normalised with norm1
-    hidden = gelu(h @ params["ffn"]["w1"] + params["ffn"]["b1"])  # the FFN's hidden layer, h times w1 plus b1, goes through the exact GELU
-    f = hidden @ params["ffn"]["w2"] + params["ffn"]["b2"]  # the FFN projects back to d_model, times w2 plus b2
-    return layer_norm(h + f, n2["gamma"], n2["beta"], eps)  # the second residual sum h + FFN(h) is normalised with norm2
+    p, n1, n2 = params["attn"], params["norm1"], params["norm2"]  # step: params
+    eps = 1e-12  # step: eps
+    q = split_heads(x @ p["w_q"] + p["b_q"], n_heads)  # step: q
+    k = split_heads(x @ p["w_k"] + p["b_k"], n_heads)  # step: k
+    v = split_heads(x @ p["w_v"] + p["b_v"], n_heads)  # step: v
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # step: scores
+    if padding_mask is not None:  # step: if_padding_mask
+        scores = np.where(padding_mask[..., None, None, :], -np.inf, scores)  # step: masked
+    top = scores.max(axis=-1, keepdims=True)  # step: top
+    e = np.exp(scores - np.where(np.isfinite(top), top, 0.0))  # step: e
+    total = e.sum(axis=-1, keepdims=True)  # step: total
+    weights = e / np.where(total > 0, total, 1.0)  # step: weights
+    a = merge_heads(weights @ v) @ p["w_o"] + p["b_o"]  # step: a
+    h = layer_norm(x + a, n1["gamma"], n1["beta"], eps)  # step: h
+    hidden = gelu(h @ params["ffn"]["w1"] + params["ffn"]["b1"])  # step: hidden
+    f = hidden @ params["ffn"]["w2"] + params["ffn"]["b2"]  # step: f
+    return layer_norm(h + f, n2["gamma"], n2["beta"], eps)  # step: result
 
 
 def bert_block_additive_mask(x, params, n_heads, padding_mask=None, *, fill=-10000.0):

@@ -46,9 +46,9 @@ def encoder_skips_the_first_block(x, layers, n_heads, norm="post", padding_mask=
 
 
 def encoder_model(x, layers, n_heads, norm="post", padding_mask=None):
-    for params in layers:  # every block of the stack runs once, in order
-        x = encoder_block(x, params, n_heads, norm=norm, padding_mask=padding_mask)  # each block reads x, the previous block's output, with the same options and mask
-    return x  # the last block's output is the stack's, with no final layer norm
+    for params in layers:  # step: for_params
+        x = encoder_block(x, params, n_heads, norm=norm, padding_mask=padding_mask)  # step: x
+    return x  # step: result
 
 
 def encoder_ignores_norm(x, layers, n_heads, norm="post", padding_mask=None):

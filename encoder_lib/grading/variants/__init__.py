@@ -1,13 +1,18 @@
 """Each exercise's error model: the right answer with one idea broken, or two, each told in a learner's words.
 
 An exercise's ``model`` is a plain numpy version of its right answer, every
-line ending in a comment that says the idea of that step, as "in the step
-where ..." reads it::
+line ending in a ``# step: <key>`` comment; the exercise's file gives each
+key the idea of that step in words, as "in the step where ..." reads it::
 
     def softmax_model(x, axis=-1):
-        shifted = x - x.max(axis=axis, keepdims=True)  # each row's own maximum (along `axis`) is subtracted from it
-        e = np.exp(shifted)  # the shifted scores are exponentiated
-        return e / e.sum(axis=axis, keepdims=True)  # each row is divided by its own sum (along `axis`)
+        shifted = x - x.max(axis=axis, keepdims=True)  # step: shifted
+        e = np.exp(shifted)  # step: e
+        return e / e.sum(axis=axis, keepdims=True)  # step: result
+
+    [softmax.steps]   # in attention.toml
+    shifted = "each row's own maximum (along `axis`) is subtracted from it"
+    e = "the shifted scores are exponentiated"
+    result = "each row is divided by its own sum (along `axis`)"
 
 ``singles(exercise)`` makes every variant of the model that one small,
 typical edit gives (``MUTATIONS``: another axis, no keepdims, a transpose
@@ -75,7 +80,7 @@ def known_mistakes(exercise, model, catalogue):
 def parsed(exercise, catalogue=None):
     """The exercise's model and every single edit of it (built once)."""
     if exercise.name not in _PARSED:
-        model = Model.of(exercise.model)
+        model = Model.of(exercise.model, dict(exercise.steps))
         known = known_mistakes(exercise, model, catalogue or {})
         _PARSED[exercise.name] = _Parsed(model, tuple(edits_of(model, known)), substitutes(known))
     return _PARSED[exercise.name]

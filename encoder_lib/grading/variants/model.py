@@ -1,5 +1,6 @@
-"""An exercise's model parsed once (``Model``): its tree, each line's idea, its parameters; and ``Mutation``, one edit
-of it, made on a fresh copy of the tree when a variant is compiled."""
+"""An exercise's model parsed once (``Model``): its tree, each line's idea (the words its ``# step:`` key names in the
+exercise's file), its parameters; and ``Mutation``, one edit of it, made on a fresh copy of the tree when a variant is
+compiled."""
 
 import ast
 import inspect
@@ -26,14 +27,22 @@ class Mutation:
         return f"in the step where {self.idea}, {self.change}" if self.idea else self.change
 
 
+#: The comment that ends each line of a model: the key of that step's words in the exercise's file.
+STEP = re.compile(r"#\s*step:\s*(\w+)\s*$")
 
-def _ideas(source):
-    """``{line: idea}`` from each line's trailing comment."""
-    ideas = {}
+
+def step_keys(source):
+    """``{line: key}`` of the ``# step: <key>`` comments that end a model's lines; the words a learner reads for
+    each key are in the exercise's table ``[<exercise>.steps]``, where sentences are written, not in the code.
+
+    >>> step_keys("def f(x):\\n    y = x + 1  # step: add\\n    return y  # a comment, not a step\\n")
+    {2: 'add'}
+    """
+    keys = {}
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
-            ideas[token.start[0]] = token.string.lstrip("#").strip()
-    return ideas
+        if token.type == tokenize.COMMENT and (match := STEP.match(token.string)):
+            keys[token.start[0]] = match.group(1)
+    return keys
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,8 @@ class Model:
     readable: tuple = ()  # the arrays a step may read by mistake in place of another: named in the model's comments
 
     @classmethod
-    def of(cls, function):
+    def of(cls, function, steps=None):
+        """The model ``function`` parsed, each line's idea the words ``steps`` gives its ``# step:`` key."""
         source = textwrap.dedent(inspect.getsource(function))
         tree = ast.parse(source).body[0]
         tree.decorator_list = []
@@ -61,7 +71,7 @@ class Model:
                       for t in n.targets[0].elts if isinstance(t, ast.Name))
         negated = frozenset(id(n.operand) for n in ast.walk(tree) if isinstance(n, ast.UnaryOp) and
                             isinstance(n.op, ast.USub) and isinstance(n.operand, ast.Constant))
-        ideas = _ideas(source)
+        ideas = {line: (steps or {})[key] for line, key in step_keys(source).items()}
         said = " ".join(ideas.values())
         assigned = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
                     if isinstance(t, ast.Name)}
