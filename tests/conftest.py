@@ -30,6 +30,17 @@ def require(module, why):
         pytest.skip(message)
 
 
+def need_bubblewrap(why):
+    """Skip (locally) or fail (in CI) where bubblewrap, the grader's sandbox, is missing; ``why`` says what needs
+    it. Every test that starts a sandbox calls it first, so that `make test` passes where bubblewrap is not."""
+    import shutil
+
+    if shutil.which("bwrap") is None:
+        if in_ci():
+            pytest.fail(f"CI must run this test: bubblewrap is missing ({why}); .ci/run installs it", pytrace=False)
+        pytest.skip(f"bubblewrap (bwrap) is not installed: {why}")
+
+
 def load_tool(name):
     """The tool ``tools.<name>`` (the course's folder is on sys.path: tests run from it)."""
     return importlib.import_module(f"tools.{name}")
@@ -77,6 +88,65 @@ def chromium_or_skip(why):
 def chromium():
     """The session's Chromium, for every module's browser tests (a skip or a CI failure where it is missing)."""
     yield from chromium_or_skip("the browser tests drive Chromium with Playwright")
+
+
+#: What a skipped test lacked, told by its reason's words: (the words, what is missing).
+MISSING = [(("bubblewrap", "bwrap"), "bubblewrap, the grader's sandbox"),
+           (("Chromium", "playwright"), "Chromium, for the browser tests"),
+           (("torch", "sentence_transformers", "transformers"), "PyTorch and sentence-transformers, the references"),
+           (("configurable-http-proxy",), "configurable-http-proxy, the JupyterHub's proxy"),
+           (("repo2docker",), "repo2docker, Binder's builder")]
+#: The one command that installs everything a skipped test lacked (``.ci/install``, which ``.ci/run`` runs).
+INSTALL_COMMAND = "make test-tools"
+
+
+def skipped_summary(reasons):
+    """The lines that end a run with skips: how many tests each missing tool left out, and how to install them.
+
+    >>> print("\\n".join(skipped_summary(["bubblewrap (bwrap) is not installed: x", "no Chromium at /usr/bin/chromium",
+    ...                                    "bubblewrap (bwrap) is not installed: y", "make is not installed"])))
+    3 skipped tests did not run here, for what this machine lacks:
+      2  bubblewrap, the grader's sandbox
+      1  Chromium, for the browser tests
+    1 skipped for another reason: make is not installed
+    `make test-tools` installs what is missing (through sudo where you are not root); then `make test` again.
+    In CI (CI=true) none of these skip: they fail.
+    """
+    counts, other = {}, {}
+    for reason in reasons:
+        what = next((name for words, name in MISSING if any(word in reason for word in words)), None)
+        if what:
+            counts[what] = counts.get(what, 0) + 1
+        else:
+            other[reason] = other.get(reason, 0) + 1
+    lines = []
+    if counts:
+        lines.append(f"{sum(counts.values())} skipped tests did not run here, for what this machine lacks:")
+        lines += [f"  {n}  {what}" for what, n in counts.items()]
+    lines += [f"{n} skipped for another reason: {reason}" for reason, n in other.items()]
+    if counts:
+        lines.append(f"`{INSTALL_COMMAND}` installs what is missing (through sudo where you are not root); then "
+                     f"`make test` again.")
+    if lines:
+        lines.append("In CI (CI=true) none of these skip: they fail.")
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The run's last lines: what was skipped and why, grouped, and the command that installs what is missing (also
+    written to ``$ENCODER_SKIPPED_FILE``, which `make test` prints after its notebook re-runs)."""
+    reasons = []
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons.append(reason.removeprefix("Skipped: "))
+    lines = skipped_summary(reasons)
+    if lines:
+        terminalreporter.section("skipped")
+        for line in lines:
+            terminalreporter.write_line(line)
+    if os.environ.get("ENCODER_SKIPPED_FILE"):
+        Path(os.environ["ENCODER_SKIPPED_FILE"]).write_text("".join(f"{line}\n" for line in lines))
 
 
 def pytest_sessionfinish(session):

@@ -117,16 +117,9 @@ def made_student(folder):
 def course_after_make_student(tmp_path_factory, name):
     """A copy of the course's lessons and settings in a new folder, as `make student` leaves it (release/,
     gradebook.db); skipped where there is no bubblewrap to grade in, except in CI, where that fails."""
-    import shutil
+    from conftest import need_bubblewrap
 
-    import pytest
-
-    from conftest import in_ci
-
-    if shutil.which("bwrap") is None:
-        if in_ci():
-            pytest.fail("CI must run the grader in its sandbox: bubblewrap is missing (.ci/run installs it)")
-        pytest.skip("bubblewrap (bwrap) is not installed: make grade needs it")
+    need_bubblewrap("make grade runs every answer in its sandbox")
     return made_student(tmp_path_factory.mktemp(name))
 
 

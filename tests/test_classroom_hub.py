@@ -136,7 +136,7 @@ def test_hub_install_installs_the_hub_s_packages_pinned():
     pins = hub_install.hub_packages("/nonexistent")
     assert any(p.startswith("jupyterhub==") for p in pins) and any(p.startswith("nbgitpuller==") for p in pins)
     assert all("==" in p for p in pins)
-    assert f'proxy="{classroom.PROXY_NPM}"' in (ROOT / ".ci" / "run").read_text(), ".ci/run installs another proxy"
+    assert f'proxy="{classroom.PROXY_NPM}"' in (ROOT / ".ci" / "install").read_text(), ".ci/install installs another proxy"
     config = classroom.exchange_config("/scratch/exchange")
     namespace = {"get_config": lambda: type("C", (), {"__getattr__": lambda s, k: s.__dict__.setdefault(k, type("S", (), {})())})()}
     exec(config, namespace)  # noqa: S102 - our own generated file

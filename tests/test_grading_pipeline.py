@@ -49,7 +49,7 @@ from grading_helpers import leftovers_of, make_measured
 from course_grader.cases import hidden_cases, visible_cases
 from course_grader import ids
 from course_grader.files import csv_field
-from conftest import in_ci, load_tool
+from conftest import load_tool, need_bubblewrap
 from mistakes import MISTAKES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -491,10 +491,7 @@ def _hand_in_the_class(course):
 def course(tmp_path_factory):
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    if shutil.which("bwrap") is None:
-        if in_ci():
-            pytest.fail("CI must run the grader in its sandbox: bubblewrap is missing (.ci/run installs it)")
-        pytest.skip("bubblewrap (bwrap) is not installed: make grade needs it")
+    need_bubblewrap("make grade runs every answer in its sandbox")
     root = tmp_path_factory.mktemp("course")
     _course_copy(root)
     course = Course(root)
