@@ -1,6 +1,9 @@
 """The code stays readable: no function over 30 lines, no module over 500 (house style: "a file that reads like a
 package (over 500 lines...): make it one"; each step fits on a screen).
 
+Each part of the course (the math core, the pictures, the learner's grading, the grader, the site) has a budget of
+lines, today's figure, that only a diff raises (``BUDGETS``).
+
 A function's lines run from its ``def`` to its last line, its docstring left out (words are not code); the
 count is measured over ``encoder_lib``, ``course_grader`` and ``tools`` whole, the library, the learner's and the
 teacher's sides and the course's tools, so that a new module is held too.
@@ -44,3 +47,40 @@ def test_the_count_sees_a_long_function_and_leaves_its_docstring_out():
     docstring = '    """' + "\n".join(["words"] * 10) + '"""\n'
     assert long_functions(f"def f():\n{docstring}{body}\n") == [("f", MAX_FUNCTION_LINES + 1)]
     assert long_functions(f"def f():\n{docstring}" + "\n".join(body.splitlines()[:-1]) + "\n") == []
+
+
+#: Each part's budget in lines (every line of its files, docstrings and comments too), today's figure: a part that
+#: grows past it fails here, so that growth is a decision written in a diff (raise the figure, and say why in the
+#: commit), not drift. ``(files, limit)``; the files as globs from the course's folder.
+BUDGETS = {
+    "the math core": (["encoder_lib/*.py"], ["encoder_lib/plots.py"], 2951),
+    "widgets and experiments": (["encoder_lib/widgets/*.py", "encoder_lib/experiments/*.py", "encoder_lib/plots.py"],
+                                [], 2782),
+    "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 5178),
+    "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 8303),
+    "the site": (["tools/site/**/*.py", "tools/site/**/*.js", "tools/site/**/*.css"], [], 2530),
+}
+
+
+def part_lines(included, left_out, root=ROOT):
+    """The lines of a part's files, every line counted, each file once."""
+    paths = {path for pattern in included for path in root.glob(pattern)} - {root / p for p in left_out}
+    return sum(len(path.read_text().splitlines()) for path in paths)
+
+
+@pytest.mark.parametrize("part", BUDGETS)
+def test_each_part_keeps_to_its_budget(part):
+    included, left_out, limit = BUDGETS[part]
+    lines = part_lines(included, left_out)
+    assert lines > 0, f"{part}: its globs match no file ({included})"
+    assert lines <= limit, (f"{part} has {lines} lines, over its budget of {limit}: take some out, or raise the "
+                            f"budget in tests/test_sizes.py and say why in the commit")
+
+
+def test_the_budget_sees_a_part_grow(tmp_path):
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "a.py").write_text("x = 1\n" * 10)
+    (tmp_path / "core" / "left_out.py").write_text("x = 1\n" * 99)
+    assert part_lines(["core/*.py"], ["core/left_out.py"], tmp_path) == 10
+    (tmp_path / "core" / "b.py").write_text("y = 2\n")
+    assert part_lines(["core/*.py"], ["core/left_out.py"], tmp_path) == 11
