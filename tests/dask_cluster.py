@@ -1,4 +1,4 @@
-"""A Dask scheduler and its workers on 127.0.0.1, started as docs/teaching.md tells a teacher to start them by hand
+"""A Dask scheduler and its workers on 127.0.0.1, started as docs/teaching/several-machines.md tells a teacher to start them by hand
 (``dask scheduler``, ``dask worker``), for tests/test_grading_cluster.py and ``bench_grading --scheduler``.
 
     with LocalCluster(folder, workers=2) as cluster:

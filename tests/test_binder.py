@@ -219,13 +219,13 @@ def test_readme_has_one_binder_link_and_it_opens_the_student_start_notebook(stud
 
 def test_teaching_s_nbgitpuller_example_opens_the_start_notebook_of_the_published_student_branch(student_versions):
     binder = BINDER_LINK.search((ROOT / "README.md").read_text())
-    example = GITPULLER_LINK.search((ROOT / "docs" / "teaching.md").read_text())  # the teachers' page
-    assert example, "docs/teaching.md should show an nbgitpuller link of the form https://<hub>/hub/user-redirect/git-pull?..."
+    example = GITPULLER_LINK.search((ROOT / "docs" / "teaching" / "hand-out.md").read_text())  # the teachers' page
+    assert example, "docs/teaching/hand-out.md should show an nbgitpuller link of the form https://<hub>/hub/user-redirect/git-pull?..."
     # tools/publish_student.py commits release/<lesson>/ as <lesson>/ on its branch, whose name is no folder
     publish = load_tool("publish_student")
     assert example.group("branch") == publish.BRANCH and not (ROOT / publish.BRANCH).exists()
     assert example.group("folder") == example.group("target"), "the link opens a notebook in another folder"
     assert "student/" + example.group("path") == binder.group("path"), "the hub and Binder open different notebooks"
     assert (student_versions / "release" / example.group("path")).is_file()
-    teaching = (ROOT / "docs" / "teaching.md").read_text()
+    teaching = (ROOT / "docs" / "teaching" / "hand-out.md").read_text()
     assert "make publish-student" in teaching and "publish-student:" in (ROOT / "Makefile").read_text()

@@ -13,7 +13,7 @@ simple local process spawner; two learners and a teacher.
    teacher changes a lesson and publishes (`make publish-student`, `git push
    origin student-versions`); the learner's next click keeps the answers and
    brings the change.
-3. Hand-in with nbgrader's exchange (docs/teaching.md): the teacher
+3. Hand-in with nbgrader's exchange (docs/teaching/hand-out.md): the teacher
    releases lesson 01; one learner hands in the nbgitpuller copy, the other
    fetches the released lesson, answers it there and hands it in; the teacher
    collects, and `make grade` scores them: the first all right, the second
@@ -72,23 +72,23 @@ def skip_or_fail(reason):
     pytest.skip(reason)
 
 
-TEACHING = ROOT / "docs" / "teaching.md"
+TEACHING = ROOT / "docs" / "teaching" / "hand-out.md"
 
 
 def readme_link_template():
     """The nbgitpuller link as the teachers' page writes it (its ```text block)."""
     teaching = TEACHING.read_text()
     lines = [line.strip() for line in teaching.splitlines() if "/hub/user-redirect/git-pull?" in line]
-    assert lines, "docs/teaching.md shows no nbgitpuller link"
+    assert lines, "docs/teaching/hand-out.md shows no nbgitpuller link"
     return lines[0]
 
 
-# ------------------------------------------------------------------ docs/teaching.md == tools.classroom
+# ------------------------------------------------------------------ docs/teaching/hand-out.md == tools.classroom
 
 def test_the_teachers_page_quotes_the_classroom_commands_verbatim():
     teaching = TEACHING.read_text()
     for name, block in classroom.readme_blocks().items():
-        assert block in teaching, f"docs/teaching.md lacks tools.classroom's {name!r} block (python -m tools.classroom):\n{block}"
+        assert block in teaching, f"docs/teaching/hand-out.md lacks tools.classroom's {name!r} block (python -m tools.classroom):\n{block}"
 
 
 def test_zero_to_jupyterhub_names_each_hand_in_after_the_hub_user_not_jovyan():

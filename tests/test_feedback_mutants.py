@@ -1,5 +1,5 @@
-"""Wrong answers nobody wrote by hand: a few mutants of every exercise's solution fail its self-check, and the
-share that gets specific feedback is printed (the whole table: ``python -m benchmarks.bench_feedback``)."""
+"""Wrong answers nobody wrote by hand: a few mutants of every exercise's solution fail its self-check, and each gets
+specific feedback but the few listed in ``VAGUE`` (the whole table: ``python -m benchmarks.bench_feedback``)."""
 
 import pytest
 
@@ -27,13 +27,11 @@ def some_mutants(name, most=PER_EXERCISE):
     return picked
 
 
-@pytest.fixture(scope="module")
-def tally():
-    counts = {"failed": 0, "specific": 0}
-    yield counts
-    share = counts["specific"] / counts["failed"] if counts["failed"] else 1.0
-    print(f"\nmutants: {counts['failed']} failed their self-check, {counts['specific']} with specific feedback "
-          f"({share:.0%})")
+#: The mutants picked here whose feedback says only what was measured, no cause and no named rule: each a change too
+#: small to show in any property (an eps halved moves a post-norm's output by about 1e-6) or one no variant of the
+#: model reproduces. A mutant that leaves this list by getting specific feedback is welcome; one that joins it fails.
+VAGUE = {("encoder_block", "0 -> 1 at line 4"), ("post_norm", "1e-05 -> 5e-06 at line 1"),
+         ("pre_norm", "1e-05 -> 5e-06 at line 1")}
 
 
 def test_the_mutator_makes_each_kind_of_mutation():
@@ -58,10 +56,10 @@ def test_a_mutant_is_one_change_of_the_solution_and_still_defines_the_function()
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "bert_block" else n
                                   for n in sorted(EXERCISES)])  # bert_block's mutants run all-MiniLM-L6-v2
-def test_mutants_of_each_solution_fail_its_self_check(name, tally):
+def test_mutants_of_each_solution_fail_its_self_check_with_specific_feedback(name):
     picked = some_mutants(name)
     assert picked, f"{name}: no mutant that differs from the solution"
     for judged in picked:
         assert judged.failed, f"{name}: {judged.mutant.description} passes the self-check"
-        tally["failed"] += 1
-        tally["specific"] += judged.specific
+        assert judged.specific or (name, judged.mutant.description) in VAGUE, \
+            f"{name}: {judged.mutant.description} gets no specific feedback (only what was measured)"

@@ -1,5 +1,5 @@
 """`make grade` on a Dask cluster (issue 31): a scheduler and two workers that this test starts on 127.0.0.1, as
-docs/teaching.md starts them by hand, grade a class as the local pool grades it, and a worker killed mid-run costs the
+docs/teaching/several-machines.md starts them by hand, grade a class as the local pool grades it, and a worker killed mid-run costs the
 class nothing.
 
 The class: twelve learners handing in every lesson with exercises, correct, as released, with one catalogued

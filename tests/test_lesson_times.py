@@ -60,8 +60,22 @@ def test_lesson_00_explains_the_model_with_its_own_constants():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.parent.name for p in NOTEBOOKS])
 def test_each_lesson_stores_the_seconds_its_cells_took(path):
+    """Stored by tools.execute_notebooks as run_seconds computes it; no lesson's cells take over two minutes."""
     seconds = STORED[path].metadata["course"]["run_seconds"]
-    assert isinstance(seconds, int) and 1 <= seconds <= 600
+    assert isinstance(seconds, int) and 1 <= seconds <= execute_notebooks.CELL_TIMEOUT
+
+
+@pytest.mark.parametrize("timings, stored", [((1.5, 2.25), 4), ((0.2,), 1), ((), 1), ((59.0, 1.0), 60)])
+def test_the_stored_seconds_are_the_cells_time_rounded_up(timings, stored):
+    cells, start = [], 0.0
+    for seconds in timings:
+        cell = nbformat.v4.new_code_cell("1")
+        cell.metadata["execution"] = {"iopub.execute_input": f"2026-12-01T10:00:{start:09.6f}Z",
+                                      "shell.execute_reply": f"2026-12-01T10:{int((start + seconds) // 60):02d}:"
+                                                             f"{(start + seconds) % 60:09.6f}Z"}
+        cells.append(cell)
+        start += seconds
+    assert execute_notebooks.run_seconds(nbformat.v4.new_notebook(cells=cells)) == stored
 
 
 def test_difficulty_grows_with_the_solutions_size():

@@ -774,10 +774,10 @@ def test_the_readme_keeps_two_set_up_commands_and_the_teachers_page_says_how_to_
     commands = [line.split("#")[0].strip() for block in re.findall(r"```bash\n(.*?)```", setup, re.S)
                 for line in block.splitlines() if line.strip()]
     assert commands == ["make lab", "make test"]
-    assert re.search(r"^## The course as a website\n(.*?)docs/teaching\.md", readme, re.S | re.M), \
-        "README: a section '## The course as a website' that sends teachers to docs/teaching.md"
-    teaching = (ROOT / "docs" / "teaching.md").read_text()
-    section = re.search(r"^## The course's website: building and publishing\n(.*)", teaching, re.S | re.M)
-    assert section, "docs/teaching.md: a section '## The course's website: building and publishing'"
+    assert re.search(r"^## The course as a website\n(.*?)docs/teaching/website\.md", readme, re.S | re.M), \
+        "README: a section '## The course as a website' that sends teachers to docs/teaching/website.md"
+    teaching = (ROOT / "docs" / "teaching" / "website.md").read_text()
+    section = re.search(r"^# The course's website: building and publishing\n(.*)", teaching, re.S | re.M)
+    assert section, "docs/teaching/website.md: its title '# The course's website: building and publishing'"
     for words_ in ("make site", "make publish-site", "git push origin gh-pages", "GitHub Pages", "site/index.html"):
         assert words_ in section.group(1), words_

@@ -1,6 +1,6 @@
-"""The classroom on a JupyterHub, in one place: the commands and settings the teachers' page (docs/teaching.md) shows and the test runs.
+"""The classroom on a JupyterHub, in one place: the commands and settings the teachers' page (docs/teaching/hand-out.md) shows and the test runs.
 
-docs/teaching.md's hub section quotes the blocks this module writes
+docs/teaching/hand-out.md's hub section quotes the blocks this module writes
 (``readme_blocks()``), and ``tests/test_classroom_hub.py`` checks that each
 one appears there verbatim and runs the same commands on a real local
 JupyterHub: the page and the test cannot drift apart.

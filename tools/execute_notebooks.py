@@ -40,6 +40,12 @@ def cells_seconds(nb):
     return total
 
 
+def run_seconds(nb):
+    """What a lesson stores as its cells' time (``course.run_seconds``): the kernel's seconds on them, rounded up,
+    at least 1."""
+    return max(1, math.ceil(cells_seconds(nb)))
+
+
 def clean(nb):
     """Drop what differs between runs without meaning anything to a reader."""
     nb.metadata.pop("widgets", None)
@@ -57,7 +63,7 @@ def execute(path):
     start = time.perf_counter()
     NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
-    nb.metadata.setdefault("course", {})["run_seconds"] = max(1, math.ceil(cells_seconds(nb)))
+    nb.metadata.setdefault("course", {})["run_seconds"] = run_seconds(nb)
     nbformat.write(clean(nb), path)
     return time.perf_counter() - start
 
