@@ -4,12 +4,10 @@ every worker needs built once before it forks (``build_once``, ``share_visible``
 
 import dataclasses
 import functools
-import warnings
 from functools import partial
 
-import numpy as np
 
-from encoder_lib.grading.compare import build_cases, hidden_rngs
+from encoder_lib.grading.compare import build_cases, hidden_rngs, quietly
 from encoder_lib.grading.exercises import EXERCISES
 from encoder_lib.grading.variants import singles
 
@@ -23,8 +21,7 @@ HIDDEN_KEPT = 64
 
 
 def _quietly(build, *args):
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
+    with quietly():
         return build(*args)
 
 

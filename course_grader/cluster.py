@@ -38,6 +38,7 @@ import uuid
 from . import sandbox
 from .cases import build_once, share_visible
 from .learner import grade_learner
+from .refused import Refused
 from .workers import Worker, WorkerDied
 
 #: A Dask scheduler's address: its protocol, host and port.
@@ -52,7 +53,7 @@ AHEAD = 2
 
 def address(root=None, given=None):
     """The Dask scheduler to grade on: ``given``, else ``DASK_SCHEDULER``, else the course's
-    ``c.EncoderCourse.scheduler``; None to grade on this machine. SystemExit with a sentence for a value that is
+    ``c.EncoderCourse.scheduler``; None to grade on this machine. ``Refused`` with a sentence for a value that is
     not a scheduler's address."""
     value = given if given is not None else os.environ.get("DASK_SCHEDULER")
     if value is None and root is not None and (root / "nbgrader_config.py").is_file():
@@ -62,7 +63,7 @@ def address(root=None, given=None):
     if value is None or value == "":
         return None
     if not isinstance(value, str) or not ADDRESS.fullmatch(value.strip()):
-        raise SystemExit(f"{ADDRESS_FROM} must be a Dask scheduler's address, tcp://host:8786 or tls://host:8786 "
+        raise Refused(f"{ADDRESS_FROM} must be a Dask scheduler's address, tcp://host:8786 or tls://host:8786 "
                          f"(empty: grade on this machine); got {value!r}")
     return value.strip()
 
@@ -81,7 +82,7 @@ class Cluster:
         try:
             self.client = Client(where, timeout=CONNECT_SECONDS, set_as_default=False)
         except (OSError, TimeoutError) as exc:
-            raise SystemExit(f"the Dask scheduler at {where} ({ADDRESS_FROM}) could not be reached ({exc}): start "
+            raise Refused(f"the Dask scheduler at {where} ({ADDRESS_FROM}) could not be reached ({exc}): start "
                              f"it and its workers (README: grading on several machines), or leave DASK_SCHEDULER "
                              f"unset to grade on this machine") from None
         if not self.threads():
@@ -90,7 +91,7 @@ class Cluster:
                 self.client.wait_for_workers(1, timeout=WORKERS_SECONDS)
             except TimeoutError:
                 self.close()
-                raise SystemExit(f"no worker joined the Dask scheduler at {where} in {WORKERS_SECONDS:g} s: start "
+                raise Refused(f"no worker joined the Dask scheduler at {where} in {WORKERS_SECONDS:g} s: start "
                                  f"one (README: grading on several machines)") from None
 
     def threads(self):

@@ -60,6 +60,7 @@ from . import student_versions
 from .course_config import counted_lessons
 from .outputs import summary_text
 from .plan import Choices, plan_run
+from .refused import Refused
 from .run import grade_class
 
 LOCK_FILE = ".grading.lock"
@@ -175,8 +176,8 @@ def _grade_locked(root, args):
         return failed
     try:
         args.scheduler = cluster.address(root)  # DASK_SCHEDULER, c.EncoderCourse.scheduler; None: this machine
-    except SystemExit as exc:
-        print(f"make grade: {exc.code}: nothing graded", file=sys.stderr)
+    except Refused as refused:
+        print(f"make grade: {refused}: nothing graded", file=sys.stderr)
         return 2
     problem = _cannot_start(root, args)
     if problem:
@@ -188,14 +189,9 @@ def _grade_locked(root, args):
                           points_possible=args.points_possible)
         results, summary = grade_class(plan_run(root, limits=limits, unsafe=args.unsafe, choices=choices),
                                        jobs=args.jobs, scheduler=args.scheduler)
-    except ValueError as exc:
-        print(f"make grade: {exc}: nothing graded", file=sys.stderr)
+    except (Refused, ValueError) as refused:  # ValueError: a setting of nbgrader_config.py read wrong
+        print(f"make grade: {refused}: nothing graded", file=sys.stderr)
         return 2
-    except SystemExit as exc:
-        if isinstance(exc.code, str):
-            print(f"make grade: {exc.code}: nothing graded", file=sys.stderr)
-            return 2
-        raise
     print(summary_text(results, summary))
     write_class_report(root, summary["set_lessons"])
     return 0

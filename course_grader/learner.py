@@ -6,7 +6,6 @@ A worker reads nothing of the course: its ``Task`` brings the learner's notebook
 machine (``cluster``) grades as one on this machine does."""
 
 import dataclasses
-import hashlib
 import time
 from dataclasses import KW_ONLY, dataclass
 
@@ -17,15 +16,26 @@ from .files import plain_text
 from .marking import NOT_ANSWERED, Marked, grade_answer
 from .outputs import Result
 from .profile import PROFILE, timed
-from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_notebook, read_submission
+from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_hand_in, read_submission
 
 #: The longest answer cell run (the course's are a few kilobytes).
 MAX_ANSWER_CHARS = 500_000
 
 @dataclass(frozen=True)
+class HandIn:
+    """One notebook to grade, as the plan read it: its path, the SHA-256 of its bytes (hashed there, once) and its
+    file's status then (``submissions.file_status``); once ``shipped``, its bytes too."""
+
+    path: str
+    digest: str
+    status: tuple
+    data: bytes = None
+
+
+@dataclass(frozen=True)
 class Task:
-    """One learner's submissions to grade: ``((lesson, notebook), ...)``, each notebook its path as the plan found it,
-    and once ``shipped`` its bytes (``Unreadable`` where they could not be read), with the lessons' released
+    """One learner's submissions to grade: ``((lesson, HandIn), ...)`` as the plan found them, and once ``shipped``
+    with their bytes (``Unreadable`` where they could not be read again, or changed), with the lessons' released
     versions (``released``) and the grader's version the teacher runs (``version``, which a worker elsewhere
     checks against its own)."""
 
@@ -49,12 +59,15 @@ class Unreadable:
 
 
 def shipped(task, released, version):
-    """``task`` with its notebooks read (here, in the teacher's process, without following links) and their lessons'
-    released texts (``released``: ``{lesson: text}``) and ``version`` in it: all a worker needs."""
+    """``task`` with its notebooks read (here, in the teacher's process, without following links, refused where the
+    file changed since the plan read and hashed it) and their lessons' released texts (``released``: ``{lesson:
+    text}``) and ``version`` in it: all a worker needs. The plan's bytes are not kept until now: a class's hand-ins
+    may be many megabytes each."""
     lessons = []
-    for lesson, path in task.lessons:
+    for lesson, hand_in in task.lessons:
         try:
-            lessons.append((lesson, read_notebook(path)))
+            data, _ = read_hand_in(hand_in.path, expect=hand_in.status)
+            lessons.append((lesson, dataclasses.replace(hand_in, data=data)))
         except NotebookProblem as problem:
             lessons.append((lesson, Unreadable(problem.status, problem.note)))
     return dataclasses.replace(task, lessons=tuple(lessons), version=version,
@@ -129,20 +142,19 @@ class Learner:
         return Result(self.task.student_id, lesson, name, float(mark.points), float(EXERCISES[name].points), status,
                       note=plain_text(note), mistake=mark.mistake, diagnosis=mark.diagnosis)
 
-    def lesson(self, lesson, data):
-        """One lesson's ``Graded``, from its notebook's bytes (``data``, or ``Unreadable``)."""
+    def lesson(self, lesson, hand_in):
+        """One lesson's ``Graded``, from its shipped ``HandIn`` (or ``Unreadable``)."""
         student = self.task.student_id
-        if isinstance(data, Unreadable):
-            return Graded(lesson_rows(student, lesson, data.status, data.note))
-        digest = hashlib.sha256(data).hexdigest()
+        if isinstance(hand_in, Unreadable):
+            return Graded(lesson_rows(student, lesson, hand_in.status, hand_in.note))
         with timed("read"):
             released = ReleasedLesson.from_text(self.released[lesson])
-            reading = read_submission(data, released, BY_LESSON[lesson])
+            reading = read_submission(hand_in.data, released, BY_LESSON[lesson])
         results = [self.exercise(lesson, name, reading, released) for name in BY_LESSON[lesson]]
         if reading.tampering.get(NOTEBOOK):
             results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
                                   note="; ".join(reading.tampering[NOTEBOOK])))
-        return Graded(results, digest)
+        return Graded(results, hand_in.digest)
 
 
 def machine_failure(student, lesson, why):
@@ -159,9 +171,9 @@ def grade_learner(task):
     PROFILE.take()
     started, learner, graded = time.perf_counter(), Learner(task), {}
     try:
-        for lesson, data in task.lessons:
+        for lesson, hand_in in task.lessons:
             try:
-                graded[lesson] = learner.lesson(lesson, data)
+                graded[lesson] = learner.lesson(lesson, hand_in)
             except sandbox.SandboxFailed as exc:
                 graded[lesson] = machine_failure(task.student_id, lesson, str(exc))
             except Exception as exc:  # the grader's own bug on this file: said, never stored as the learner's result

@@ -2,12 +2,12 @@
 arrays not far larger than its cases', within a share of the grader's time (``CallBudget``)."""
 
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from encoder_lib.grading import wire
+from encoder_lib.grading.compare import quietly
 
 #: A library call from an answer may take arrays up to this many times the largest its exercise's cases hold.
 CALL_GROWTH = 4
@@ -58,8 +58,7 @@ class CallBudget:
 def _library_value(name, args, kwargs):
     import encoder_lib
 
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
+    with quietly():
         return getattr(encoder_lib, name)(*args, **kwargs)
 
 

@@ -19,11 +19,12 @@ from pathlib import Path
 from encoder_lib.grading.exercises import BY_LESSON
 
 from . import exchange, gradebook_writer, ids, submissions
-from .learner import Task, lesson_rows
+from .learner import HandIn, Task, lesson_rows
+from .refused import Refused
 from .sandbox import Limits
 from .stored import cached, stored
 from .version import code_files
-from .submissions import NotebookProblem, read_notebook
+from .submissions import NotebookProblem, read_hand_in
 
 SECRET_FILE = ".grading-secret"
 
@@ -86,22 +87,22 @@ class Plan:
 
 
 def lessons_to_grade(root, choices):
-    """``{lesson: exercise names}`` of the lessons counted, after checking the teacher's choices (SystemExit with a
+    """``{lesson: exercise names}`` of the lessons counted, after checking the teacher's choices (``Refused`` with a
     sentence naming the setting otherwise)."""
     for what, names in (("LESSONS", choices.set_lessons), ("LESSON", choices.only_lessons)):
         unknown = [name for name in names or () if name not in BY_LESSON]
         if unknown:
             what += " (or c.EncoderCourse.lessons in nbgrader_config.py)" if what == "LESSONS" else ""
-            raise SystemExit(f"{what} must name lessons of the course ({', '.join(BY_LESSON)}); got "
+            raise Refused(f"{what} must name lessons of the course ({', '.join(BY_LESSON)}); got "
                              f"{', '.join(map(repr, unknown))}")
     lessons = {lesson: names for lesson, names in BY_LESSON.items()
                if choices.set_lessons is None or lesson in choices.set_lessons}
     unset = [name for name in choices.only_lessons or () if name not in lessons]
     if unset:
-        raise SystemExit(f"LESSON={','.join(unset)} is not among the lessons set (LESSONS={','.join(lessons)})")
+        raise Refused(f"LESSON={','.join(unset)} is not among the lessons set (LESSONS={','.join(lessons)})")
     for lesson in lessons:
         if not (Path(root) / "release" / lesson / f"{lesson}.ipynb").is_file():
-            raise SystemExit(f"release/{lesson}/{lesson}.ipynb is missing: run `make student` first")
+            raise Refused(f"release/{lesson}/{lesson}.ipynb is missing: run `make student` first")
     return lessons
 
 
@@ -113,56 +114,67 @@ def _wanted(students, choices):
     named = ids.by_folder(students)
     strangers = [s for s in choices.only_students if s not in students and s not in named]
     if strangers:
-        raise SystemExit(f"STUDENT={','.join(strangers)}: no such learner in submitted/ or the gradebook")
+        raise Refused(f"STUDENT={','.join(strangers)}: no such learner in submitted/ or the gradebook")
     return {named.get(s, s) for s in choices.only_students}
 
 
-class _Decisions:
-    """What planning finds, lesson by lesson; every field made here, read once by ``plan_run``."""
+@dataclass(frozen=True)
+class Decision:
+    """What planning decides of one learner's lesson: ``todo``, ``(lesson, learner.HandIn)`` where it is graded now;
+    else ``known``, its results without grading. ``when`` is its hand-in time, ``handed_in`` the notebook the
+    gradebook records, ``changed`` ``(student, lesson, digest)`` of a hand-in graded now, ``count`` why one is not
+    graded now (``"reused"``, ``"kept"``, ``"not_graded"``)."""
 
-    def __init__(self, root, version, force, collected):
-        self.root, self.version, self.force, self.collected = root, version, force, collected
-        self.known, self.handed_in, self.exchange, self.changed = {}, {}, {}, []
-        self.counts = {"reused": 0, "kept": 0, "not_graded": 0}
+    todo: tuple = None
+    known: list = None
+    when: object = None
+    handed_in: object = None
+    changed: tuple = None
+    count: str = None
 
-    def lesson(self, handed, student, lesson, selected):
-        """``(lesson, path)`` if it is graded now; otherwise what is known of it is kept here."""
-        if handed is None or handed.problem:
-            status, note = ("missing", "not handed in") if handed is None else (handed.status, handed.problem)
-            self.known[student, lesson] = lesson_rows(student, lesson, status, note)
-            return None
-        record = self.collected[lesson].get(student)
-        try:
-            digest = hashlib.sha256(read_notebook(handed.path)).hexdigest()
-        except NotebookProblem as problem:
-            self.exchange[student, lesson] = exchange.hand_in_time(handed.path, record)
-            self.known[student, lesson] = lesson_rows(student, lesson, problem.status, problem.note)
-            return None
-        self.exchange[student, lesson] = exchange.hand_in_time(handed.path, record, digest)
-        folder = self.root / "autograded" / ids.folder(student) / lesson
-        if not selected:
-            return self.keep_stored(student, lesson, folder)
-        self.handed_in[student, lesson] = handed.path
-        previous = None if self.force else cached(folder, digest, self.version, student)
-        if previous is not None:
-            self.known[student, lesson] = previous
-            self.counts["reused"] += 1
-            return None
-        self.changed.append((student, lesson, digest))
-        return lesson, str(handed.path)
 
-    def keep_stored(self, student, lesson, folder):
-        """A lesson this run does not grade (STUDENT=, LESSON=) keeps its stored results; None."""
+def decide(handed, student, lesson, *, selected, settings):
+    """The ``Decision`` of one learner's lesson (``handed``: ``submissions``' find, None where not handed in):
+    ``settings`` is ``(root, version, force, the record make collect keeps of it)``. The notebook is read and
+    hashed here, once; the worker gets the digest."""
+    root, version, force, record = settings
+    if handed is None or handed.problem:
+        status, note = ("missing", "not handed in") if handed is None else (handed.status, handed.problem)
+        return Decision(known=lesson_rows(student, lesson, status, note))
+    try:
+        data, status = read_hand_in(handed.path)
+    except NotebookProblem as problem:
+        return Decision(known=lesson_rows(student, lesson, problem.status, problem.note),
+                        when=exchange.hand_in_time(handed.path, record))
+    digest = hashlib.sha256(data).hexdigest()
+    when = exchange.hand_in_time(handed.path, record, digest)
+    folder = root / "autograded" / ids.folder(student) / lesson
+    if not selected:
         earlier = stored(folder, student)
-        self.counts["kept" if earlier else "not_graded"] += 1
-        self.known[student, lesson] = earlier or lesson_rows(
-            student, lesson, "error", "not graded yet: this run graded other learners or lessons only; "
-                                      "`make grade` grades it")
-        return None
+        return Decision(known=earlier or lesson_rows(
+            student, lesson, "error", "not graded yet: this run graded other learners or lessons only; `make grade` "
+                                      "grades it"), when=when, count="kept" if earlier else "not_graded")
+    previous = None if force else cached(folder, digest, version, student)
+    if previous is not None:
+        return Decision(known=previous, when=when, handed_in=handed.path, count="reused")
+    return Decision(todo=(lesson, HandIn(str(handed.path), digest, status)), when=when, handed_in=handed.path,
+                    changed=(student, lesson, digest))
+
+
+def _gathered(decisions):
+    """``plan_run``'s fields from every ``((student, lesson), Decision)``."""
+    known = {key: d.known for key, d in decisions if d.known is not None}
+    when = {key: d.when for key, d in decisions if d.when is not None}
+    handed_in = {key: d.handed_in for key, d in decisions if d.handed_in is not None}
+    counts = {"reused": 0, "kept": 0, "not_graded": 0}
+    for _, decision in decisions:
+        if decision.count:
+            counts[decision.count] += 1
+    return known, when, handed_in, tuple(d.changed for _, d in decisions if d.changed), counts
 
 
 def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
-    """The ``Plan`` of grading the course at ``root`` as ``choices`` ask; SystemExit with a sentence when a choice
+    """The ``Plan`` of grading the course at ``root`` as ``choices`` ask; ``Refused`` with a sentence when a choice
     names no lesson or learner of the course."""
     root = Path(root).resolve()
     lessons = lessons_to_grade(root, choices)
@@ -172,16 +184,18 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     students = tuple(sorted(set(found.students) | set(gradebook_writer.gradebook_students(root))))
     wanted = _wanted(students, choices)
     collected = {lesson: exchange.read_record(root / "submitted", lesson)["hand_ins"] for lesson in lessons}
-    decisions, tasks = _Decisions(root, version, choices.force, collected), []
+    decisions, tasks = [], []
     for student in students:
-        todo = [decisions.lesson(found.handed.get((student, lesson)), student, lesson,
-                                 (wanted is None or student in wanted) and
-                                 (choices.only_lessons is None or lesson in choices.only_lessons))
+        mine = [((student, lesson), decide(found.handed.get((student, lesson)), student, lesson,
+                                           selected=(wanted is None or student in wanted) and
+                                           (choices.only_lessons is None or lesson in choices.only_lessons),
+                                           settings=(root, version, choices.force, collected[lesson].get(student))))
                 for lesson in lessons]
-        if any(todo):
-            tasks.append(Task(student, tuple(t for t in todo if t), str(root), secret, limits=limits, unsafe=unsafe))
+        decisions += mine
+        todo = tuple(d.todo for _, d in mine if d.todo)
+        if todo:
+            tasks.append(Task(student, todo, str(root), secret, limits=limits, unsafe=unsafe))
+    known, when, handed_in, changed, counts = _gathered(decisions)
     return Plan(root, limits, unsafe, choices, secret=secret, version=version, lessons=lessons, students=students,
-                tasks=tuple(tasks), known=decisions.known, handed_in=decisions.handed_in,
-                exchange=decisions.exchange, changed=tuple(decisions.changed),
-                notices=tuple(found.notices + exchange.collect_notices(root / "submitted", lessons)),
-                counts=decisions.counts)
+                tasks=tuple(tasks), known=known, handed_in=handed_in, exchange=when, changed=changed,
+                notices=tuple(found.notices + exchange.collect_notices(root / "submitted", lessons)), counts=counts)

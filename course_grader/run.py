@@ -22,6 +22,7 @@ from .profile import Profile
 from .files import make_folder, write_file
 from .learner import grade_learner, machine_failure, shipped
 from .outputs import by_hand, write_csvs, write_lms_csv
+from .refused import Refused
 from .stored import keep_history, store
 from .submissions import NOTEBOOK
 from .workers import WorkerDied, Workers
@@ -42,13 +43,13 @@ def limits_text(session, limits):
 
 def penalties_of(root, due):
     """nbgrader's late-penalty plugin, made before anything is graded where a lesson has a due date (None
-    otherwise); SystemExit with a sentence when the course's setting cannot be used."""
+    otherwise); ``Refused`` with a sentence when the course's setting cannot be used."""
     if not due:
         return None
     try:
         return deadlines.Penalties(root)
     except Exception as exc:  # the course's plugin_class or penalty_method: said before anything is graded
-        raise SystemExit(f"nbgrader's late-penalty setting in nbgrader_config.py (AssignLatePenalties, "
+        raise Refused(f"nbgrader's late-penalty setting in nbgrader_config.py (AssignLatePenalties, "
                          f"LateSubmissionPlugin) cannot be used: {type(exc).__name__}: {exc}") from None
 
 
@@ -73,14 +74,14 @@ class Recorder:
         nbgrader's setting takes from its grader's points."""
         score = sum(r.points for r in rows if r.exercise != NOTEBOOK)
         when = self.plan.exchange.get((student, lesson))
-        late = self.deadlines.lateness(student, lesson, when.when if when else None, score, self.penalties,
+        return self.deadlines.lateness(student, lesson, when.when if when else None, score, self.penalties,
                                        timed_by=when.by if when else "")
-        self.late[student, lesson] = late
-        return late
 
     def record(self, gradebook, student, lesson, rows):
-        gradebook.record(student, lesson, self.plan.handed_in[student, lesson], rows,
-                         self.lateness(student, lesson, rows), when=self.plan.exchange.get((student, lesson)))
+        """Record one graded lesson in the gradebook, with its lateness (kept for the files written after)."""
+        late = self.late[student, lesson] = self.lateness(student, lesson, rows)
+        gradebook.record(student, lesson, self.plan.handed_in[student, lesson], rows, late,
+                         when=self.plan.exchange.get((student, lesson)))
 
     def take(self, gradebook, task, graded):
         """Keep one worker's results for ``task`` (as shipped): the notebook as graded and its results stored, and
@@ -93,7 +94,7 @@ class Recorder:
                 continue
             folder = make_folder(self.plan.root / "autograded" / ids.folder(student) / lesson)
             if lesson_graded.digest is not None:
-                write_file(folder / f"{lesson}.ipynb", notebooks[lesson])
+                write_file(folder / f"{lesson}.ipynb", notebooks[lesson].data)
             store(folder, lesson_graded.digest, self.plan.version, lesson_graded.results)
             self.record(gradebook, student, lesson, lesson_graded.results)
             self.regraded += 1

@@ -185,14 +185,30 @@ class NotebookProblem(Exception):
 def read_notebook(path):
     """A notebook's bytes, read without following a link, from a regular file of at most ``MAX_NOTEBOOK_BYTES``;
     ``NotebookProblem`` otherwise (the file may have changed since ``scan`` looked)."""
+    return read_hand_in(path)[0]
+
+
+def file_status(info):
+    """What changes whenever a file's content does: its size, inode, modification and change times (no learner can
+    set a change time back)."""
+    return info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns
+
+
+def read_hand_in(path, expect=None):
+    """``(bytes, file_status)`` of a notebook, read as ``read_notebook`` reads it; with ``expect`` (the status of an
+    earlier read), ``NotebookProblem`` where the file changed since: what is graded is what was planned and timed."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         status = "tampered" if _kind(path) == "link" else "error"
         raise NotebookProblem(status, f"the notebook could not be opened ({exc.strerror})") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise NotebookProblem("tampered", "the notebook is not a regular file: not read")
+        if expect is not None and file_status(info) != tuple(expect):
+            raise NotebookProblem("error", "the notebook changed after make grade planned its grading: graded on "
+                                           "the next run")
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(MAX_NOTEBOOK_BYTES + 1)
     except OSError as exc:
@@ -201,7 +217,7 @@ def read_notebook(path):
         os.close(fd)
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise NotebookProblem("error", f"the notebook is over {MAX_NOTEBOOK_BYTES // 2**20} MB: not read")
-    return data
+    return data, file_status(info)
 
 
 # ---------------------------------------------------------------- one notebook's cells

@@ -11,14 +11,12 @@ its notebook area (``hint_area``) what to call when its button is pressed.
 
 import contextlib
 import inspect
-import warnings
 from dataclasses import KW_ONLY, dataclass
 
-import numpy as np
 
 from ..threads import single_blas_thread
 from . import hint_area, ladder
-from .compare import Raised, allowed_names, build_cases, callable_inputs, hidden_rngs
+from .compare import Raised, allowed_names, build_cases, callable_inputs, hidden_rngs, quietly
 from .exercises import EXERCISES
 from .verdict import Outcome, judge
 from .wire import same_values
@@ -68,8 +66,7 @@ def on_its_own(fn, also_allowed=()):
         for name in blocked:
             setattr(encoder_lib, name, _blocked(name))
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")  # a warning never counts against an answer
+            with quietly():  # a warning never counts against an answer
                 yield
         except UsedTheLibrary as exc:
             raise UsedTheLibrary(f"`{exercise.name}` calls encoder_lib's own `{exc.args[0]}`, which this exercise "

@@ -21,12 +21,11 @@ never reported (tests/test_symptoms.py runs every property on right answers).
 
 import inspect
 import re
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .compare import callable_inputs
+from .compare import callable_inputs, quietly
 from .in_words import index, number, numbers, shape_text
 
 @dataclass(frozen=True)
@@ -89,8 +88,7 @@ class Evidence:
         """The right answer on these inputs with some of them changed; None if it cannot be computed."""
         inputs = {name: callable_inputs(v) for name, v in {**self.inputs, **changes}.items()}
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
+            with quietly():
                 return self.exercise.reference(**inputs)
         except Exception:  # the change makes the inputs invalid: no variant to compare with
             return None
@@ -367,8 +365,7 @@ def findings_for(exercise, evidence):
     found = []
     for probe in tuple(getattr(exercise, "properties", ())) + GENERAL:
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
+            with quietly():
                 finding = probe(evidence)
         except Exception:  # a rule that cannot read this output says nothing about it
             finding = None

@@ -28,13 +28,11 @@ when, the variant reproduces what their answer computed (``causes``).
 
 import ast
 import inspect
-import warnings
 from dataclasses import KW_ONLY, dataclass, field
 
-import numpy as np
 
 from ..._checks import non_finite_allowed
-from ..compare import Raised, callable_inputs
+from ..compare import Raised, callable_inputs, quietly
 from .edits import edits_of, substitutes
 from .inputs import transformed
 from .model import Model, Mutation
@@ -141,8 +139,7 @@ def input_variants(exercise, case):
 def run(variant, args, kwargs):
     """What ``variant`` gives on one case's inputs (not copied: a variant is the course's own code, which leaves
     its inputs alone): its value, or the exception it raised."""
-    with warnings.catch_warnings(), np.errstate(all="ignore"), non_finite_allowed():
-        warnings.simplefilter("ignore")
+    with quietly(), non_finite_allowed():
         try:
             return variant.function(*callable_inputs(args, copy=False), **callable_inputs(kwargs, copy=False))
         except Exception as exc:  # the variant raises here: an answer that raises the same has it
