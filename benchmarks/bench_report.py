@@ -4,7 +4,7 @@
 
 Target: at most 10 s for 500 learners on a 2-core machine.
 
-In a temporary folder, ``tests/report_class.py`` writes what `make grade`
+In a temporary folder, ``tests/grader/report_class.py`` writes what `make grade`
 leaves for a seeded class (no grading): grades_by_exercise.csv with the
 mistake and diagnosis columns, the gradebook with every learner's name, and
 every handed-in lesson's notebook as graded in autograded/ (the teachers'
@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.report_class import seeded_class
+from tests.grader.report_class import seeded_class
 
 from ._report import table
 

@@ -146,3 +146,14 @@ def test_hub_install_refuses_a_folder_that_is_no_environment(tmp_path):
     result = subprocess.run(["make", "-C", str(ROOT), "hub-install", f"PREFIX={tmp_path}"], capture_output=True,
                             text=True)
     assert result.returncode != 0 and "bin/python" in result.stderr
+
+
+def test_make_lab_opens_a_learner_s_environment_made_by_the_hub_s_installer(tmp_path):
+    """make lab's .venv-lab is made by the same learner part of tools.hub_install as a hub's server (tested above
+    for holding no grader), not from the teachers' lock; make setup's .venv gets the grader."""
+    dry = subprocess.run(["make", "-C", str(ROOT), "-n", "-B", ".venv-lab/.installed"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "-m tools.hub_install --learner-only .venv-lab" in dry
+    assert "requirements.txt" not in dry.replace("requirements-learners.txt", "").replace("requirements-model.txt", "")
+    lab = subprocess.run(["make", "-C", str(ROOT), "-n", "lab"], capture_output=True, text=True, check=True).stdout
+    assert ".venv-lab/bin/jupyter lab student" in lab and ".venv/bin" not in lab

@@ -6,7 +6,7 @@ is a version of (``model``, the mistake's name there); a mistake may have
 several learners' versions (``variant`` tells them apart).
 tests/test_exercises.py checks that every model has a learner's version and
 every version a model, that the self-check names each one's mistake and that
-the hidden tests fail it; tests/test_grading_pipeline.py checks that the
+the hidden tests fail it; tests/grader/test_grading_pipeline.py checks that the
 grader takes exactly that exercise's points and names it too.
 """
 

@@ -1,6 +1,6 @@
 """The class report (``make report``, and ``make grade``'s last step): what the class got wrong, what to re-teach.
 
-- A seeded class (``tests/report_class.py``: each learner's wrong answers
+- A seeded class (``tests/grader/report_class.py``: each learner's wrong answers
   drawn from the catalogued mistakes and from ``UNLISTED``, which no mistake
   explains): the page's and ``mistakes.csv``'s counts per exercise and per
   mistake equal the seeded ones exactly, the unlisted answers are the groups
@@ -40,7 +40,7 @@ from course_grader.outputs import COLUMNS as OLDER_COLUMNS, GRADER_POINTS, LATE
 from report_class import (COLUMNS, UNLISTED, add_lesson, copy_notebooks, hand_in, open_gradebook, seeded_class,
                           write_graded, write_rows)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LEARNERS = 60
 STATUS_COLUMNS = {"passed": "passed", "failed": "failed", "not answered": "not answered", "timeout": "timeouts",
                   "tampered": "tampered"}

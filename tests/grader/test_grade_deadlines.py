@@ -30,7 +30,7 @@ from grading_helpers import course_after_make_student, graded_once, run_grader a
 
 # nbgrader 0.9's own models warn under SQLAlchemy 2 (RuntimeWarnings, which the suite makes errors): not ours
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSON = "01_attention"
 FULL = sum(EXERCISES[name].points for name in BY_LESSON[LESSON])
 DUE = "2026-11-20 17:00:00 Europe/Paris"  # 16:00 UTC

@@ -2,7 +2,7 @@
 
 ``copying_class(root)`` writes, in a copy of the course at ``root``, the
 ``grades_by_exercise.csv`` and ``autograded/`` notebooks of 200 learners
-(``tests/report_class.py``'s helpers). Most answers come from a handful of
+(``tests/grader/report_class.py``'s helpers). Most answers come from a handful of
 common variants, each learner's renamed and commented in their own way: the
 course's solution, the catalogued mistakes (``tests/mistakes/``, named in
 the ``mistake`` column) and ``report_class.UNLISTED``'s wrong answers (their

@@ -9,7 +9,7 @@ collection; each learner's latest hand-in by the exchange's own time is
 collected, a newer one replacing it (the earlier kept); and the hand-in's
 time (``exchange.hand_in_time``) is one the learner cannot set. The whole
 pipeline with these attackers (`make collect`, `make grade`) is
-tests/test_hand_in_attacks.py.
+tests/grader/test_hand_in_attacks.py.
 """
 
 import datetime
@@ -24,7 +24,7 @@ from traitlets.config import Config
 from course_grader import exchange
 from course_grader.collect import CourseCollect
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSON = "01_attention"
 COURSE_ID = "encoder-course"
 NOTEBOOK = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})

@@ -1,7 +1,7 @@
 """What the course reads from nbgrader's gradebook (``gradebook.py``), and due dates, extensions and late penalties
 (``deadlines.py``): nbgrader's, read and applied.
 
-The graded class of tests/test_grading_workflow.py checks the whole way from
+The graded class of tests/grader/test_grading_workflow.py checks the whole way from
 ``timestamp.txt`` and formgrader to the CSVs, the pages and the report; these
 tests pin the parts: the roster, a hand-set score and comment read back as
 formgrader leaves them, what a time is, what is late, what an extension
@@ -23,7 +23,7 @@ from report_class import open_gradebook
 
 # nbgrader 0.9's own models warn under SQLAlchemy 2 (RuntimeWarnings, which the suite makes errors): not ours
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSONS = ["01_attention", "02_multi_head_attention"]
 UTC = datetime.datetime
 
@@ -233,7 +233,7 @@ def test_lateness_takes_nbgrader_s_penalty_only_for_a_late_hand_in(tmp_path):
 def test_a_notebook_copied_in_by_hand_is_timed_by_the_teacher_s_timestamp_txt_never_the_file_s(tmp_path):
     """Without make collect's record, a hand-in is one the teacher copied in: a timestamp.txt beside it is the
     teacher's time; without one (or with one that is not a time) it is never late (exchange.hand_in_time; the
-    collected ones are tests/test_collect.py's)."""
+    collected ones are tests/grader/test_collect.py's)."""
     from course_grader import exchange
 
     notebook = tmp_path / "01_attention.ipynb"

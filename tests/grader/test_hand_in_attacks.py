@@ -43,7 +43,7 @@ from conftest import in_ci
 from grading_helpers import leftovers_of, make_measured
 
 pytestmark = pytest.mark.grading  # two `make grade` of a class of 15: about a minute
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 LESSON = "01_attention"
 TIME_LIMIT = 5
@@ -55,7 +55,7 @@ AS_ROOT = os.geteuid() == 0
 HONEST = ("0-honest-first", "josé", "mail", "wrong-1", "wrong-2", "zzzz-honest-last")
 COPIED = "ada+1@school.edu"
 ROSTER = {"josé": ("José", "Núñez", "jose@school.example"), COPIED: ("Ada", "Byron", "ada+1@school.edu")}
-#: A wrong softmax no catalogued mistake explains (tests/report_class.py's), which two honest learners share.
+#: A wrong softmax no catalogued mistake explains (tests/grader/report_class.py's), which two honest learners share.
 UNNAMED = ("def softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
            "    return e / e.max(axis=axis, keepdims=True)\n")
 #: The same outputs in another form, with a plea to the teacher: aaa_mal sorts first of the group.

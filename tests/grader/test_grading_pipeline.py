@@ -11,7 +11,7 @@ in a temporary copy of the course, on one class holding:
   only that exercise's answer replaced, which must lose exactly its points;
 - answers that raise, print a megabyte, or loop forever, and a correct answer
   that prints a RuntimeWarning;
-- one learner per attack (tests/attacks.py), each of whom must get 0 on the
+- one learner per attack (tests/grader/attacks.py), each of whom must get 0 on the
   attacked exercise and keep every other point, while the course's files, the
   other learners' scores, the processes and the network stay untouched, and
   the teacher's environment and secret reach no file a learner is sent;
@@ -21,7 +21,7 @@ in a temporary copy of the course, on one class holding:
 `make grade` runs under a sampler of its process tree (``TreeSampler``):
 the tree's peak RSS is held to ``PEAK_RSS_BOUND`` and every process it ever
 held must be gone at the end, with the scratch folders and cgroups of its
-grader. tests/test_grader_resilience.py grades small courses: malformed
+grader. tests/grader/test_grader_resilience.py grades small courses: malformed
 submissions drawn by Hypothesis, a worker or a sandbox that fails, Ctrl+C,
 two graders at once.
 """
@@ -52,7 +52,7 @@ from course_grader.files import csv_field
 from conftest import load_tool, need_bubblewrap
 from mistakes import MISTAKES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # A short per-cell limit for the copy, so the endless loop costs little time.
 CELL_TIMEOUT = 10

@@ -39,7 +39,7 @@ from course_grader.outputs import LMS_COLUMNS, LMS_TOTAL, Result, lms_rows
 from report_class import answer_in, hand_in_folder, open_gradebook, write_roster
 from grading_helpers import course_after_make_student, graded_once, run_grader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SET = ("01_attention", "02_multi_head_attention")
 LEARNERS = ("ada", "bob", "cy")
 WRONG_SOFTMAX = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)\n"

@@ -27,7 +27,7 @@ from course_grader.feedback_page import write_feedback
 from course_grader.lesson_links import LessonLinks, exercise_section, lesson_links
 from report_class import copy_notebooks, write_roster, write_rows
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LESSON = "01_attention"
 STAMP = "2026-12-10 16:00:00.000000 UTC"
 

@@ -5,7 +5,7 @@ notebook: the answer cell of one exercise (``answer``, a wrong answer plus
 the trick), another change to the notebook (``edit``), or another way of
 handing it in (``submission``: a file that is not a notebook, a link, a
 folder with a strange name). The learner answers every other exercise of
-the lesson correctly. tests/test_grading_pipeline.py grades them all in one
+the lesson correctly. tests/grader/test_grading_pipeline.py grades them all in one
 class with `make grade`, with honest learners sorted before and after each,
 and checks that the attacked exercise scores 0 and gets the status below
 (``exercise="*"``: every exercise of the lesson; ``""``: none, the learner
@@ -34,8 +34,8 @@ class Attack:
     lesson: str
     status: str  # what grades_by_exercise.csv must say of the attacked exercise(s) ("a|b": either)
     answer: str = ""  # the attacked exercise's answer cell
-    edit: str = ""  # or: the name of a notebook edit (tests/test_grading_pipeline.py: EDITS)
-    submission: str = ""  # or: how the lesson is handed in (tests/test_grading_pipeline.py: SUBMISSIONS)
+    edit: str = ""  # or: the name of a notebook edit (tests/grader/test_grading_pipeline.py: EDITS)
+    submission: str = ""  # or: how the lesson is handed in (tests/grader/test_grading_pipeline.py: SUBMISSIONS)
     student: str = ""  # the learner's folder in submitted/, if not attack-<id>
     # status "passed": the attacked exercise keeps its points (a fairness check, or an attack on the files only)
     says: str = ""  # words the note of the attacked exercise (or the summary, for a lesson) must hold

@@ -1,5 +1,5 @@
 """A Dask scheduler and its workers on 127.0.0.1, started as docs/teaching/several-machines.md tells a teacher to start them by hand
-(``dask scheduler``, ``dask worker``), for tests/test_grading_cluster.py and ``bench_grading --scheduler``.
+(``dask scheduler``, ``dask worker``), for tests/grader/test_grading_cluster.py and ``bench_grading --scheduler``.
 
     with LocalCluster(folder, workers=2) as cluster:
         grade_class(plan, scheduler=cluster.address)

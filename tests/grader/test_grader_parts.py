@@ -1,8 +1,8 @@
 """The grader's parts on their own: the wire format, the in-sandbox erf, reading submissions, the reports, the
 sandbox and the runner, the bounds on library calls, judging, the workers.
 
-The whole pipeline, with a class of attackers, is tests/test_grading_pipeline.py;
-malformed classes, failing machines and Ctrl+C are tests/test_grader_resilience.py.
+The whole pipeline, with a class of attackers, is tests/grader/test_grading_pipeline.py;
+malformed classes, failing machines and Ctrl+C are tests/grader/test_grader_resilience.py.
 """
 
 import csv

@@ -1,6 +1,6 @@
 """Who may have copied (issue 32, item 1): the class report's similarity section.
 
-- A seeded class of 200 (``tests/copying_class.py``): most answers come from a
+- A seeded class of 200 (``tests/grader/copying_class.py``): most answers come from a
   handful of common variants (the solution, catalogued mistakes, wrong answers
   no mistake explains), each learner's renamed and commented; three pairs
   copied an unusual right answer, renamed, reordered and re-commented, and a

@@ -36,7 +36,7 @@ from course_grader.gradebook_writer import open_gradebook as open_course_gradebo
 from course_grader.outputs import COLUMNS
 from tests.mistakes import MISTAKES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COLUMNS = COLUMNS + ("mistake", "diagnosis")
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 
