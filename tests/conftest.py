@@ -41,6 +41,19 @@ def need_bubblewrap(why):
         pytest.skip(f"bubblewrap (bwrap) is not installed: {why}")
 
 
+def need_node(why):
+    """Skip (locally) or fail (in CI) where Node.js or the MiniSearch that `npm ci` installs is missing (the
+    website's search index is built by it); ``why`` says what needs it."""
+    from tools.site.search import SiteError, node
+
+    try:
+        node()
+    except SiteError as exc:
+        if in_ci():
+            pytest.fail(f"CI must run this test: {exc} ({why}); .ci/run installs it", pytrace=False)
+        pytest.skip(f"Node.js and MiniSearch (npm ci) are missing: {why}")
+
+
 def load_tool(name):
     """The tool ``tools.<name>`` (the course's folder is on sys.path: tests run from it)."""
     return importlib.import_module(f"tools.{name}")
@@ -95,6 +108,7 @@ MISSING = [(("bubblewrap", "bwrap"), "bubblewrap, the grader's sandbox"),
            (("Chromium", "playwright"), "Chromium, for the browser tests"),
            (("torch", "sentence_transformers", "transformers"), "PyTorch and sentence-transformers, the references"),
            (("configurable-http-proxy",), "configurable-http-proxy, the JupyterHub's proxy"),
+           (("Node.js",), "Node.js and MiniSearch, the website's search"),
            (("repo2docker",), "repo2docker, Binder's builder")]
 #: The one command that installs everything a skipped test lacked (``.ci/install``, which ``.ci/run`` runs).
 INSTALL_COMMAND = "make test-tools"

@@ -12,8 +12,10 @@ import pytest
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
+    from conftest import need_node
     from tools.site import build
 
+    need_node("the website's build indexes it for search")
     log = []
     built = build(tmp_path_factory.mktemp("site") / "site", log=log.append)
     built.log = log
