@@ -295,6 +295,81 @@ def natural_table():
           f"{older['measured']} only what was measured, {older['passed']} passed\n")
 
 
+#: The kinds of mutant that test the checks' reach: the error model's newer slips, and the answers right on the
+#: lessons' inputs only (``mutants.FIXTURE_ONLY``), which the self-check and the grader must both fail.
+REACH = ("moved", "order", "residual", "twice") + m.FIXTURE_ONLY
+#: More secrets: a mutant that passes the self-check and the grader under all of them is taken as right everywhere.
+MORE_SECRETS = (3, 5, 8)
+
+
+def reach_table(names):
+    """By kind: mutants of the solutions of ``REACH``'s kinds, how many fail the self-check and the grader (goal:
+    all), are told a cause, only what was measured, or pass; the self-check's time."""
+    counts, times = {}, []
+    solutions = m.solutions()
+    for name in names:
+        for mutant in m.mutants(solutions[name], name):
+            if mutant.kind not in REACH:
+                continue
+            fn = m.define(mutant.source, name)
+            started = time.perf_counter()
+            mine = verdict_for(fn)
+            times.append(time.perf_counter() - started)
+            grader = verdict_for(fn, secret=m.SECRET)
+            if mine.passed and grader.passed and all(verdict_for(fn, secret=s).passed for s in MORE_SECRETS):
+                continue  # right on every input drawn: equivalent to the solution
+            row = counts.setdefault(mutant.kind, Counter())
+            row["mutants"] += 1
+            row["failed self-check"] += not mine.passed
+            row["failed grader"] += not grader.passed
+            row["cause"] += bool(mine.causes)
+            row["measured"] += not mine.passed and not mine.causes and mine.specific()
+            if mine.passed or grader.passed:
+                print(f"  passed: {name}: {mutant.kind}: {mutant.description} (self-check {mine.passed}, grader "
+                      f"{grader.passed})")
+    columns = ("mutants", "failed self-check", "failed grader", "cause", "measured")
+    total = sum(counts.values(), Counter())
+    print(f"mutants of the solutions that test the checks' reach (kinds {', '.join(REACH)}): {total['mutants']}; "
+          f"self-check median {np.median(times):.2f} s, slowest {max(times):.2f} s")
+    table([(kind, *(c[k] for k in columns)) for kind, c in counts.items()] + [("all", *(total[k] for k in columns))],
+          ("kind", *columns))
+
+
+def fresh_table():
+    """Issue 37's forty wrong answers (``tests/fresh_answers.py``), half of them right on the lessons' inputs only:
+    on the cause, honest, vague, misleading, passed the self-check, passed the grader; and its right ones."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from fresh_answers import CAUSES, RIGHT, WRONG
+    from test_fresh_answers import SECRET, answer
+
+    rows = {"right on the fixtures only": Counter(), "wrong on the fixtures too": Counter()}
+    for fresh in WRONG:
+        fn = answer(fresh)
+        mine, grader = verdict_for(fn), verdict_for(fn, secret=SECRET)
+        said = mine.explanation() + " " + " ".join(c.mistake.name for c in mine.causes if c.mistake is not None)
+        misleading = [c for c in mine.causes if not any(w in c.sentence + (c.mistake.name if c.mistake else "")
+                                                         for w in CAUSES[fresh.key])]
+        row = rows["right on the fixtures only" if fresh.fixture_only else "wrong on the fixtures too"]
+        row["answers"] += 1
+        row["passed self-check"] += mine.passed
+        row["passed grader"] += grader.passed
+        row["misleading"] += bool(misleading)
+        if not mine.passed and not misleading:
+            row["on the cause" if any(w in said for w in CAUSES[fresh.key]) else
+                "honest" if mine.specific() else "vague"] += 1
+    columns = ("answers", "on the cause", "honest", "vague", "misleading", "passed self-check", "passed grader")
+    total = sum(rows.values(), Counter())
+    print(f"issue 37's fresh wrong answers (tests/fresh_answers.py): {total['answers']}")
+    table([(kind, *(c[k] for k in columns)) for kind, c in rows.items()] + [("all", *(total[k] for k in columns))],
+          ("answers", *columns))
+    right = sum(verdict_for(answer(f)).passed and verdict_for(answer(f), secret=SECRET).passed for f in RIGHT)
+    print(f"right answers written unlike the lessons' solutions: {right} of {len(RIGHT)} pass the self-check and "
+          f"the grader\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--exercise", action="append", help="only this exercise (may repeat)")
@@ -304,6 +379,8 @@ def main(argv=None):
     names = args.exercise or list(EXERCISES)
     started = time.perf_counter()
     times = mutant_table(names, args.doubles, args.show)
+    reach_table(names)
+    fresh_table()
     natural_table()
     table([(n, len(t), f"{np.median(t):.2f}", f"{max(t):.2f}") for n, t in times.items()],
           ("exercise", "wrong answers timed", "median s", "slowest s"))

@@ -16,7 +16,20 @@ Each mutation changes one thing of one kind:
 - ``dropped term``: ``a + b`` or ``a - b`` replaced by ``a`` (a term left out), a call such as
   ``np.sqrt(a)`` replaced by ``a``;
 - ``dropped argument``: a keyword argument not passed on (``padding_mask=padding_mask`` left out);
-- ``off by one``: a slice bound or an index moved by one.
+- ``off by one``: a slice bound or an index moved by one;
+- ``moved``: an operand moved out of a call (``erf(x / s)`` written ``erf(x) / s``);
+- ``order``: a reshape made in column-major order (``order="F"``);
+- ``residual``: the first input added to what the function returns;
+- ``twice``: the whole function applied to its own result.
+
+And the kinds that are right on the lessons' inputs only (``FIXTURE_ONLY``), which every check must fail all the
+same, since the docstrings allow other inputs:
+
+- ``float32``: the result computed in float32 (the inputs cast with ``astype(np.float32)``);
+- ``clipped``: the result clipped to the largest magnitude the lesson's inputs give;
+- ``hard-coded``: a whole-number argument that the lesson's checks always give the same value written as that
+  value (2 heads);
+- ``no shift``: a softmax's maximum not subtracted before ``exp`` (right while the scores are small).
 
 ``mutants(source, name)`` yields ``Mutant(kind, description, source)``; the
 harness ``judge_mutant`` runs one through the self-check's judgement
@@ -26,6 +39,7 @@ the solution on every visible and hidden case (an equivalent mutant, dropped).
 
 import ast
 import copy
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +50,12 @@ from encoder_lib.grading import compare, verdict as feedback
 from encoder_lib.grading.self_check import run_cases, verdict_for
 from encoder_lib.grading.exercises import EXERCISES
 
-KINDS = ("operator", "constant", "axis", "keepdims", "transpose", "dropped term", "dropped argument", "off by one")
+FIXTURE_ONLY = ("float32", "clipped", "hard-coded", "no shift")
+#: The kinds made on the whole function, not at one of its nodes (``_whole_function_mutants``).
+WHOLE_FUNCTION = ("twice", "residual", "float32", "clipped", "hard-coded")
+KINDS = ("operator", "constant", "axis", "keepdims", "transpose", "dropped term", "dropped argument", "off by one",
+         "moved", "order", "residual", "twice") + FIXTURE_ONLY
+_MOVABLE = {"erf", "sqrt", "exp", "tanh", "log"}
 SECRET = 20261201  # any course's secret: the hidden cases a grader would draw from it
 
 _SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.Pow: ast.Mult,
@@ -63,6 +82,9 @@ def _sites(tree):
     """``(kind, description, node path, replacement maker)`` for every mutation the tree allows."""
     found = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.right, ast.Call) and \
+                getattr(node.right.func, "attr", getattr(node.right.func, "id", "")) in ("max", "amax"):
+            found.append(("no shift", f"the maximum not subtracted at line {node.lineno}", node, lambda n: n.left))
         if isinstance(node, ast.BinOp) and type(node.op) in _SWAP:
             new = _SWAP[type(node.op)]
             found.append(("operator", f"{type(node.op).__name__} -> {new.__name__} at line {node.lineno}",
@@ -104,6 +126,13 @@ def _sites(tree):
             elif name in _UNWRAP and len(node.args) >= 1:
                 found.append(("dropped term", f"the {name}(...) at line {node.lineno} left out", node,
                               lambda n: n.args[0]))
+            if name in _MOVABLE and len(node.args) == 1 and isinstance(node.args[0], ast.BinOp):
+                found.append(("moved", f"the {ast.unparse(node.args[0].right)} moved out of the {name} at line "
+                                       f"{node.lineno}", node, lambda n: ast.BinOp(
+                                           _with(n, args=[n.args[0].left]), n.args[0].op, n.args[0].right)))
+            if name == "reshape":
+                found.append(("order", f"the reshape at line {node.lineno} in column-major order", node,
+                              lambda n: _with(n, keywords=[*n.keywords, ast.keyword("order", ast.Constant("F"))])))
         elif isinstance(node, ast.Slice):
             for part in ("lower", "upper"):
                 bound = getattr(node, part)
@@ -183,6 +212,62 @@ def mutants(source, name):
             continue
         seen.add(text)
         yield Mutant(kind, description, text)
+    for kind, description, text in _whole_function_mutants(tree, function, name):
+        yield Mutant(kind, description, text)
+
+
+def _whole_function_mutants(tree, function, name):
+    """``(kind, description, source)`` of the mutations of the whole function: its result with its first input
+    added, the function applied twice, computed in float32, clipped, or a whole-number argument hard-coded."""
+    first = function.args.args[0].arg
+    body = ast.unparse(tree)
+    once = f"_{name}_once"
+    renamed = body.replace(f"def {name}(", f"def {once}(", 1)
+    wrap = f"\n\n\ndef {name}(*args, **kwargs):\n"
+    if not isinstance(_lesson_cases(name)[0].expected, tuple):  # a pair cannot be its own input
+        yield ("twice", "the whole function applied to its own result",
+               renamed + wrap + f"    return {once}({once}(*args, **kwargs), *args[1:], **kwargs)\n")
+    yield ("residual", f"{first} added to the result",
+           renamed + wrap + f"    out = {once}(*args, **kwargs)\n"
+                            f"    return (out[0] + args[0], *out[1:]) if isinstance(out, tuple) else out + args[0]\n")
+    yield ("float32", "computed in float32", renamed + wrap + (
+        "    cast = [a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype.kind == 'f' else a for a in args]\n"
+        f"    return {once}(*cast, **kwargs)\n"))
+    limit = _largest_output(name)
+    if limit is not None:
+        yield ("clipped", f"the result clipped to +-{limit:.3g}", renamed + wrap + (
+            f"    out = {once}(*args, **kwargs)\n"
+            f"    return tuple(np.clip(o, -{limit!r}, {limit!r}) for o in out) if isinstance(out, tuple) else "
+            f"np.clip(out, -{limit!r}, {limit!r})\n"))
+    for parameter, value in _constant_whole_numbers(name).items():
+        yield ("hard-coded", f"{parameter} written as {value}", body.replace(
+            ast.unparse(function).split("\n", 1)[0], ast.unparse(function).split("\n", 1)[0] +
+            f"\n    {parameter} = {value}", 1))
+
+
+def _lesson_cases(name):
+    return compare.build_cases(EXERCISES[name])
+
+
+def _largest_output(name):
+    """Just above the largest magnitude of the right results on the lesson's checks: a clip there changes none."""
+    values = [np.abs(np.ravel(e)).max() for c in _lesson_cases(name)
+              for e in (c.expected if isinstance(c.expected, tuple) else (c.expected,)) if np.size(e)]
+    return float(max(values)) * 1.01 if values else None
+
+
+def _constant_whole_numbers(name):
+    """``{parameter: value}``: the whole-number arguments that every lesson's check gives the same value."""
+    import inspect
+
+    names = list(inspect.signature(EXERCISES[name].reference).parameters)
+    seen = {}
+    for case in _lesson_cases(name):
+        bound = dict(zip(names, case.args)) | case.kwargs
+        for parameter, value in bound.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                seen.setdefault(parameter, set()).add(value)
+    return {p: v.pop() for p, v in seen.items() if len(v) == 1}
 
 
 def solutions():
@@ -202,7 +287,7 @@ def solutions():
 
 def define(source, name):
     """The function ``name`` that ``source`` defines, in a namespace like an answer cell's."""
-    namespace = {"np": np, "el": el, "erf": erf, "__name__": "__main__"}
+    namespace = {"np": np, "el": el, "erf": erf, "math": math, "__name__": "__main__"}
     exec(compile(source, "<mutant>", "exec"), namespace)
     return namespace[name]
 

@@ -2,7 +2,6 @@
 class) and the hidden ones drawn for each submission from the course's secret, and the time they may take; what
 every worker needs built once before it forks (``build_once``, ``share_visible``)."""
 
-import dataclasses
 import functools
 from functools import partial
 
@@ -33,10 +32,6 @@ def visible_cases(name):
     return _VISIBLE[name]
 
 
-def _hidden_only(cases, rng, hidden):
-    return cases(rng, hidden) if hidden else []
-
-
 def hidden_cases(name, secret, answer):
     """The hidden cases of one answer cell (``answer``: the SHA-256 of its source), drawn from the secret and its
     content: an unchanged answer keeps its hidden cases, and its verdict, whatever else of the notebook changed.
@@ -49,9 +44,8 @@ def hidden_cases(name, secret, answer):
 
 @functools.lru_cache(maxsize=HIDDEN_KEPT)
 def _hidden_cases(name, secret, answer):
-    exercise = EXERCISES[name]
-    hidden = dataclasses.replace(exercise, cases=partial(_hidden_only, exercise.cases))
-    return tuple(_quietly(build_cases, hidden, hidden_rngs(secret, name, submission=answer)))
+    return tuple(_quietly(partial(build_cases, visible=False), EXERCISES[name],
+                          hidden_rngs(secret, name, submission=answer)))
 
 
 def time_allowed(name, n_cases, limits):

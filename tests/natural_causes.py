@@ -68,6 +68,9 @@ CAUSES = {
     "post_norm_drops_gamma_beta": ("`gamma`, `beta` and `eps` are not passed on",),
     "post_norm_ignores_eps": ("post_norm_ignores_eps", "`eps` is not passed on", "`eps` is ignored"),
     "post_norm_gamma_beta_swapped": ("`gamma` and `beta` are swapped",),
+    # x + LN(sublayer(x)): the sum normalised without x, and x added to what is returned (checked: issue 37's
+    # residual edit, with "without adding `x`", computes exactly that)
+    "post_norm_norms_sublayer_only": ("the input `x` is added to what it returns",),
     "pre_norm_written_as_post_norm": ("pre_norm_written_as_post_norm",),
     "pre_norm_residual_from_normalised": ("pre_norm_adds_the_normalised_input",),
     "pre_norm_no_residual": ("pre_norm_without_residual",),

@@ -4,6 +4,7 @@ an answer is graded on its own."""
 import contextlib
 import io
 import linecache
+import math
 import re
 from pathlib import Path
 
@@ -35,7 +36,7 @@ ANSWERS = answer_cells()
 
 def define(source):
     """Run an answer's source as a notebook would, with the names notebooks import."""
-    namespace = {"np": np, "el": el, "erf": erf}
+    namespace = {"np": np, "el": el, "erf": erf, "math": math}
     exec(source, namespace)
     return namespace
 
@@ -193,22 +194,22 @@ def test_the_grader_runs_bert_block_on_inputs_the_lesson_does_not_show():
     from encoder_lib.grading.exercises.pretrained import LESSON_SENTENCES, minilm_params
 
     exercise = grading.EXERCISES["bert_block"]
-    shown = [args[0] for _, args, _ in exercise.cases(np.random.default_rng(0), hidden=False)]
+    shown = [args[0] for _, args, _ in exercise.cases(np.random.default_rng(0))]
 
     def hidden(submission):
         rngs = grading.compare.hidden_rngs(SECRET, "bert_block", submission=submission)
-        return [case for rng in rngs for case in exercise.cases(rng, hidden=True)]
+        cases = grading.compare.build_cases(exercise, rngs, visible=False)
+        return [case for case in cases if "MiniLM" in case.description]  # beside them, small random blocks
 
     first, second = hidden("ab" * 32), hidden("cd" * 32)
-    first = [case for case in first if "MiniLM" in case[0]]  # beside them, small random blocks without a mask
-    second = [case for case in second if "MiniLM" in case[0]]
     assert len(first) == len(second) == 3
-    for description, (x, params, n_heads), kwargs in first:
+    for case in first:
+        (x, params, n_heads), kwargs = case.args, case.kwargs
         assert x.shape[0] == 2 and x.shape[-1] == 384 and params is minilm_params(1) and n_heads == 12
         assert kwargs["padding_mask"][1].any() and not kwargs["padding_mask"][0].any()
         assert not any(x.shape == s.shape and np.allclose(x, s) for s in shown)
-        assert not any(sentence in description for sentence in LESSON_SENTENCES)
-    assert not any(np.array_equal(a[1][0], b[1][0]) for a in first for b in second)
+        assert not any(sentence in case.description for sentence in LESSON_SENTENCES)
+    assert not any(np.array_equal(a.args[0], b.args[0]) for a in first for b in second)
 
 
 def optional_arguments(name):
@@ -262,7 +263,8 @@ def _model_with_steps(code_comment, steps):
     exec(compile("".join(lines), filename, "exec"), namespace)  # noqa: S102
     linecache.cache[filename] = (0, None, lines, filename)  # where inspect.getsource reads the model's lines
     table = {"lesson": "01", "points": 1, "formula": "x", "cases": "f", "reference": "f", "model": "f",
-             "hints": ["idea", "step"], "steps": steps}
+             "draw": "f", "space": {"regimes": {"ordinary": "a few units"}}, "hints": ["idea", "step"],
+             "steps": steps}
     try:
         return read_exercises({"f": table}, namespace, "m.toml")[0]
     finally:

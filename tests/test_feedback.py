@@ -38,7 +38,7 @@ def test_each_exercise_s_model_is_its_right_answer(name):
 
 
 RULES = {f"{name}.{getattr(p, 'func', p).__name__}": p for name, e in EXERCISES.items() for p in e.properties}
-FACTS = {f.__name__: f for f in symptoms.GENERAL}
+FACTS = {f.__name__: f for f in symptoms.RELATIONS + symptoms.GENERAL}
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
@@ -46,7 +46,7 @@ def test_no_rule_and_no_fact_fires_on_a_right_answer(name):
     exercise = EXERCISES[name]
     for case in every_case(exercise):
         ev = symptoms.Evidence(exercise, case, Outcome(value=case.expected))
-        for rule in list(exercise.properties) + list(symptoms.GENERAL):
+        for rule in list(exercise.properties) + list(symptoms.RELATIONS) + list(symptoms.GENERAL):
             assert rule(ev) is None, (case.description, getattr(rule, "__name__", rule))
 
 

@@ -43,6 +43,8 @@ def test_a_mutant_is_one_change_of_the_solution_and_still_defines_the_function()
     import difflib
 
     for mutant in m.mutants(SOLUTIONS["softmax"], "softmax"):
+        if mutant.kind in m.WHOLE_FUNCTION:  # a wrapper around the solution, not a change of one of its lines
+            continue
         fn = m.define(mutant.source, "softmax")
         assert callable(fn)
         solution = m._solution_body(SOLUTIONS["softmax"])

@@ -118,6 +118,15 @@ def positional_encoding(seq_len, d_model):
         lambda e, c: np.where(c.args[1].all(axis=-1)[..., None], np.nan, e) if len(c.args) > 1 else e + 1)),
     ("softmax", "fact_not_finite", "nan:large", by_hand(lambda e, c: np.where(np.abs(c.args[0]) > 100, np.nan, e))),
     ("gelu", "fact_not_finite", "nan", by_hand(lambda e, c: np.where(e > 1, np.inf, e))),
+    ("feed_forward", "fact_relation", "relation:plus-input", by_hand(lambda e, c: e + c.args[0])),
+    ("layer_norm", "fact_relation", "relation:ratio", by_hand(lambda e, c: e / np.sqrt(2))),
+    ("gelu", "fact_threshold", "threshold:below", by_hand(lambda e, c: np.where(c.args[0] < -1, 0.0, e))),
+    ("multi_head_attention", "fact_error", "error:not-finite", '''
+def multi_head_attention(x, n_heads, params=None):
+    heads = split_heads(x, n_heads)
+    out, weights = scaled_dot_product_attention(heads, heads, heads)
+    return merge_heads(out / 0.0), weights
+'''),
     ("softmax", "softmax.weights_sum_to_one", "sums:everything", '''
 def softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))

@@ -5,7 +5,9 @@ A cause is verified when a variant of the right answer that embodies it
 reproduces what the answer computed on every case it ran on: the same
 values, within the comparison's tolerance, or the same error, on the failing
 checks and on the passing ones (where both are right), and on the
-diagnosis's probes. ``find`` searches the catalogue first, then the single
+diagnosis's probes; and values were compared somewhere (a passing check, or
+a failing one that returned a value): two answers that only raise the same
+errors are not known to compute the same thing. ``find`` searches the catalogue first, then the single
 variants, then two causes that each reproduce a part of the failing checks,
 then the pairs of single variants, within a budget counted in calls (so that
 the same answer always gets the same verdict, however busy the machine is).
@@ -121,7 +123,7 @@ def _entries(result, outcome):
 def _valued(one):
     """Did the answer return a value of the right type and shape on this case (not an error, nor a shape that
     only a broadcast by accident made)?"""
-    return one.outcome.raised is None and returned_problem(one.outcome.value, one.case.expected) is None
+    return one.outcome.raised is None and returned_problem(one.outcome.value, one.case.expected, False) is None
 
 
 def _distance(result, outcome):
@@ -352,6 +354,8 @@ def find(exercise, seen, calls=CALLS, pairs=PAIRS):
     if all(s.ok for s in seen):
         return Found((), True)
     search = Search(exercise, seen, calls)
+    if not search.passing and all(one.outcome.raised is not None for one in search.failing):
+        return Found((), True, pairs=False)  # errors alone, no value compared anywhere: two errors alike prove nothing
     whole = _distinct([c for c in search.candidates if search.whole(c)])
     if whole:
         chosen = _most_telling(whole)

@@ -16,6 +16,7 @@ from dataclasses import KW_ONLY, dataclass
 
 import numpy as np
 
+from .space import PUBLIC_SEED, drawn
 from .wire import Call
 
 
@@ -27,6 +28,11 @@ def quietly():
         warnings.simplefilter("ignore")
         yield
 
+#: How close a result must be to the right one to pass a check, relative and absolute: right answers in float64,
+#: however they are written (einsum, loops, a log-sum-exp), agree with the library to 1e-12 on every input the spaces
+#: draw, and float32 keeps about 7 digits, so that a float32 step anywhere shows.
+CHECK = 1e-9
+#: How close a variant's result must be to an answer's for the variant to reproduce it (``causes``).
 ATOL = 1e-6
 HIDDEN_SEEDS = 3
 
@@ -68,6 +74,7 @@ class Case:
     _: KW_ONLY
     probe: str = ""  # the name of a diagnosis's probe (``Exercise.probes``): run, never graded; "" for a check
     hidden: bool = False  # one of the grader's hidden cases: its inputs are never quoted to the learner
+    point: object = None  # the ``space.Point`` a generated or hidden check was drawn at; None for the lesson's
 
     @property
     def graded(self):
@@ -112,31 +119,39 @@ def allowed_names(exercise, cases):
     return names
 
 
-#: The probe name of the evidence cases: hidden-style cases from a public seed, never graded.
+#: The start of the name of a probe that is evidence for a cause only, never a place an answer is located by
+#: (``_base.SQUARE``).
 EVIDENCE = "evidence"
 
 
-def build_cases(exercise, hidden_rngs=(), probes=False, evidence=False):
-    """The exercise's visible cases (seed 0) and, for each of ``hidden_rngs``, its hidden ones, with results.
+def build_cases(exercise, hidden_rngs=(), probes=False, generated=False, visible=True):
+    """The exercise's cases, with their right results: the lesson's (``visible``; seed 0) and, for each of
+    ``hidden_rngs``, the hidden ones drawn from its input space (``space.drawn``).
 
-    With ``probes``, the inputs of the exercise's diagnosis probes follow (``Case.probe`` names them): the
-    answer runs on them too, and they tell where a failing answer goes wrong; they never count for points.
-    With ``evidence``, so do cases drawn as the hidden ones are but from a public seed (``EVIDENCE``): where
-    there are no hidden cases (the learner's self-check), a cause must reproduce those too before it is said.
+    With ``generated``, the checks drawn from its input space with the public seed follow (the self-check's: every
+    point of the space a seed draws, its shapes and sizes in the description). With ``probes``, the inputs of the
+    exercise's diagnosis probes (``Case.probe`` names them): the answer runs on them too, and they tell where a
+    failing answer goes wrong; they never count for points.
     """
-    raw = [("", False, *case) for case in exercise.cases(np.random.default_rng(0), hidden=False)]
+    raw = [("", False, *case, None) for case in exercise.cases(np.random.default_rng(0))] if visible else []
+    if generated:
+        raw += [("", False, *case) for case in drawn(exercise, public_rng(exercise.name))]
     for rng in hidden_rngs:
-        raw += [("", True, *case) for case in exercise.cases(rng, hidden=True)]
+        raw += [("", True, *case) for case in drawn(exercise, rng)]
     if probes and exercise.probes is not None:
-        raw += [(probe, False, *rest) for probe, *rest in exercise.probes(np.random.default_rng(1))]
-    if evidence:
-        raw += [(EVIDENCE, False, *case) for case in exercise.cases(np.random.default_rng(2), hidden=True)]
+        raw += [(probe, False, *rest, None) for probe, *rest in exercise.probes(np.random.default_rng(1))]
     built = []
-    for probe, hidden, description, args, kwargs in raw:
+    for probe, hidden, description, args, kwargs, point in raw:
         with quietly():
             expected = exercise.reference(*callable_inputs(args), **callable_inputs(kwargs))
-        built.append(Case(description, tuple(args), dict(kwargs), expected, probe=probe, hidden=hidden))
+        built.append(Case(description, tuple(args), dict(kwargs), expected, probe=probe, hidden=hidden,
+                          point=point))
     return built
+
+
+def public_rng(exercise_name):
+    """The generator of an exercise's generated checks in the self-check: public, the same for every learner."""
+    return np.random.default_rng([PUBLIC_SEED, zlib.crc32(exercise_name.encode())])
 
 
 def hidden_rngs(secret, exercise_name, count=HIDDEN_SEEDS, submission=None):
@@ -147,30 +162,31 @@ def hidden_rngs(secret, exercise_name, count=HIDDEN_SEEDS, submission=None):
     return [np.random.default_rng([secret, zlib.crc32(exercise_name.encode()), k, *drawn]) for k in range(count)]
 
 
-def close(got, expected, equal_nan=False):
-    """Same structure, shapes and values (to ATOL, relative above 1); a result that is not an array of real numbers
-    of the right shape is never close, and is not converted to find out."""
+def close(got, expected, equal_nan=False, tolerance=ATOL):
+    """Same structure, shapes and values (to ``tolerance``, relative above 1); a result that is not an array of real
+    numbers of the right shape is never close, and is not converted to find out."""
     if isinstance(expected, tuple):
         return (isinstance(got, tuple) and len(got) == len(expected)
-                and all(close(g, e, equal_nan) for g, e in zip(got, expected)))
+                and all(close(g, e, equal_nan, tolerance) for g, e in zip(got, expected)))
     if not isinstance(got, np.ndarray) or got.dtype.kind not in "fiub" or got.shape != np.shape(expected):
         return False
-    return bool(np.allclose(got, expected, rtol=ATOL, atol=ATOL, equal_nan=equal_nan))
+    return bool(np.allclose(got, expected, rtol=tolerance, atol=tolerance, equal_nan=equal_nan))
 
 
 def _type_name(value):
     return getattr(value, "type_name", type(value).__name__)  # the grader's sandbox sends other types by name
 
 
-def returned_problem(got, expected):
+def returned_problem(got, expected, dtype=True):
     """Why ``got`` cannot be the answer, before any value is compared (None when it is a numpy array of floats of
-    the right shape, or the tuple of them the exercise returns): said once, nothing converted."""
+    the right shape, or the tuple of them the exercise returns): said once, nothing converted. With ``dtype``, its
+    precision too (``precision_problem``): the right result's dtype, computed at that precision."""
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
             kind = f"tuple of {len(got)}" if isinstance(got, tuple) else _type_name(got)
             return f"it should return a tuple of {len(expected)} arrays, it returned a {kind}"
         for i, (g, e) in enumerate(zip(got, expected)):
-            problem = returned_problem(g, e)
+            problem = returned_problem(g, e, dtype)
             if problem:
                 return f"item {i} of the returned tuple: {problem}"
         return None
@@ -182,7 +198,66 @@ def returned_problem(got, expected):
         return f"it returned an array of {got.dtype}, not of floating-point numbers"
     if got.shape != expected.shape:
         return f"the result has shape {got.shape}, expected {expected.shape}"
+    return precision_problem(got, expected) if dtype else None
+
+
+#: The digits each floating-point type keeps, as a sentence says them.
+_DIGITS = {2: "about 3", 4: "about 7", 8: "about 16"}
+
+
+#: The agreement a result computed at a lower precision can keep (by its bytes per number): what a float32 cast
+#: costs, up to rows near 1000 normalised.
+_LOWER_PRECISION_TOLERANCE = {2: 1e-1, 4: 1e-3}
+
+
+def close_but_for_precision(got, expected):
+    """Does a result whose precision is wrong (``precision_problem``) have the right values up to that precision?
+    Then its precision is all that is wrong with it."""
+    if isinstance(expected, tuple):
+        return all(close_but_for_precision(g, e) for g, e in zip(got, expected))
+    if close(got, expected, tolerance=CHECK):
+        return True
+    if not precision_problem(got, expected):
+        return False
+    size = 4 if got.dtype.itemsize >= expected.dtype.itemsize else got.dtype.itemsize
+    return bool(np.allclose(got, expected, rtol=_LOWER_PRECISION_TOLERANCE[size], atol=_LOWER_PRECISION_TOLERANCE[size]))
+
+
+def _float32_numbers(values):
+    """Is every entry of a float64 array a float32 number (what a float32 computation cast back gives)?"""
+    with np.errstate(all="ignore"):
+        return bool(np.array_equal(values.astype(np.float32).astype(np.float64), values, equal_nan=True))
+
+
+def precision_problem(got, expected):
+    """A result of floats of the right shape whose dtype is not the right result's, or whose numbers all are
+    float32 numbers, right to float32's precision, where the right ones are not (computed in float32 and cast back):
+    what was measured, and where precision goes; None otherwise."""
+    if (got.dtype.kind, got.dtype.itemsize) != (expected.dtype.kind, expected.dtype.itemsize):
+        digits = _DIGITS.get(got.dtype.itemsize)
+        name = got.dtype.newbyteorder("=").name
+        if digits is None or got.dtype.itemsize > expected.dtype.itemsize:
+            return f"the result is {name}; the inputs are {expected.dtype} and so is the right result"
+        return (f"the result is {name}, but the inputs are {expected.dtype} and so is the right result: somewhere "
+                f"your code makes a {name} array (`astype(np.{name})`, `dtype=np.{name}`, `np.{name}(...)`), and "
+                f"from there each number keeps {digits} digits instead of {_DIGITS[expected.dtype.itemsize]}")
+    if expected.dtype == np.float64 and expected.size >= 4 and not _float32_numbers(expected) and \
+            _float32_numbers(got) and np.allclose(got, expected, rtol=_LOWER_PRECISION_TOLERANCE[4],
+                                                  atol=_LOWER_PRECISION_TOLERANCE[4]):
+        return ("the result is float64, but every number in it is a float32 number: it was computed in float32 "
+                "(an `astype(np.float32)`, a `dtype=np.float32`) and cast back, which keeps about 7 digits of the "
+                "16 the inputs have")
+    if not close(got, expected, tolerance=CHECK) and close(got, expected, tolerance=ATOL):
+        return (f"the result agrees with the right one to about {_digits(got, expected)} significant digits only; a "
+                f"right answer in float64 agrees to 12 or more (float32 keeps about 7)")
     return None
+
+
+def _digits(got, expected):
+    """How many significant digits ``got`` shares with ``expected`` at its worst entry."""
+    with np.errstate(all="ignore"):
+        gap = float(np.max(np.abs(got - expected) / np.maximum(np.abs(expected), CHECK)))
+    return max(1, int(round(-np.log10(gap)))) if gap > 0 else 16
 
 
 def _index_text(index):
@@ -196,7 +271,7 @@ def describe_difference(got, expected, hidden=False):
     ``hidden``: a hidden case's, which names where but no value (an answer's output could carry its inputs)."""
     if isinstance(expected, tuple):
         for i, (g, e) in enumerate(zip(got, expected)):
-            if not close(g, e):
+            if not close(g, e, tolerance=CHECK):
                 return f"item {i} of the returned tuple: " + describe_difference(g, e, hidden)
     bad = ~np.isfinite(got)
     if bad.any():

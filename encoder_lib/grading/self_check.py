@@ -120,7 +120,7 @@ def verdict_for(fn, secret=None):
     seed gives); None when the answer is not written yet."""
     exercise = exercise_of(fn)
     hidden = () if secret is None else hidden_rngs(secret, exercise.name)
-    cases = build_cases(exercise, hidden, probes=True, evidence=not hidden)
+    cases = build_cases(exercise, hidden, probes=True, generated=not hidden)
     try:
         outcomes = run_cases(fn, cases)
     except NotImplementedError:
@@ -161,7 +161,7 @@ def visible_tests(fn):
     """The exercise's visible tests: ``AssertionError`` naming the first failing check, what came out, and
     what is wrong."""
     exercise = exercise_of(fn)
-    cases = build_cases(exercise, probes=True, evidence=True)
+    cases = build_cases(exercise, probes=True, generated=True)
     verdict = judge(exercise, cases, run_cases(fn, cases))
     if not verdict.passed:
         raise VisibleTestFailed(f"{exercise.name}, {verdict.note()}")

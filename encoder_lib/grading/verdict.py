@@ -21,10 +21,12 @@ both.
 
 import builtins
 import hashlib
-from dataclasses import dataclass, field
+import re
+from dataclasses import KW_ONLY, dataclass, field
 
 from . import causes, symptoms
-from .compare import EVIDENCE, Raised, close, describe_difference, returned_problem
+from .compare import (CHECK, EVIDENCE, Raised, close, close_but_for_precision, describe_difference,
+                      precision_problem, returned_problem)
 
 
 @dataclass
@@ -52,9 +54,10 @@ class Check:
 
     @property
     def right_values(self):
-        """Did it give the right values (whatever else is wrong: its inputs changed in place)?"""
-        return self.outcome.raised is None and returned_problem(self.outcome.value, self.case.expected) is None \
-            and close(self.outcome.value, self.case.expected)
+        """Did it give the right values (whatever else is wrong: its inputs changed in place, or its values kept
+        at a lower precision than the right ones)?"""
+        return self.outcome.raised is None and returned_problem(self.outcome.value, self.case.expected, False) is None \
+            and close_but_for_precision(self.outcome.value, self.case.expected)
 
 
 def _changed_words(names):
@@ -85,7 +88,7 @@ def check_case(case, outcome):
     problem = returned_problem(outcome.value, case.expected)
     if problem:
         return Check(case, outcome, False, problem)
-    if not close(outcome.value, case.expected):
+    if not close(outcome.value, case.expected, tolerance=CHECK):
         return Check(case, outcome, False, describe_difference(outcome.value, case.expected, hidden))
     if outcome.changed:
         return Check(case, outcome, False, _changed_words(outcome.changed))
@@ -98,10 +101,12 @@ class Verdict:
 
     exercise: object
     checks: list
+    _: KW_ONLY
     causes: list = field(default_factory=list)  # causes.Cause, verified
     symptoms: list = field(default_factory=list)  # symptoms.Finding, where no cause is verified
     changed: tuple = ()  # inputs the answer changed in place (on any case)
     ruled_out: str = ""  # what the search for a cause tried, where it found none
+    undefined: str = ""  # the name every failing check's NameError names, where that is what is wrong
 
     @property
     def mistakes(self):
@@ -121,20 +126,34 @@ class Verdict:
     def failing(self):
         return [c for c in self.checks if not c.ok]
 
+    @property
+    def precision(self):
+        """What a failing check measured of the result's precision (its dtype, or float32 numbers), or ''."""
+        for check in self.failing:
+            value = check.outcome.value
+            if check.outcome.raised is None and returned_problem(value, check.case.expected, False) is None:
+                problem = precision_problem_of(value, check.case.expected)
+                if problem:
+                    return problem
+        return ""
+
     def explanation(self):
         """What is wrong, in words: the verified causes, or what was measured; '' for a right answer."""
         if self.passed:
             return ""
         parts = []
         if self.changed:
-            said = _changed_words(self.changed)
-            parts.append(said[0].upper() + said[1:] + ".")
+            parts.append(_sentence(_changed_words(self.changed)))
+        if self.undefined:
+            parts.append(_undefined_words(self.undefined))
         if len(self.causes) == 1:
             parts.append(self.causes[0].sentence)
         elif self.causes:
             parts += [f"On {_checks(c.checks)}: {c.sentence}" for c in self.causes]
         elif self.symptoms:
             parts.append("What the checks measured: " + " ".join(f.sentence for f in self.symptoms))
+        elif self.precision:
+            parts.append(_sentence(self.precision))
         if not self.causes and self.ruled_out:
             parts.append(self.ruled_out)
         return " ".join(parts)
@@ -151,30 +170,76 @@ class Verdict:
 
     def specific(self):
         """Does the learner get more than where and by how much: a cause, a measured fact, or changed inputs?"""
-        return bool(self.causes or self.symptoms or self.changed)
+        return bool(self.causes or self.symptoms or self.changed or self.precision or self.undefined)
 
     def report(self):
         """The self-check's printout."""
         passed = sum(c.ok for c in self.checks)
         lines = [f"`{self.exercise.name}`: {passed} of {len(self.checks)} checks passed"]
         lines += [f"  {'✓' if c.ok else '✗'} {c.description}" + ("" if c.ok else f": {c.problem}")
-                  for c in self.checks]
+                  for c in self.checks if c.case.point is None or not c.ok]  # the lesson's, and what fails
+        drawn = sum(c.ok for c in self.checks if c.case.point is not None)
+        if drawn:
+            lines.append(f"  ✓ {drawn} {'more ' if drawn < len(self.checks) - len(self.failing) else ''}"
+                         f"check{'s' * (drawn > 1)} drawn from all the inputs `{self.exercise.name}` allows "
+                         f"(batch axes, other sizes, extreme values)")
         if self.passed:
             lines.append("Well done.")
-        elif self.explanation():
-            lines.append(self.explanation())
+        elif self._explanation_beside(self.failing[0].problem):
+            lines.append(self._explanation_beside(self.failing[0].problem))
         return "\n".join(lines)
+
+    def _explanation_beside(self, problem):
+        """The explanation, without what the check's ``problem`` already says (a changed input, the precision)."""
+        explanation = self.explanation()
+        for said in (_changed_words(self.changed) if self.changed else "", self.precision):
+            if said and said in problem:
+                explanation = explanation.replace(_sentence(said), "", 1).strip()
+        return explanation
 
     def note(self):
         """One paragraph for a visible test's AssertionError or the grader's note: the first failing check, then why."""
         if self.passed:
             return ""
         first = self.failing[0]
-        explanation = self.explanation()
-        said = _changed_words(self.changed)
-        if self.changed and first.problem == said:  # said once, by the check
-            explanation = explanation.replace(said[0].upper() + said[1:] + ".", "", 1).strip()
+        explanation = self._explanation_beside(first.problem)  # what the check says is said once
         return f"{first.description}: {first.problem}" + (f". {explanation}" if explanation else "")
+
+
+#: The names an answer finds where it runs: the lessons' first cell imports them, and the grader gives them.
+GIVEN_NAMES = {"np": "numpy, as `import numpy as np`", "math": "Python's `math`, as `import math`",
+               "erf": "SciPy's erf, as `from scipy.special import erf`", "el": "the library, as `import encoder_lib "
+               "as el`"}
+_UNDEFINED = re.compile(r"^name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
+
+
+def _undefined_name(checks):
+    """The name that every failing check's ``NameError`` names, or ''."""
+    names = {m.group(1) for c in checks for m in [_UNDEFINED.match(c.outcome.raised.message)
+                                                   if c.outcome.raised is not None and
+                                                   c.outcome.raised.kind == "NameError" else None] if m}
+    named = all(c.outcome.raised is not None and c.outcome.raised.kind == "NameError" for c in checks)
+    return names.pop() if named and len(names) == 1 else ""
+
+
+def _undefined_words(name):
+    if name in GIVEN_NAMES:
+        return (f"`{name}` is not defined where your answer ran: it is {GIVEN_NAMES[name]}, which the lesson's "
+                f"first code cell imports. Run that cell, then your answer's cell and this one again.")
+    return (f"`{name}` is not defined where your answer ran: an answer has `np`, `math`, `erf` and `el`, and what "
+            f"its own cell defines or imports. Check the spelling of `{name}`, or define or import it in the answer's "
+            f"cell.")
+
+
+def _sentence(words):
+    return words[0].upper() + words[1:] + "."
+
+
+def precision_problem_of(got, expected):
+    """``compare.precision_problem`` of a result, or of the first item of a tuple that has one."""
+    if isinstance(expected, tuple):
+        return next((p for g, e in zip(got, expected) for p in [precision_problem_of(g, e)] if p), "")
+    return precision_problem(got, expected) or ""
 
 
 def _checks(descriptions):
@@ -194,6 +259,9 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
     wrong = [c for c in checks if not c.ok and not c.right_values]
     if not wrong:  # right values throughout (failing, if at all, for changing its inputs)
         return verdict
+    verdict.undefined = _undefined_name(wrong)
+    if verdict.undefined:  # the answer never ran to a value: there is nothing to find a cause in
+        return verdict
     probed = [check_case(case, outcome) for case, outcome in pairs if not case.graded]
     seen = [causes.Seen(c.case, c.outcome, c.right_values) for c in checks + probed]
     found = causes.find(exercise, seen, calls)
@@ -204,7 +272,10 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
     located = {c.case.probe: None if c.outcome.raised is not None else c.right_values
                for c in probed if not c.case.probe.startswith(EVIDENCE)}
     verdict.symptoms = symptoms.measure(exercise, evidence, located)
-    compared = any(c.outcome.raised is not None or returned_problem(c.outcome.value, c.case.expected) is None
+    parted = symptoms.fact_where_the_space_fails([(c.case.point, c.ok or c.right_values) for c in checks])
+    if parted is not None:
+        verdict.symptoms = [parted] + verdict.symptoms[:1]
+    compared = any(c.outcome.raised is not None or returned_problem(c.outcome.value, c.case.expected, False) is None
                    for c in wrong)  # where it returned what cannot be the answer, that is what is wrong
     verdict.ruled_out = symptoms.ruled_out(exercise, found.complete, found.ambiguous,
                                                                       found.pairs) if compared else ""

@@ -15,6 +15,7 @@ except ModuleNotFoundError:  # Python 3.10: the same reader, as the package toml
     import tomli as tomllib
 
 from ...params import init_block_params, off_defaults
+from ..space import Space
 from ..variants.model import step_keys
 
 
@@ -38,10 +39,13 @@ class Exercise:
     """One exercise: how to call it, what is right, what it may use, and what typical wrong answers compute.
 
     - ``reference``: the right answer, a callable with the exercise's signature;
-    - ``cases(rng, hidden)``: ``[(description, args, kwargs)]``, the inputs it is
-      checked on. ``hidden=False`` gives the cases the self-check and the
-      visible tests show (always drawn from seed 0); ``hidden=True`` gives
-      random shapes for the grader, drawn from the course's secret;
+    - ``cases(rng)``: ``[(description, args, kwargs)]``, the lesson's inputs it is
+      checked on, which the self-check and the visible tests show (always drawn
+      from seed 0);
+    - ``space``: a ``space.Space``, every input its docstring allows (batch axes, sizes, value ranges, the
+      dtype), from the table ``[<exercise>.space]``, and ``draw(rng, point)``: the inputs at one point of it. The
+      self-check's generated checks are drawn from it with a public seed, the grader's hidden ones with the
+      course's secret;
     - ``formula``: LaTeX, for the feedback page;
     - ``model``: the right answer written plainly in numpy, each line ending in ``# step: <key>``, and
       ``steps``: ``((key, words), ...)``, each step's idea as a learner reads it ("each row's own maximum is
@@ -73,6 +77,8 @@ class Exercise:
     formula: str
     cases: object
     reference: object
+    space: object
+    draw: object
     mistakes: tuple = ()
     uses: tuple = ()
     may_call: tuple = ()
@@ -93,10 +99,11 @@ class ExerciseFileError(ValueError):
 #: The keys of an exercise's table in its lesson's file, each with what it holds (``_Lesson``'s method that
 #: reads it), and those it must have.
 EXERCISE_KEYS = {"lesson": "word", "points": "whole", "formula": "word", "cases": "code", "reference": "code",
+                 "space": "space", "draw": "code",
                  "model": "code", "probes": "code", "locate": "code", "properties": "codes", "variants": "objects",
                  "uses": "names", "may_call": "names", "outputs": "names", "hints": "rungs", "mistakes": "mistakes",
                  "steps": "steps"}
-EXERCISE_REQUIRED = ("lesson", "points", "formula", "cases", "reference", "model", "hints")
+EXERCISE_REQUIRED = ("lesson", "points", "formula", "cases", "reference", "space", "draw", "model", "hints")
 MISTAKE_KEYS = {"name": "word", "model": "code", "explanation": "text", "hints": "rungs"}
 MISTAKE_REQUIRED = ("name", "model", "explanation")
 
@@ -126,16 +133,20 @@ def read_exercises(document, namespace, path):
     """``load_exercises``' work on the file's ``document`` (as ``tomllib`` reads it), named ``path`` in errors.
 
     >>> def f(x): return x
-    >>> read_exercises({"f": {"lesson": "01", "points": 1, "formula": "x", "cases": "f", "reference": "f",
-    ...                       "model": "f", "hints": ["idea", "step"]}}, {"f": f, "__name__": "m"}, "m.toml")[0].points
+    >>> table = {"lesson": "01", "points": 1, "formula": "x", "cases": "f", "reference": "f", "draw": "f",
+    ...          "space": {"regimes": {"ordinary": "a few units"}}, "model": "f", "hints": ["idea", "step"]}
+    >>> read_exercises({"f": table}, {"f": f, "__name__": "m"}, "m.toml")[0].points
     1
     >>> read_exercises({"f": {"lesson": "01", "points": 1}}, {"f": f, "__name__": "m"}, "m.toml")
     Traceback (most recent call last):
     encoder_lib.grading.exercises._base.ExerciseFileError: m.toml: exercise 'f': formula: missing
-    >>> read_exercises({"f": {"lesson": "01", "points": 1, "formula": "x", "cases": "g", "reference": "f",
-    ...                       "model": "f", "hints": ["idea", "step"]}}, {"f": f, "__name__": "m"}, "m.toml")
+    >>> read_exercises({"f": {**table, "cases": "g"}}, {"f": f, "__name__": "m"}, "m.toml")
     Traceback (most recent call last):
     encoder_lib.grading.exercises._base.ExerciseFileError: m.toml: exercise 'f': cases: 'g' is not a function of m.py
+    >>> read_exercises({"f": {**table, "space": {"regimes": {"a": "b"}, "grid": ["seq"]}}}, {"f": f, "__name__": "m"},
+    ...                "m.toml")
+    Traceback (most recent call last):
+    encoder_lib.grading.exercises._base.ExerciseFileError: m.toml: exercise 'f': space: grid names 'seq', which is not one of the sizes ()
     """
     lesson = _Lesson(path, namespace)
     texts = document.get("texts", {})
@@ -235,6 +246,25 @@ class _Lesson:
         missing = [v for v in self.names(where, key, value) if v not in self.namespace]
         return tuple(self.namespace[v] for v in value) if not missing else \
             self.fail(where, key, f"{missing[0]!r} is not defined in {self.module()}")
+
+    def space(self, where, key, value):
+        """``[<exercise>.space]``: a ``space.Space`` (its docstring says what each key holds)."""
+        table = self.table(where, key, value)
+        known = ("regimes", "lead", "batch", "sizes", "grid", "once", "dtype")
+        for name in table:
+            if name not in known:
+                self.fail(where, f"{key}.{name}", f"not a key of a space (those are {', '.join(known)})")
+        sizes = self.table(where, f"{key}.sizes", table.get("sizes", {}))
+        try:
+            return Space(regimes=self.table(where, f"{key}.regimes", table.get("regimes", {})),
+                         lead=tuple(self.listed(where, f"{key}.lead", table.get("lead", [0, 0]))),
+                         batch=tuple(self.listed(where, f"{key}.batch", table.get("batch", [1, 2, 3]))),
+                         sizes={k: tuple(self.listed(where, f"{key}.sizes.{k}", v)) for k, v in sizes.items()},
+                         grid=self.names(where, f"{key}.grid", table.get("grid", [])),
+                         once=self.names(where, f"{key}.once", table.get("once", [])),
+                         dtype=self.word(where, f"{key}.dtype", table.get("dtype", "float64")))
+        except ValueError as exc:
+            self.fail(where, key, str(exc))
 
     def mistakes(self, where, key, value):
         """``[[<exercise>.mistakes]]``: a ``Mistake`` each."""

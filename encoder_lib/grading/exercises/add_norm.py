@@ -17,18 +17,7 @@ from ._base import cases, load_exercises, normal, random_ffn_params
 # --- layer norm ------------------------------------------------------------------
 
 
-def layer_norm_cases(rng, hidden):
-    if hidden:
-        d = int(rng.integers(3, 9))
-        lead = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 3)))
-        eps = float(rng.uniform(0.05, 1.0))
-        return cases((f"random x {lead + (d,)} with gamma and beta",
-                      [normal(rng, *lead, d) * 3 + 1, rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {}),
-                     ("rows of variance about 1e-5", [normal(rng, 4, d) * 3e-3], {}),
-                     (f"random x (3, {d}) with gamma only", [normal(rng, 3, d) + 1, rng.uniform(0.5, 2, d)], {}),
-                     (f"random x (3, {d}) with beta only", [normal(rng, 3, d) - 1], {"beta": rng.normal(0, 1, d)}),
-                     (f"random x (2, {d}) with gamma, beta and another eps",
-                      [normal(rng, 2, d), rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {"eps": eps}))
+def layer_norm_cases(rng):
     return cases(
         ("the lesson's input (3, 4)", [fixtures.lesson_input()], {}),
         ("(2, 5, 6) with gamma and beta", [normal(rng, 2, 5, 6), rng.uniform(0.5, 2, 6), rng.normal(0, 1, 6)], {}),
@@ -38,6 +27,42 @@ def layer_norm_cases(rng, hidden):
         ("(3, 4) with gamma, beta and eps=0.5", [normal(rng, 3, 4), rng.uniform(0.5, 2, 4), rng.normal(0, 1, 4)],
          {"eps": 0.5}),
     )
+
+
+def rows_in(rng, regime, shape):
+    """Rows of ``shape`` in a regime: "tiny" (variance about 1e-7, where eps outweighs it), "offset" (about 1000,
+    variance about 1), else about 1 plus 3 times a normal."""
+    if regime == "tiny":
+        return normal(rng, *shape) * 3e-4
+    if regime == "offset":
+        return 1000 + normal(rng, *shape)
+    return normal(rng, *shape) * 3 + 1
+
+
+def norm_options(rng, point, d):
+    """``(words, args, kwargs)``: gamma and beta as the point's ``affine`` says (in the regime "scaled", gamma of 5
+    to 10 either sign and beta of about 10: outputs far larger than the lesson's), and eps as its ``eps``."""
+    affine, args, kwargs = point["affine"], [], {}
+    scale = 10.0 if point.regime == "scaled" else 1.0
+    if affine in ("both", "gamma"):
+        gamma = rng.uniform(0.5, 1, d) * (scale if scale == 1 else rng.choice([-1, 1], d) * scale)
+        args.append(gamma)
+    if affine in ("both", "beta"):
+        beta = rng.normal(0, scale, d)
+        if affine == "beta":
+            kwargs["beta"] = beta
+        else:
+            args.append(beta)
+    if point["eps"] != "default":
+        kwargs["eps"] = float(point["eps"])
+    words = {"both": "gamma and beta", "gamma": "gamma only", "beta": "beta only", "none": "no gamma or beta"}[affine]
+    return words + (f", eps={point['eps']}" if "eps" in kwargs else ""), args, kwargs
+
+
+def layer_norm_draw(rng, point):
+    x = rows_in(rng, point.regime, (*point.lead, point["d"]))
+    words, args, kwargs = norm_options(rng, point, point["d"])
+    return f"x {x.shape}, {words}", [x, *args], kwargs
 
 
 def layer_norm_model(x, gamma=None, beta=None, eps=1e-5, *, axis=-1, ddof=0, eps_outside=False, affine=True,
@@ -101,22 +126,7 @@ def ffn_of(params):
     return Call("feed_forward", params)
 
 
-def sublayer_cases(rng, hidden):
-    if hidden:
-        d, d_ff, seq = int(rng.integers(3, 8)), int(rng.integers(8, 14)), int(rng.integers(1, 5))
-        eps = float(rng.uniform(0.05, 1.0))
-        return cases((f"random x ({seq}, {d}), an FFN sub-layer with d_ff {d_ff}, no gamma or beta",
-                      [normal(rng, seq, d) * 2, ffn_of(random_ffn_params(rng, d, d_ff))], {}),
-                     (f"random x ({seq}, {d}), an FFN sub-layer with d_ff {d_ff}, gamma and beta",
-                      [normal(rng, seq, d) * 2, ffn_of(random_ffn_params(rng, d, d_ff)),
-                       rng.uniform(0.5, 2, d), rng.normal(0, 0.5, d)], {}),
-                     (f"random x (3, {d}), an FFN sub-layer, gamma only",
-                      [normal(rng, 3, d), ffn_of(random_ffn_params(rng, d, d_ff)), rng.uniform(0.5, 2, d)], {}),
-                     (f"random x (3, {d}), an FFN sub-layer, beta only",
-                      [normal(rng, 3, d), ffn_of(random_ffn_params(rng, d, d_ff))], {"beta": rng.normal(0, 0.5, d)}),
-                     (f"random x (2, {d}), an FFN sub-layer, gamma, beta and another eps",
-                      [normal(rng, 2, d), ffn_of(random_ffn_params(rng, d, d_ff)), rng.uniform(0.5, 2, d),
-                       rng.normal(0, 0.5, d)], {"eps": eps}))
+def sublayer_cases(rng):
     return cases(
         ("the lesson's input and FFN", [fixtures.lesson_input(), ffn_of(fixtures.lesson_ffn_params())], {}),
         ("(2, 4, 6) with an FFN, gamma and beta", [normal(rng, 2, 4, 6) * 2, ffn_of(random_ffn_params(rng, 6, 10)),
@@ -129,6 +139,15 @@ def sublayer_cases(rng, hidden):
          [normal(rng, 3, 4), ffn_of(random_ffn_params(rng, 4, 8)), rng.uniform(0.5, 2, 4), rng.normal(0, 0.5, 4)],
          {"eps": 0.5}),
     )
+
+
+def sublayer_draw(rng, point):
+    """x of the point's sizes, an FFN sub-layer, gamma, beta and eps as the point says."""
+    d = point["d"]
+    x = rows_in(rng, point.regime, (*point.lead, point["seq"], d))
+    words, args, kwargs = norm_options(rng, point, d)
+    sublayer = ffn_of(random_ffn_params(rng, d, point["d_ff"]))
+    return f"x {x.shape}, an FFN sub-layer with d_ff {point['d_ff']}, {words}", [x, sublayer, *args], kwargs
 
 
 #: Where the norm and the residual go, as each placement a learner might write computes them.

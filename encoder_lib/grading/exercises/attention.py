@@ -15,12 +15,7 @@ from ._base import cases, load_exercises, normal, square_probe
 # --- softmax ---------------------------------------------------------------------
 
 
-def softmax_cases(rng, hidden):
-    if hidden:
-        shape = tuple(int(n) for n in rng.integers(1, 6, size=rng.integers(1, 4)))
-        axis = int(rng.integers(-len(shape), len(shape)))
-        return cases((f"random scores {shape}, axis={axis}", [normal(rng, *shape) * 5], {"axis": axis}),
-                     ("scores near 1000", [1000 + normal(rng, 3, 4)], {}))
+def softmax_cases(rng):
     return cases(
         ("the row (1, 2, 3)", [np.array([1.0, 2.0, 3.0])], {}),
         ("batched scores (2, 3, 5), last axis", [normal(rng, 2, 3, 5)], {}),
@@ -29,6 +24,28 @@ def softmax_cases(rng, hidden):
         ("axis=0 of a (4, 3) array", [normal(rng, 4, 3)], {"axis": 0}),
         ("a square (3, 3) array, last axis", [normal(rng, 3, 3) * 2], {}),
     )
+
+
+def softmax_draw(rng, point):
+    """Scores of the point's batch shape and row length, the row along ``axis`` (first, last or inner)."""
+    x = scores_in(rng, point.regime, (*point.lead, point["row"]))
+    axis = {"first": 0, "last": -1, "inner": -2}[point["axis"]]
+    axis = axis if -x.ndim <= axis < x.ndim else -1
+    x = np.moveaxis(x, -1, axis)
+    return f"scores {x.shape}, axis={axis}", [x], {"axis": axis}
+
+
+def scores_in(rng, regime, shape):
+    """Scores of ``shape`` in a regime: "ordinary" (a few units), "large" (near 1000) or "wide" (each row spans
+    -1000 to 1000: its first entry -1000 and its last 1000, where it has two)."""
+    if regime == "large":
+        return 1000 + normal(rng, *shape) * 3
+    if regime == "wide":
+        x = rng.uniform(-1000, 1000, shape)
+        if shape[-1] > 1:
+            x[..., 0], x[..., -1] = -1000.0, 1000.0
+        return x
+    return normal(rng, *shape) * 5
 
 
 def softmax_without_max(x, axis=-1):
@@ -121,19 +138,21 @@ def attention_probes(rng):
                         normal(rng, 4, 4))
 
 
-def attention_cases(rng, hidden):
-    if hidden:
-        lead = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(0, 3)))
-        s_q, s_k, d_k, d_v = (int(n) for n in rng.integers(1, 7, size=4))
-        d_k += 2
-        return cases((f"random q {lead + (s_q, d_k)}, k {lead + (s_k, d_k)}, v {lead + (s_k, d_v)}",
-                      [normal(rng, *lead, s_q, d_k) * 2, normal(rng, *lead, s_k, d_k) * 2,
-                       normal(rng, *lead, s_k, d_v)], {}))
+def attention_cases(rng):
     return cases(
         ("the lesson's tie case (output 7)", fixtures.lesson_tie_case(), {}),
         ("3 queries, 5 keys, d_k 4, d_v 2", [normal(rng, 3, 4) * 2, normal(rng, 5, 4) * 2, normal(rng, 5, 2)], {}),
         ("a batch (2, 4, 6, 8)", [normal(rng, 2, 4, 6, 8), normal(rng, 2, 4, 6, 8), normal(rng, 2, 4, 6, 8)], {}),
     )
+
+
+def attention_draw(rng, point):
+    """q, k and v of the point's sizes; "large": each times 30, so that the scores reach the thousands."""
+    lead, s_q, s_k, d_k, d_v = point.lead, point["seq_q"], point["seq_k"], point["d_k"], point["d_v"]
+    scale = 30.0 if point.regime == "large" else 2.0
+    q, k = normal(rng, *lead, s_q, d_k) * scale, normal(rng, *lead, s_k, d_k) * scale
+    v = normal(rng, *lead, s_k, d_v) * (scale if point.regime == "large" else 1.0)
+    return f"q {q.shape}, k {k.shape}, v {v.shape}", [q, k, v], {}
 
 
 def attention_scaled(q, k, v, *, factor):

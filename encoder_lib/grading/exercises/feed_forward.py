@@ -18,20 +18,21 @@ from ._base import cases, load_exercises, normal, random_ffn_params
 # --- the FFN ---------------------------------------------------------------------
 
 
-def ffn_cases(rng, hidden):
-    if hidden:
-        d_model, d_ff, seq = int(rng.integers(2, 7)), int(rng.integers(7, 13)), int(rng.integers(1, 5))
-        lead = tuple(int(n) for n in rng.integers(1, 3, size=rng.integers(0, 2)))
-        return cases((f"random x {lead + (seq, d_model)}, d_ff {d_ff}",
-                      [normal(rng, *lead, seq, d_model), random_ffn_params(rng, d_model, d_ff)], {}),
-                     (f"random x ({seq}, {d_model}), d_ff {d_ff}, GELU",
-                      [normal(rng, seq, d_model), random_ffn_params(rng, d_model, d_ff)], {"activation": "gelu"}))
+def ffn_cases(rng):
     return cases(
         ("the lesson's row (1, 0, 0.5, -1)", [np.array(fixtures.FFN_ROW), fixtures.lesson_ffn_params()], {}),
         ("the lesson's input (3, 4)", [fixtures.lesson_input(), fixtures.lesson_ffn_params()], {}),
         ("(2, 5, 6) with d_ff 10", [normal(rng, 2, 5, 6), random_ffn_params(rng, 6, 10)], {}),
         ("(5, 6) with d_ff 10, GELU", [normal(rng, 5, 6), random_ffn_params(rng, 6, 10)], {"activation": "gelu"}),
     )
+
+
+def ffn_draw(rng, point):
+    """x of the point's sizes and random params; "large": x of about 10, so that hidden values reach 20 and more."""
+    d_model, d_ff, activation = point["d_model"], point["d_ff"], point["activation"]
+    x = normal(rng, *point.lead, point["seq"], d_model) * (10.0 if point.regime == "large" else 1.0)
+    kwargs = {} if activation == "relu" else {"activation": activation}
+    return f"x {x.shape}, d_ff {d_ff}, {activation}", [x, random_ffn_params(rng, d_model, d_ff)], kwargs
 
 
 def _relu(h):
@@ -94,11 +95,16 @@ def ffn_is_positionwise(ev):
 # --- GELU ------------------------------------------------------------------------
 
 
-def gelu_cases(rng, hidden):
-    if hidden:
-        return cases(("random (3, 5) values", [normal(rng, 3, 5) * 3], {}))
+def gelu_cases(rng):
     return cases(("17 points from -4 to 4", [np.linspace(-4, 4, 17)], {}),
                  ("a (2, 3) array", [normal(rng, 2, 3)], {}))
+
+
+def gelu_draw(rng, point):
+    """Values of the point's shape: "ordinary" of about 3, "wide" from -30 to 30 (far tails on both sides)."""
+    shape = (*point.lead, point["n"])
+    x = rng.uniform(-30, 30, shape) if point.regime == "wide" else normal(rng, *shape) * 3
+    return f"x {x.shape}", [x], {}
 
 
 def gelu_tanh_approximation(x):

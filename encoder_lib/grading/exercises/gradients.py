@@ -13,23 +13,33 @@ from ...norm import layer_norm
 from ..compare import NotApplicable
 from ..in_words import index, number, shape_text, span
 from ..symptoms import Finding
+from .add_norm import norm_options, rows_in
 from ._base import cases, load_exercises, normal, square_probe
 
 
 # --- the softmax's backward pass ----------------------------------------------------
 
 
-def softmax_grad_cases(rng, hidden):
-    if hidden:
-        shape = tuple(int(n) for n in rng.integers(1, 5, size=rng.integers(1, 3))) + (int(rng.integers(2, 7)),)
-        return cases((f"random weights and gradients {shape}",
-                      [softmax(normal(rng, *shape) * 2), normal(rng, *shape)], {}))
+def softmax_grad_cases(rng):
     masked = masked_softmax(normal(rng, 2, 4), np.array([False, False, True, True]))
     return cases(
         ("the row (0.5, 0.5) with gradient (1, 0)", [np.array([0.5, 0.5]), np.array([1.0, 0.0])], {}),
         ("weights (2, 3, 5), random gradient", [softmax(normal(rng, 2, 3, 5)), normal(rng, 2, 3, 5)], {}),
         ("weights with two masked keys (weight 0)", [masked, normal(rng, 2, 4)], {}),
     )
+
+
+def softmax_grad_draw(rng, point):
+    """Softmax weights of the point's shape and a random gradient: "peaked" weights (scores times 30, nearly
+    one-hot), "masked" ones (the last key of each row padded, weight 0, where a row has two)."""
+    shape = (*point.lead, point["n"])
+    scores = normal(rng, *shape) * (30.0 if point.regime == "peaked" else 2.0)
+    weights = softmax(scores)
+    if point.regime == "masked" and point["n"] > 1:
+        weights[..., -1] = 0.0  # as masked_softmax gives a padded key
+        weights /= weights.sum(axis=-1, keepdims=True)
+    grad = normal(rng, *shape) * (100.0 if point.regime == "large" else 1.0)
+    return f"weights and gradient {shape}", [weights, grad], {}
 
 
 def softmax_grad_reference_model(weights, grad_weights):
@@ -82,22 +92,7 @@ def layer_norm_grad_probes(rng):
                         normal(rng, 4, 4), rng.uniform(0.5, 2, 4), rng.normal(0, 1, 4))
 
 
-def layer_norm_grad_cases(rng, hidden):
-    if hidden:
-        d = int(rng.integers(3, 9))
-        lead = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 3)))
-        x = normal(rng, *lead, d) * 2 + 1
-        eps = float(rng.uniform(0.05, 1.0))
-        return cases((f"random x {lead + (d,)} with gamma and beta",
-                      [x, normal(rng, *x.shape), rng.uniform(0.5, 2, d), rng.normal(0, 1, d)], {}),
-                     (f"random x (4, {d}), no gamma or beta", [normal(rng, 4, d), normal(rng, 4, d)], {}),
-                     (f"random x (3, {d}) with gamma only", [normal(rng, 3, d), normal(rng, 3, d),
-                                                             rng.uniform(0.5, 2, d)], {}),
-                     (f"random x (3, {d}) with beta only", [normal(rng, 3, d), normal(rng, 3, d)],
-                      {"beta": rng.normal(0, 1, d)}),
-                     (f"random x (2, {d}) with gamma, beta and another eps",
-                      [normal(rng, 2, d), normal(rng, 2, d), rng.uniform(0.5, 2, d), rng.normal(0, 1, d)],
-                      {"eps": eps}))
+def layer_norm_grad_cases(rng):
     x = fixtures.lesson_input()
     return cases(
         ("the lesson's input (3, 4), gradient 1 on the first feature",
@@ -110,6 +105,13 @@ def layer_norm_grad_cases(rng, hidden):
         ("(3, 4) with gamma, beta and eps=0.5", [normal(rng, 3, 4), normal(rng, 3, 4), rng.uniform(0.5, 2, 4),
                                                  rng.normal(0, 1, 4)], {"eps": 0.5}),
     )
+
+
+def layer_norm_grad_draw(rng, point):
+    x = rows_in(rng, point.regime, (*point.lead, point["d"]))
+    words, args, kwargs = norm_options(rng, point, point["d"])
+    grad = normal(rng, *x.shape) * (1000.0 if point.regime == "scaled" else 1.0)
+    return f"x and gradient {x.shape}, {words}", [x, grad, *args], kwargs
 
 
 def layer_norm_grad_model(x, grad_out, gamma=None, beta=None, eps=1e-5, *, mean_term=True, var_term=True,

@@ -18,16 +18,17 @@ from ._base import cases, load_exercises, normal, random_attention_params, squar
 # --- split_heads -----------------------------------------------------------------
 
 
-def split_cases(rng, hidden):
-    if hidden:
-        lead = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(0, 3)))
-        n_heads, d_head, seq = (int(n) for n in rng.integers(2, 5, size=3))
-        return cases((f"random {lead + (seq, n_heads * d_head)} into {n_heads} heads",
-                      [normal(rng, *lead, seq, n_heads * d_head)], {"n_heads": n_heads}))
+def split_cases(rng):
     return cases(
         ("the lesson's input (3, 4) into 2 heads", [fixtures.lesson_input()], {"n_heads": 2}),
         ("(2, 5, 12) into 3 heads", [normal(rng, 2, 5, 12)], {"n_heads": 3}),
     )
+
+
+def split_draw(rng, point):
+    n_heads, d_head = point["n_heads"], point["d_head"]
+    x = normal(rng, *point.lead, point["seq"], n_heads * d_head)
+    return f"{x.shape} into {n_heads} heads of {d_head}", [x], {"n_heads": n_heads}
 
 
 def split_heads_without_transpose(x, n_heads):
@@ -73,15 +74,16 @@ def heads_shape(ev):
 # --- merge_heads -----------------------------------------------------------------
 
 
-def merge_cases(rng, hidden):
-    if hidden:
-        lead = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(0, 3)))
-        n_heads, seq, d_head = (int(n) for n in rng.integers(2, 5, size=3))
-        return cases((f"random {lead + (n_heads, seq, d_head)}", [normal(rng, *lead, n_heads, seq, d_head)], {}))
+def merge_cases(rng):
     return cases(
         ("2 heads of (3, 2)", [normal(rng, 2, 3, 2)], {}),
         ("a batch (2, 3, 5, 4)", [normal(rng, 2, 3, 5, 4)], {}),
     )
+
+
+def merge_draw(rng, point):
+    x = normal(rng, *point.lead, point["n_heads"], point["seq"], point["d_head"])
+    return f"{x.shape}: {point['n_heads']} heads", [x], {}
 
 
 def merge_heads_model(x):
@@ -118,20 +120,22 @@ def mha_probes(rng):
                         params=random_attention_params(rng, 8))
 
 
-def mha_cases(rng, hidden):
-    if hidden:
-        lead = tuple(int(n) for n in rng.integers(1, 3, size=rng.integers(0, 2)))
-        n_heads, d_head, seq = (int(n) for n in rng.integers(2, 5, size=3))
-        d = n_heads * d_head
-        return cases((f"random x {lead + (seq, d)}, {n_heads} heads, with projections",
-                      [normal(rng, *lead, seq, d), n_heads], {"params": random_attention_params(rng, d)}),
-                     (f"random x ({seq}, {d}), {n_heads} heads, identity projections",
-                      [normal(rng, seq, d), n_heads], {}))
+def mha_cases(rng):
     return cases(
         ("the lesson's fixture, 2 heads, identity projections", [fixtures.lesson_input(), 2], {}),
         ("(2, 5, 8), 2 heads, with projections", [normal(rng, 2, 5, 8), 2], {"params": random_attention_params(rng, 8)}),
         ("(4, 12), 3 heads, with projections", [normal(rng, 4, 12), 3], {"params": random_attention_params(rng, 12)}),
     )
+
+
+def mha_draw(rng, point):
+    """x of the point's sizes, with random projections or (``projections`` "none") identity ones; "large": x of
+    about 30, so that the scores reach the thousands."""
+    n_heads, d = point["n_heads"], point["n_heads"] * point["d_head"]
+    x = normal(rng, *point.lead, point["seq"], d) * (30.0 if point.regime == "large" else 1.0)
+    if point["projections"] == "none":
+        return f"x {x.shape}, {n_heads} heads, identity projections", [x, n_heads], {}
+    return f"x {x.shape}, {n_heads} heads, with projections", [x, n_heads], {"params": random_attention_params(rng, d)}
 
 
 def mha_model(x, n_heads, params=None, *, scale_by_d_model=False, split=split_heads, project=True, biases=True,

@@ -15,6 +15,7 @@ from ...pooling import mean_pool  # pretrained.toml's reference
 from ..compare import NotApplicable
 from ..symptoms import Finding
 from ._base import cases, load_exercises, normal, random_block, square_probe
+from .block import padding_of, seq_of
 from .block import block_probes, locate_in_block, post_norm_block_output  # the last two: named in pretrained.toml
 from .feed_forward import _relu, gelu_tanh_approximation
 
@@ -22,18 +23,7 @@ from .feed_forward import _relu, gelu_tanh_approximation
 # --- mean pooling --------------------------------------------------------------------
 
 
-def mean_pool_cases(rng, hidden):
-    if hidden:
-        lead = tuple(int(n) for n in rng.integers(2, 4, size=rng.integers(1, 3)))
-        seq, d = int(rng.integers(2, 8)), int(rng.integers(2, 7))
-        mask = rng.random(lead + (seq,)) < 0.4
-        rows = mask.reshape(-1, seq)  # a view: one row per sequence
-        rows[0] = True  # one sequence all padding
-        rows[1] = False
-        rows[1, -1] = True  # one with only its last position padded
-        return cases((f"random hidden {lead + (seq, d)} with padding, one sequence all padding",
-                      [normal(rng, *lead, seq, d), mask], {}),
-                     (f"random hidden ({seq}, {d}), no mask", [normal(rng, seq, d)], {}))
+def mean_pool_cases(rng):
     return cases(
         ("4 tokens of 2 features, no mask", [np.arange(8.0).reshape(4, 2)], {}),
         ("(2, 4, 3), the last two positions of sequence 0 and the last one of sequence 1 padded",
@@ -41,6 +31,14 @@ def mean_pool_cases(rng, hidden):
         ("(2, 3, 5), one real token in sequence 0, sequence 1 all padding (its mean is 0)",
          [normal(rng, 2, 3, 5), np.array([[False, True, True], [True, True, True]])], {}),
     )
+
+
+def mean_pool_draw(rng, point):
+    hidden = normal(rng, *point.lead, seq_of(point), point["d"]) * (100.0 if point.regime == "large" else 1.0)
+    mask = padding_of(rng, point["mask"], hidden.shape[:-1])
+    if mask is None:
+        return f"hidden {hidden.shape}, no mask", [hidden], {}
+    return f"hidden {hidden.shape}, mask {mask.shape} ({point['mask']} padding)", [hidden, mask], {}
 
 
 def mean_pool_model(hidden, padding_mask=None, *, use_mask=True, invert=False, divide_by_seq=False, axis=-2,
@@ -143,21 +141,7 @@ def bert_probes(rng):
         random_block(rng, 8, 12), 2)
 
 
-def bert_cases(rng, hidden):
-    if hidden:
-        layer = int(rng.choice(MINILM_LAYERS))
-        args, kwargs = random_tokens_case(rng, layer)
-        shape, real = args[0].shape, int((~kwargs["padding_mask"][1]).sum())
-        d_head, seq = int(rng.integers(2, 5)), int(rng.integers(2, 6))
-        all_padding = np.zeros((2, seq), dtype=bool)
-        all_padding[1] = True
-        return cases((f"all-MiniLM-L6-v2's block {layer} on two random token sequences {shape}, the second one "
-                      f"{real} tokens and padded", args, kwargs),
-                     (f"a small random block without a mask: ({seq}, {2 * d_head}), 2 heads",
-                      [normal(rng, seq, 2 * d_head), random_block(rng, 2 * d_head, 3 * d_head), 2], {}),
-                     (f"a small random block: (2, {seq}, {2 * d_head}), 2 heads, the second sequence all padding",
-                      [normal(rng, 2, seq, 2 * d_head), random_block(rng, 2 * d_head, 3 * d_head), 2],
-                      {"padding_mask": all_padding}))
+def bert_cases(rng):
     small_mask = np.array([[False] * 5, [False] * 3 + [True] * 2])
     first, first_kwargs = minilm_case(LESSON_SENTENCES[:1], 1)
     both, both_kwargs = minilm_case(LESSON_SENTENCES, 1)
@@ -171,6 +155,28 @@ def bert_cases(rng, hidden):
         (f"all-MiniLM-L6-v2's block 1 on {LESSON_SENTENCES[0]!r}", first, first_kwargs),
         ("all-MiniLM-L6-v2's block 1 on the lesson's two sentences (the second one padded)", both, both_kwargs),
     )
+
+
+def bert_draw(rng, point):
+    """"minilm": all-MiniLM-L6-v2's block on two random token sequences (the second padded); else a small random
+    block of the point's sizes and mask, "large": x of about 30 and norm2's gamma of about 10."""
+    if point.regime == "minilm":
+        layer = int(rng.choice(MINILM_LAYERS))
+        args, kwargs = random_tokens_case(rng, layer)
+        real = int((~kwargs["padding_mask"][1]).sum())
+        return (f"all-MiniLM-L6-v2's block {layer} on two random token sequences {args[0].shape}, the second one "
+                f"{real} tokens and padded", args, kwargs)
+    n_heads, d_head = point["n_heads"], point["d_head"]
+    d = n_heads * d_head
+    x = normal(rng, *point.lead, seq_of(point), d) * (30.0 if point.regime == "large" else 1.0)
+    mask = padding_of(rng, point["mask"], x.shape[:-1])
+    said = f"a mask {mask.shape} ({point['mask']} padding)" if mask is not None else "no mask"
+    kwargs = {} if mask is None else {"padding_mask": mask}
+    params = random_block(rng, d, 3 * d_head)
+    if point.regime == "large":  # outputs far larger than the lesson's, as a real model's last norm gives
+        params["norm2"]["gamma"] = params["norm2"]["gamma"] * 10
+    return (f"a small random block: x {x.shape}, {n_heads} heads, d_ff {3 * d_head}, {said}", [x, params, n_heads],
+            kwargs)
 
 
 def bert_reference(x, params, n_heads, padding_mask=None):

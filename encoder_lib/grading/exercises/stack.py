@@ -8,20 +8,11 @@ import numpy as np
 
 from ...block import encoder, encoder_block
 from ..compare import NotApplicable
+from .block import padding_of, seq_of
 from ._base import cases, load_exercises, normal, random_block
 
 
-def encoder_cases(rng, hidden):
-    if hidden:
-        n_layers, n_heads = int(rng.integers(2, 5)), int(rng.integers(1, 3))
-        d = 2 * n_heads * int(rng.integers(1, 3))
-        norm = ("post", "pre")[int(rng.integers(2))]
-        layers = [random_block(rng, d, d + 3) for _ in range(n_layers)]
-        mask = np.array([[False] * 4, [False, False] + [True] * 2])
-        return cases((f"{n_layers} random {norm}-norm layers on (2, 4, {d})",
-                      [normal(rng, 2, 4, d), layers, n_heads], {"norm": norm}),
-                     (f"{n_layers} random layers on (2, 4, {d}) with a padding mask",
-                      [normal(rng, 2, 4, d), layers, n_heads], {"padding_mask": mask}))
+def encoder_cases(rng):
     layers = [random_block(rng, 8, 12) for _ in range(3)]
     return cases(
         ("3 post-norm layers on (2, 4, 8)", [normal(rng, 2, 4, 8), layers, 2], {}),
@@ -29,6 +20,24 @@ def encoder_cases(rng, hidden):
         ("2 layers with a padding mask", [normal(rng, 2, 4, 8), layers[:2], 2],
          {"padding_mask": np.array([[False] * 4, [False, False, True, True]])}),
     )
+
+
+def encoder_draw(rng, point):
+    """``n_layers`` random blocks of the point's sizes on x, its norm and mask; "large": x of about 30, and the last
+    block's norm2 gamma of about 10."""
+    n_heads, d = point["n_heads"], point["n_heads"] * point["d_head"]
+    layers = [random_block(rng, d, d + 3) for _ in range(point["n_layers"])]
+    x = normal(rng, *point.lead, seq_of(point), d)
+    if point.regime == "large":  # outputs far larger than the lesson's, post-norm and pre-norm alike
+        x = x * 30
+        layers[-1]["norm2"]["gamma"] = layers[-1]["norm2"]["gamma"] * 10
+    kwargs = {"norm": point["norm"]}
+    mask = padding_of(rng, point["mask"], x.shape[:-1])
+    if mask is not None:
+        kwargs["padding_mask"] = mask
+    said = f"a mask {mask.shape}" if mask is not None else "no mask"
+    return (f"{point['n_layers']} {point['norm']}-norm layers of {n_heads} heads on x {x.shape}, {said}",
+            [x, layers, n_heads], kwargs)
 
 
 def encoder_reusing_the_first_layer(x, layers, n_heads, norm="post", padding_mask=None):
@@ -40,9 +49,9 @@ def encoder_every_block_reads_the_input(x, layers, n_heads, norm="post", padding
 
 
 def encoder_skips_the_first_block(x, layers, n_heads, norm="post", padding_mask=None):
-    if len(layers) < 2:
-        raise NotApplicable
-    return encoder(x, layers[1:], n_heads, norm=norm, padding_mask=padding_mask)
+    for params in layers[1:]:  # one layer: x comes back as it came
+        x = encoder_block(x, params, n_heads, norm=norm, padding_mask=padding_mask)
+    return x
 
 
 def encoder_model(x, layers, n_heads, norm="post", padding_mask=None):

@@ -104,8 +104,20 @@ def singles(exercise, catalogue=None):
             seen.add(text)
             found.append(Variant(mutation.key, mutation.words, function,
                                  ideas=(mutation.idea,) if mutation.idea else (), mutations=(mutation,)))
-        _SINGLES[exercise.name] = tuple(found) + tuple(getattr(exercise, "variants", ()))
+        _SINGLES[exercise.name] = tuple(found) + (_twice(exercise),) + tuple(getattr(exercise, "variants", ()))
     return _SINGLES[exercise.name]
+
+
+def _twice(exercise):
+    """The whole right answer applied to its own result (the first input replaced by it): a step run twice that is
+    the whole function."""
+    model = exercise.model
+
+    def twice(first, *args, **kwargs):
+        return model(model(first, *args, **kwargs), *args, **kwargs)
+
+    return Variant("twice", f"the whole of it is applied twice: a right `{exercise.name}` of its own result", twice,
+                   mutations=(Mutation("twice", "", None, None),))
 
 
 def pair(exercise, a, b):

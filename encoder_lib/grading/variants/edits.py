@@ -14,60 +14,14 @@ swapped with its neighbour).
 import ast
 import copy
 
+from .around import MOVABLE, WRAPPED, moved_in, moved_out, residual_edit, wrap_edits
 from .model import Mutation, replace, statement_lines
+from .words import NOUNS, OPERATORS, call_name, noun, value_words
 
 #: The calls whose result is a value of the same shape as their first argument: left out, or made twice.
 SAME_SHAPE_CALLS = {"exp", "sqrt", "tanh", "erf", "abs", "log", "layer_norm", "softmax", "masked_softmax", "gelu",
                     "relu", "maximum", "sublayer", "feed_forward"}
-#: What a call computes, as a sentence names it.
-NOUNS = {"max": "maximum", "min": "minimum", "sum": "sum", "mean": "mean", "var": "variance", "std":
-         "standard deviation", "sqrt": "square root", "exp": "np.exp", "tanh": "np.tanh", "erf": "erf", "log":
-         "np.log", "layer_norm": "layer norm", "softmax": "softmax", "masked_softmax": "masked softmax", "gelu":
-         "GELU", "relu": "ReLU", "maximum": "np.maximum", "sublayer": "sub-layer", "feed_forward": "feed-forward "
-         "network", "multi_head_attention": "multi-head attention", "where": "np.where", "swapaxes": "swap of axes",
-         "reshape": "reshape", "transpose": "transpose", "moveaxis": "move of axes", "matmul": "matrix product",
-         "concatenate": "concatenation", "einsum": "np.einsum", "arange": "range", "sin": "sine", "cos": "cosine"}
-_OPERATORS = {ast.Add: ("an addition", "adding"), ast.Sub: ("a subtraction", "subtracting"),
-              ast.Mult: ("a multiplication", "multiplying by"), ast.Div: ("a division", "dividing by"),
-              ast.MatMult: ("a matrix product (@)", "the matrix product with"), ast.Pow: ("a power", "the power")}
 _SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.MatMult: ast.Mult}
-
-# ---------------------------------------------------------------- words
-
-
-def _call_name(node):
-    func = node.func if isinstance(node, ast.Call) else None
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-
-
-def _noun(node, model, assigned):
-    """What ``node`` is, in words: ```gamma```, "the maximum", "the square root"."""
-    if isinstance(node, ast.Name):
-        if node.id in model.parameters or node.id in model.sizes:
-            return f"`{node.id}`"
-        value = assigned.get(node.id)
-        return _noun(value, model, {}) if value is not None else "a term"
-    if isinstance(node, ast.BinOp) and all(isinstance(n, (ast.Name, ast.Constant, ast.operator, ast.Load, ast.BinOp))
-                                           for n in ast.walk(node)) and \
-            all(n.id in model.parameters or n.id in model.sizes for n in ast.walk(node) if isinstance(n, ast.Name)):
-        return f"`{ast.unparse(node)}`"
-    if isinstance(node, ast.Call):
-        name = _call_name(node)
-        return f"the {NOUNS[name]}" if name in NOUNS else "a term"
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return f"{node.value:g}"
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return "-" + _noun(node.operand, model, assigned)
-    if isinstance(node, ast.Subscript):
-        if isinstance(node.value, ast.Name) and node.value.id in model.parameters and \
-                isinstance(node.slice, ast.Constant):
-            return f"`{ast.unparse(node)}`"
-        return _noun(node.value, model, assigned)
-    return "a term"
-
-
-def _said(value):
-    return "None" if value is None else f"{value:g}" if isinstance(value, (int, float)) else repr(value)
 
 
 # ---------------------------------------------------------------- the edits
@@ -126,6 +80,8 @@ def _edits_of_node(node, model, assigned, keys, known):
     elif isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == 2:
         found.append(("order", "the two values are returned in the other order",
                       lambda n: ast.Return(ast.Tuple(n.value.elts[::-1], ast.Load()))))
+    if isinstance(node, ast.Return) and node.value is not None and model.parameters:
+        found.append(residual_edit(node, model.parameters[0]))
     return found
 
 
@@ -137,8 +93,10 @@ def _kind_edits(node, model, assigned, keys, known):
         return _call_edits(node, model, assigned) + _known_edits(node, known)
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in keys:
         return _key_edits(node, keys)
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        return _operator_edits(node, model, assigned)
+    if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+        moved = [moved_in(node, model, assigned)] if isinstance(node.left, ast.Call) and \
+            call_name(node.left) in MOVABLE and len(node.left.args) == 1 else []
+        return _operator_edits(node, model, assigned) + moved
     if isinstance(node, ast.Attribute) and node.attr == "T":
         return [("transpose", "the transpose (.T) is left out", lambda n: n.value)]
     if isinstance(node, (ast.UnaryOp, ast.Compare)):
@@ -183,7 +141,7 @@ def _axis_edits(node):
 
 
 def _call_edits(node, model, assigned):
-    name = _call_name(node)
+    name = call_name(node)
     edits = _keyword_edits(node, name)
     if name == "layer_norm" and node.args and isinstance(node.args[0], ast.BinOp) and \
             isinstance(node.args[0].op, ast.Add):
@@ -193,6 +151,10 @@ def _call_edits(node, model, assigned):
     if name in SAME_SHAPE_CALLS and node.args:
         noun = NOUNS.get(name, name)
         edits.append(("left out", f"the {noun} is left out", lambda n: n.args[0]))
+        edits += wrap_edits(node, model) if name in WRAPPED else []
+    if name in MOVABLE and len(node.args) == 1 and isinstance(node.args[0], ast.BinOp) and \
+            type(node.args[0].op) in OPERATORS:
+        edits.append(moved_out(node, model, assigned))
         edits.append(("twice", f"the {noun} is applied twice", lambda n: ast.Call(n.func, [copy.deepcopy(n)] + n.args[
             1:], n.keywords)))
     if name in ("swapaxes", "moveaxis", "transpose") and (node.args or isinstance(node.func, ast.Attribute)):
@@ -234,7 +196,7 @@ def _swap_edits(name):
 
 def _known_edits(node, known):
     """The call of an earlier exercise's function, making one of that exercise's catalogued mistakes."""
-    name = _call_name(node)
+    name = call_name(node)
     return [("known", f"its {name} makes a known mistake: {mistake.explanation}",
              lambda n, i=i, name=name: ast.Call(ast.Name(_substitute(name, i), ast.Load()), n.args, n.keywords))
             for i, mistake in enumerate(known.get(name, ()))]
@@ -246,8 +208,12 @@ def _key_edits(node, keys):
     kind = key.rstrip("0123456789").split("_")[0]
     others = [k for k in sorted(keys) if k != key and k.rstrip("0123456789").split("_")[0] == kind]
     held = ast.unparse(node.value) if isinstance(node.value, ast.Name) else ""
-    return [("key", f"`{held}[{other!r}]` is read in place of `{held}[{key!r}]`",
-             lambda n, other=other: ast.Subscript(n.value, ast.Constant(other), n.ctx)) for other in others]
+    edits = [("key", f"`{held}[{other!r}]` is read in place of `{held}[{key!r}]`",
+              lambda n, other=other: ast.Subscript(n.value, ast.Constant(other), n.ctx)) for other in others]
+    if kind == "w":  # a weight matrix in the other layout: PyTorch's (out, in) where the course's is (in, out)
+        edits.append(("transposed", f"`{held}[{key!r}]` is used transposed (.T)",
+                      lambda n: ast.Attribute(n, "T", ast.Load())))
+    return edits
 
 
 #: What learners put in place of -inf: 0, and a large negative number (-1e9 and -10000 give the same weights).
@@ -348,13 +314,13 @@ def _argument_edits(node, name, model, assigned):
     for i in range(1, len(args)):
         if isinstance(args[i], ast.Starred):
             break
-        said = _noun(args[i], model, assigned)
-        dropped = [_noun(a, model, assigned) for a in args[i:] if not isinstance(a, ast.Starred)]
+        said = noun(args[i], model, assigned)
+        dropped = [noun(a, model, assigned) for a in args[i:] if not isinstance(a, ast.Starred)]
         listed = dropped[0] if len(dropped) == 1 else ", ".join(dropped[:-1]) + " and " + dropped[-1]
         edits.append(("argument", f"{listed} {'is' if len(dropped) == 1 else 'are'} not passed on to the "
                                   f"{NOUNS.get(name, name)}", lambda n, i=i: ast.Call(n.func, n.args[:i], n.keywords)))
         if i + 1 < len(args) and not isinstance(args[i + 1], ast.Starred):
-            other = _noun(args[i + 1], model, assigned)
+            other = noun(args[i + 1], model, assigned)
             if said != other:
                 edits.append(("swapped", f"{said} and {other} are swapped in the {NOUNS.get(name, name)}",
                               lambda n, i=i: ast.Call(n.func, n.args[:i] + [n.args[i + 1], n.args[i]] + n.args[i + 2:],
@@ -363,13 +329,16 @@ def _argument_edits(node, name, model, assigned):
 
 
 def _reshape_edits(node, model, assigned):
-    """A reshape's neighbouring sizes in the other order (its last two, the ones a head split cuts)."""
+    """A reshape's neighbouring sizes in the other order (its last two, the ones a head split cuts), and the reshape
+    made in column-major order (``order="F"``: the first axis runs fastest)."""
     args = node.args
-    edits = []
+    edits = [("reshape", "the reshape runs in column-major (Fortran) order, order='F', which fills the first axis "
+                         "fastest instead of the last",
+              lambda n: ast.Call(n.func, n.args, [*n.keywords, ast.keyword("order", ast.Constant("F"))]))]
     for i in range(len(args) - 1):
         if isinstance(args[i], ast.Starred) or isinstance(args[i + 1], ast.Starred):
             continue
-        a, b = _noun(args[i], model, assigned), _noun(args[i + 1], model, assigned)
+        a, b = noun(args[i], model, assigned), noun(args[i + 1], model, assigned)
         edits.append(("reshape", f"the reshape's sizes {a} and {b} are in the other order",
                       lambda n, i=i: ast.Call(n.func, n.args[:i] + [n.args[i + 1], n.args[i]] + n.args[i + 2:],
                                               n.keywords)))
@@ -377,16 +346,16 @@ def _reshape_edits(node, model, assigned):
 
 
 def _operator_edits(node, model, assigned):
-    kind, doing = _OPERATORS[type(node.op)]
+    kind, doing = OPERATORS[type(node.op)]
     edits = []
     if type(node.op) in _SWAPS:
         other = _SWAPS[type(node.op)]
-        edits.append(("operator", f"{_OPERATORS[other][0]} stands where there is {kind}",
+        edits.append(("operator", f"{OPERATORS[other][0]} stands where there is {kind}",
                       lambda n, other=other: ast.BinOp(n.left, other(), n.right)))
     if type(node.op) in (ast.Add, ast.Sub, ast.Mult, ast.Div):
-        edits.append(("term", f"without {doing} {_noun(node.right, model, assigned)}", lambda n: n.left))
+        edits.append(("term", f"without {doing} {noun(node.right, model, assigned)}", lambda n: n.left))
     if type(node.op) in (ast.Add, ast.Mult):
-        edits.append(("term", f"without {doing} {_noun(node.left, model, assigned)}", lambda n: n.right))
+        edits.append(("term", f"without {doing} {noun(node.left, model, assigned)}", lambda n: n.right))
     if type(node.op) is ast.Sub:
         edits.append(("operator", "the subtraction is the other way round",
                       lambda n: ast.BinOp(n.right, ast.Sub(), n.left)))
@@ -401,9 +370,9 @@ def _constant_edits(node):
     if value in (0, 0.0):
         others = [1]
     if isinstance(value, float) and 0 < value < 1e-3:  # an eps: the values learners put there
-        return [("eps", f"eps is {_said(other)} instead of {_said(value)}", lambda n, other=other: ast.Constant(other))
+        return [("eps", f"eps is {value_words(other)} instead of {value_words(value)}", lambda n, other=other: ast.Constant(other))
                 for other in (1e-5, 1e-12, 1e-6, 1e-8) if other != value]
-    return [("constant", f"the number {_said(value)} is {_said(other)} instead",
+    return [("constant", f"the number {value_words(value)} is {value_words(other)} instead",
              lambda n, other=other: ast.Constant(other) if other >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(-other)))
             for other in others]
 
@@ -412,7 +381,7 @@ def _from_the_front(value):
     """A negative axis or index (-``value``) counted from the front instead: -1 written 1 (the same where the array
     has 2 axes), 2 (3 axes) or 3 (4 axes); a negative float without its minus sign."""
     if not isinstance(value, int):
-        return [("sign", f"the number {_said(-value)} is {_said(value)} instead",
+        return [("sign", f"the number {value_words(-value)} is {value_words(value)} instead",
                  lambda n: ast.Constant(value))]
     return [("sign", f"{-value} is written {front}, counted from the front: the same only where the array has "
                      f"{front + value} axes", lambda n, front=front: ast.Constant(front))
@@ -464,7 +433,7 @@ def _parameter_edits(model):
     for name in names:
         if name in model.defaults:
             default = model.defaults[name]
-            edits.append(Mutation(f"ignored:{name}", f"`{name}` is ignored (its default, {_said(default)}, is used "
+            edits.append(Mutation(f"ignored:{name}", f"`{name}` is ignored (its default, {value_words(default)}, is used "
                                                      f"whatever is passed)", None, _everywhere(name, default=default)))
     for a, b in zip(names, names[1:]):
         if (a in model.defaults) == (b in model.defaults):  # two of a kind: inputs, or options
