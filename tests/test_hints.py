@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from encoder_lib.grading import EXERCISES, hint_area, ladder
-from encoder_lib.grading.self_check import LAST, check as grading_check, hint
+from encoder_lib.grading.self_check import LAST, check as grading_check, hint, verdict_for
 from mistakes import MISTAKES
 from test_exercises import ANSWERS, define
 
@@ -186,6 +186,30 @@ def test_the_rungs_opened_belong_to_one_failure_and_a_new_one_starts_at_rung_one
     assert fresh.startswith("**What is wrong.**") and "**The idea.**" not in fresh, fresh
     grading_check(define(OVER_EVERY_ENTRY)["softmax"])  # back to the first failure: its count is kept
     assert "**A worked step.**" in run_hint("softmax")
+
+
+OVER_EVERY_ENTRY_AGAIN = '''
+def softmax(x, axis=-1):
+    top = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - top)
+    return e / np.sum(e)
+'''
+
+
+def test_a_changed_answer_starts_the_ladder_again_even_where_its_checks_fail_with_the_same_words(fresh_hints):
+    """Two answers with the same bug written two ways fail the same checks with the same words: the second is
+    another attempt, and its ladder starts at rung one; running the same cell again keeps the count."""
+    first, second = define(OVER_EVERY_ENTRY)["softmax"], define(OVER_EVERY_ENTRY_AGAIN)["softmax"]
+    assert verdict_for(first).explanation() == verdict_for(second).explanation()
+    grading_check(first)
+    for _ in range(3):
+        climbed = run_hint("softmax")
+    assert "**A worked step.**" in climbed
+    grading_check(define(OVER_EVERY_ENTRY)["softmax"])  # the same cell run again: the same answer
+    assert "**A worked step.**" in run_hint("softmax")
+    grading_check(second)
+    fresh = run_hint("softmax")
+    assert fresh.startswith("**What is wrong.**") and "**The idea.**" not in fresh, fresh
 
 
 def notebook_with_hints(tmp_path, counts):

@@ -97,3 +97,18 @@ def test_a_block_that_makes_nan_is_told_the_first_step_that_is_not_finite():
     assert report.not_finite and report.block == 1 and report.sub_layer == "the FFN", str(report)
     assert "first become NaN or infinity in block 1, at the FFN" in str(report)
     assert "Add & Norm 1, the layer norm of that sum, h" in report.before
+
+
+def test_a_block_computed_in_float32_fails_its_self_check_as_the_comparison_finds_it():
+    """The self-check and lesson 08's comparison agree: a cast to float32 loses the digits both measure."""
+    from encoder_lib.grading.self_check import verdict_for
+
+    cast = BERT_BLOCK.replace("def bert_block(x, params, n_heads, padding_mask=None):\n",
+                              "def bert_block(x, params, n_heads, padding_mask=None):\n    x = x.astype(np.float32)\n",
+                              1)
+    assert cast != BERT_BLOCK
+    block = learner(cast)
+    verdict = verdict_for(block)
+    assert not verdict.passed and "float32" in verdict.report() and verdict.causes == []
+    report = compare_your_block(block, TEXTS)
+    assert report.block is not None and report.largest > 1e-9, str(report)

@@ -107,6 +107,7 @@ class Verdict:
     changed: tuple = ()  # inputs the answer changed in place (on any case)
     ruled_out: str = ""  # what the search for a cause tried, where it found none
     undefined: str = ""  # the name every failing check's NameError names, where that is what is wrong
+    answer: str = ""  # what the answer's code is (``self_check.code_digest``): the ladder starts again when it changes
 
     @property
     def mistakes(self):
@@ -163,9 +164,10 @@ class Verdict:
         return [c.key for c in self.causes] or [f"symptom:{f.key}" for f in self.symptoms]
 
     def failure_key(self):
-        """A short name of this failure: the same for the same checks failing with the same explanation, so that
-        the hint ladder's count belongs to one failure (``hint_area``)."""
-        said = [c.description for c in self.failing] + self.keys() + list(self.changed)
+        """A short name of this failure: the same for the same answer failing the same checks with the same
+        explanation, so that the hint ladder's count belongs to one failure (``hint_area``): a changed answer starts
+        the ladder again, even where its checks fail with the same words."""
+        said = [c.description for c in self.failing] + self.keys() + list(self.changed) + [self.answer]
         return hashlib.sha256("\0".join(said).encode()).hexdigest()[:12]
 
     def specific(self):

@@ -149,14 +149,18 @@ def _call_edits(node, model, assigned):
                                   "alone", lambda n: ast.BinOp(n.args[0].left, ast.Add(), ast.Call(
                                       n.func, [n.args[0].right] + n.args[1:], n.keywords))))
     if name in SAME_SHAPE_CALLS and node.args:
-        noun = NOUNS.get(name, name)
-        edits.append(("left out", f"the {noun} is left out", lambda n: n.args[0]))
+        called = NOUNS.get(name, name)
+        left_out = f"the {called} is left out"
+        if name == "sqrt" and _size_words(node.args[0], model):
+            # the scale found, whichever slip made it (no root, or a division by the root twice)
+            left_out = f"the scale is {_size_words(node.args[0], model)} itself, not its square root"
+        edits.append(("left out", left_out, lambda n: n.args[0]))
+        edits.append(("twice", f"the {called} is applied twice", lambda n: ast.Call(n.func, [copy.deepcopy(n)] + n.args[
+            1:], n.keywords)))
         edits += wrap_edits(node, model) if name in WRAPPED else []
     if name in MOVABLE and len(node.args) == 1 and isinstance(node.args[0], ast.BinOp) and \
             type(node.args[0].op) in OPERATORS:
         edits.append(moved_out(node, model, assigned))
-        edits.append(("twice", f"the {noun} is applied twice", lambda n: ast.Call(n.func, [copy.deepcopy(n)] + n.args[
-            1:], n.keywords)))
     if name in ("swapaxes", "moveaxis", "transpose") and (node.args or isinstance(node.func, ast.Attribute)):
         edits += _swap_edits(name)
     if name == "where" and len(node.args) == 3:
@@ -165,6 +169,19 @@ def _call_edits(node, model, assigned):
         edits.append(("off by one", "the range counts from 1 instead of 0", lambda n: ast.Call(n.func, [
             ast.Constant(1), ast.BinOp(n.args[0], ast.Add(), ast.Constant(1))], n.keywords)))
     return edits + _argument_edits(node, name, model, assigned)
+
+
+def _size_words(node, model):
+    """A size as a sentence says it (```d_k```, "the length of `q`'s last axis"), or '' for anything else."""
+    if isinstance(node, ast.Name) and node.id in model.sizes:
+        return f"`{node.id}`"
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" and \
+            isinstance(node.value.value, ast.Name):
+        index = node.slice.value if isinstance(node.slice, ast.Constant) else \
+            -node.slice.operand.value if isinstance(node.slice, ast.UnaryOp) else None
+        axis = "last axis" if index == -1 else f"axis {index}" if isinstance(index, int) else None
+        return f"the length of `{node.value.value.id}`'s {axis}" if axis else ""
+    return ""
 
 
 def _keyword_edits(node, name):
