@@ -59,13 +59,13 @@ def model_source(exercise):
     return textwrap.dedent(inspect.getsource(exercise.model))
 
 
-def line_ideas(source):
-    """``{line number: idea}`` of a model's source, from each line's comment."""
-    import io
-    import tokenize
+def line_ideas(source, exercise):
+    """``{line number: idea}`` of a model's source: the words the exercise's file gives each line's ``# step:`` key
+    (what a cause that names the step says)."""
+    from encoder_lib.grading.variants.model import step_keys
 
-    return {t.start[0]: t.string.lstrip("#").strip() for t in tokenize.generate_tokens(io.StringIO(source).readline)
-            if t.type == tokenize.COMMENT}
+    words = dict(exercise.steps)
+    return {line: words[key] for line, key in step_keys(source).items() if key in words}
 
 
 def _statement_line(tree, node):
@@ -84,7 +84,7 @@ def labelled_mutants(exercise, doubles=0, seed=0):
     with two changes on two lines (drawn at random from all such pairs, ``seed`` fixed); a double's ``parts`` are
     its two single mutants, each ``(source, ideas)``."""
     source = model_source(exercise)
-    ideas = line_ideas(source)
+    ideas = line_ideas(source, exercise)
     tree = ast.parse(source)
     function = tree.body[0]
     sites = [(kind, said, node, make) for kind, said, node, make in m._sites(function)]
@@ -153,7 +153,7 @@ def cases_of(exercise, seed):
     key = (exercise.name, seed)
     if key not in _CASES:
         _CASES[key] = compare.build_cases(exercise, compare.hidden_rngs(seed, exercise.name), probes=True,
-                                              evidence=True)
+                                          generated=True)
     return _CASES[key]
 
 
