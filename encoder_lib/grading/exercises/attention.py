@@ -147,9 +147,9 @@ def attention_cases(rng):
 
 
 def attention_draw(rng, point):
-    """q, k and v of the point's sizes; "large": each times 30, so that the scores reach the thousands."""
+    """q, k and v of the point's sizes; "large": each times 100, so that the scores reach the tens of thousands."""
     lead, s_q, s_k, d_k, d_v = point.lead, point["seq_q"], point["seq_k"], point["d_k"], point["d_v"]
-    scale = 30.0 if point.regime == "large" else 2.0
+    scale = 100.0 if point.regime == "large" else 2.0
     q, k = normal(rng, *lead, s_q, d_k) * scale, normal(rng, *lead, s_k, d_k) * scale
     v = normal(rng, *lead, s_k, d_v) * (scale if point.regime == "large" else 1.0)
     return f"q {q.shape}, k {k.shape}, v {v.shape}", [q, k, v], {}

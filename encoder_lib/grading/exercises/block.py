@@ -248,9 +248,9 @@ def block_cases(rng):
 
 
 def block_draw(rng, point):
-    """x of the point's sizes, a random block, its norm and mask; "large": x of about 30."""
+    """x of the point's sizes, a random block, its norm and mask; "large": x of about 100."""
     n_heads, d = point["n_heads"], point["n_heads"] * point["d_head"]
-    x = normal(rng, *point.lead, seq_of(point), d) * (30.0 if point.regime == "large" else 1.0)
+    x = normal(rng, *point.lead, seq_of(point), d) * (100.0 if point.regime == "large" else 1.0)
     kwargs = {"norm": point["norm"]}
     mask = padding_of(rng, point["mask"], x.shape[:-1])
     if mask is not None:

@@ -28,9 +28,9 @@ def ffn_cases(rng):
 
 
 def ffn_draw(rng, point):
-    """x of the point's sizes and random params; "large": x of about 10, so that hidden values reach 20 and more."""
+    """x of the point's sizes and random params; "large": x of about 30, so that hidden values reach 30 and more."""
     d_model, d_ff, activation = point["d_model"], point["d_ff"], point["activation"]
-    x = normal(rng, *point.lead, point["seq"], d_model) * (10.0 if point.regime == "large" else 1.0)
+    x = normal(rng, *point.lead, point["seq"], d_model) * (30.0 if point.regime == "large" else 1.0)
     kwargs = {} if activation == "relu" else {"activation": activation}
     return f"x {x.shape}, d_ff {d_ff}, {activation}", [x, random_ffn_params(rng, d_model, d_ff)], kwargs
 

@@ -132,7 +132,7 @@ def mha_draw(rng, point):
     """x of the point's sizes, with random projections or (``projections`` "none") identity ones; "large": x of
     about 30, so that the scores reach the thousands."""
     n_heads, d = point["n_heads"], point["n_heads"] * point["d_head"]
-    x = normal(rng, *point.lead, point["seq"], d) * (30.0 if point.regime == "large" else 1.0)
+    x = normal(rng, *point.lead, point["seq"], d) * (100.0 if point.regime == "large" else 1.0)
     if point["projections"] == "none":
         return f"x {x.shape}, {n_heads} heads, identity projections", [x, n_heads], {}
     return f"x {x.shape}, {n_heads} heads, with projections", [x, n_heads], {"params": random_attention_params(rng, d)}

@@ -159,7 +159,7 @@ def bert_cases(rng):
 
 def bert_draw(rng, point):
     """"minilm": all-MiniLM-L6-v2's block on two random token sequences (the second padded); else a small random
-    block of the point's sizes and mask, "large": x of about 30 and norm2's gamma of about 10."""
+    block of the point's sizes and mask, "large": x of about 100 and norm2's gamma of about 10."""
     if point.regime == "minilm":
         layer = int(rng.choice(MINILM_LAYERS))
         args, kwargs = random_tokens_case(rng, layer)
@@ -168,7 +168,7 @@ def bert_draw(rng, point):
                 f"{real} tokens and padded", args, kwargs)
     n_heads, d_head = point["n_heads"], point["d_head"]
     d = n_heads * d_head
-    x = normal(rng, *point.lead, seq_of(point), d) * (30.0 if point.regime == "large" else 1.0)
+    x = normal(rng, *point.lead, seq_of(point), d) * (100.0 if point.regime == "large" else 1.0)
     mask = padding_of(rng, point["mask"], x.shape[:-1])
     said = f"a mask {mask.shape} ({point['mask']} padding)" if mask is not None else "no mask"
     kwargs = {} if mask is None else {"padding_mask": mask}
