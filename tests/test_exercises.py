@@ -202,7 +202,7 @@ def test_the_grader_runs_bert_block_on_inputs_the_lesson_does_not_show():
         return [case for case in cases if "MiniLM" in case.description]  # beside them, small random blocks
 
     first, second = hidden("ab" * 32), hidden("cd" * 32)
-    assert len(first) == len(second) == 3
+    assert len(first) == len(second) == grading.compare.HIDDEN_SEEDS  # once a seed (the space's `once`)
     for case in first:
         (x, params, n_heads), kwargs = case.args, case.kwargs
         assert x.shape[0] == 2 and x.shape[-1] == 384 and params is minilm_params(1) and n_heads == 12
