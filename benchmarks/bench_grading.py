@@ -166,6 +166,23 @@ def _arguments():
     return args
 
 
+#: The packages a teacher's environment may or may not hold beside the lock, each with what it changes here.
+OPTIONAL = {"rfc3987": "requirements-teacher.txt: nbformat and nbgrader import a second sooner",
+            "torch": "the tests' reference only", "sentence_transformers": "the tests' reference only"}
+
+
+def environment():
+    """Which of ``OPTIONAL`` this Python holds, in a line: the rate below is this environment's."""
+    import importlib.util
+
+    held = [name for name in OPTIONAL if importlib.util.find_spec(name) is not None]
+    missing = [name for name in OPTIONAL if name not in held]
+    where = "make setup's .venv" if Path(sys.prefix).resolve() == (ROOT / ".venv").resolve() else sys.prefix
+    return (f"{where}; " + (f"with {', '.join(held)}" if held else "with none of the optional packages") +
+            (f"; without {', '.join(missing)}" if missing else "") +
+            ("" if "rfc3987" in held else " (make setup installs rfc3987: run it again)"))
+
+
 def main():
     args = _arguments()
     problem = sandbox.sandbox_problem()
@@ -176,6 +193,7 @@ def main():
         generate = make_course(root)
         kinds = build_class(root, args.learners)
         measured = measure(root, kinds, args)
+    print(f"the environment: {environment()}")
     print(f"grading a class (python {sys.version.split()[0]}, {os.cpu_count()} cores); "
           f"student versions generated in {generate:.1f} s")
     print_class(kinds, measured["results"])

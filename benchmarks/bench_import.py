@@ -6,7 +6,7 @@ which every process that reads a notebook imports (make grade, nbgrader's comman
 Reports the median and worst of fresh-process imports, each measured inside
 the child with perf_counter around the import (numpy included, since
 encoder_lib needs it), next to a bare `import numpy` for scale. nbformat's jsonschema builds rfc3987-syntax's grammar at import (about
-a second) unless rfc3987 is installed, as `make test` does (requirements-dev.txt); the table says which.
+a second) unless rfc3987 is installed, as `make setup` does (requirements-teacher.txt); the table says which.
 """
 
 import argparse

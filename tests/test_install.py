@@ -9,6 +9,7 @@ JupyterLab reads them.
 """
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -157,3 +158,15 @@ def test_make_lab_opens_a_learner_s_environment_made_by_the_hub_s_installer(tmp_
     assert "requirements.txt" not in dry.replace("requirements-learners.txt", "").replace("requirements-model.txt", "")
     lab = subprocess.run(["make", "-C", str(ROOT), "-n", "lab"], capture_output=True, text=True, check=True).stdout
     assert ".venv-lab/bin/jupyter lab student" in lab and ".venv/bin" not in lab
+
+
+def test_the_teacher_s_additions_reach_make_setup_s_environment_and_never_a_learner_s():
+    """rfc3987 (GPL) is the teacher's alone: make setup installs requirements-teacher.txt; the learners' lock,
+    Binder's and what make hub-install and make lab install never name it."""
+    dry = subprocess.run(["make", "-C", str(ROOT), "-n", "-B", ".venv/.installed"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "-r requirements-teacher.txt" in dry
+    assert re.search(r"^rfc3987==", (ROOT / "requirements-teacher.txt").read_text(), re.M)
+    for learners in ("requirements-learners.txt", "binder/requirements.txt", "requirements.txt"):
+        assert not re.search(r"^rfc3987==", (ROOT / learners).read_text(), re.M), learners
+    assert "requirements-teacher" not in (ROOT / "tools" / "hub_install.py").read_text()
