@@ -102,7 +102,7 @@ publish-site: site
 comma := ,
 collect: setup
 	@test -n "$(LESSON)" || { echo "usage: make collect LESSON=01_attention (the lesson to collect; commas for several)"; exit 2; }
-	@for lesson in $(subst $(comma), ,$(LESSON)); do \
+	@umask 077; for lesson in $(subst $(comma), ,$(LESSON)); do \
 	    PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader collect "$$lesson" $(if $(STUDENT),--student="$(STUDENT)") \
 	        --ExchangeFactory.collect=course_grader.collect.CourseCollect || exit 1; \
 	done

@@ -15,7 +15,8 @@ Grading, in the order it happens:
   a hand-in; ``exchange``: nbgrader's exchange as the course reads it (a hand-in's name, what it holds, its
   time, the record of what was collected, refused and skipped);
 - ``grade``: ``make grade``, the command: the course's lock, then a plan, then the run, then the report;
-- ``plan``: what a run will do, decided before anything runs (``plan_run`` returns a ``Plan``);
+- ``plan``: what a run will do, decided before anything runs (``plan_run`` returns a ``Plan``); ``roster``: each
+  id found set against the course's roster first (one learner, one name: look-alikes held);
 - ``run``: grading a plan (``grade_class``): workers, each learner recorded as it comes in, then the files;
 - ``learner``: one learner in a worker (``grade_learner``); ``marking``: one answer run and judged;
   ``cases``: the visible and hidden cases; ``library_calls``: the library functions an answer calls;

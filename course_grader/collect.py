@@ -22,9 +22,12 @@ well. For each hand-in of the lesson in the exchange's ``inbound/`` it
   links, into ``submitted/<student_id>/<lesson>/``; a newer hand-in replaces
   an earlier one (``--update`` is the default), which is moved to
   ``submitted/<student_id>/.replaced/<lesson>+<time>/``, never deleted;
-- records what it collected, and what it refused and skipped, in
-  ``submitted/.collected/<lesson>.json`` (``exchange``), which ``make grade``
-  reads for each hand-in's time and lists in its summary;
+- records what it collected (never a hand-in's folder name, whose random
+  part keeps it private: its digest), and what it refused and skipped (the
+  first few named, the rest counted), in ``submitted/.collected/<lesson>.json``
+  (``exchange``), readable by the teacher alone, which ``make grade`` reads for
+  each hand-in's time and lists in its summary;
+- keeps ``inbound/`` sticky, so that no learner can rename another's hand-in;
 
 and lists at the end what it refused and skipped. Nothing it refuses stops
 the others' collection.
@@ -32,6 +35,7 @@ the others' collection.
 
 import datetime
 import fnmatch
+import hashlib
 import os
 import shutil
 import stat
@@ -76,35 +80,42 @@ def open_beneath(folder, relative):
         os.close(fd)
 
 
+def _ctime(info):
+    return datetime.datetime.fromtimestamp(info.st_ctime, datetime.timezone.utc).replace(tzinfo=None)
+
+
 def copy_file(folder, relative, target, size):
     """Copy the regular file ``folder/relative`` (never through a link, and only if it is still ``size`` bytes)
-    to the new file ``target``; returns its SHA-256. OSError if it is not what the walk saw."""
-    import hashlib
-
+    to the new file ``target``; returns ``(its SHA-256, its change time once read)``: a write into the file before
+    the read ends moves that time, so the time taken belongs to the content copied. OSError if it is not what the
+    walk saw."""
     with os.fdopen(open_beneath(folder, relative), "rb") as f:
         info = os.fstat(f.fileno())
         data = f.read(size + 1) if stat.S_ISREG(info.st_mode) and info.st_size == size else b""
+        after = os.fstat(f.fileno())  # after the read: the time of what was read, or later
     if len(data) != size or not stat.S_ISREG(info.st_mode):
         raise OSError(f"{plain_text(relative)[:60]} changed while it was being collected")
     with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as f:
         f.write(data)
-    return hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(data).hexdigest(), _ctime(after)
 
 
 def copy_hand_in(hand_in, target, ignore=()):
     """Copy what ``hand_in``'s walk found into the new folder ``target``, leaving out what nbgrader's
-    ``CourseDirectory.ignore`` leaves out; ``{relative path: SHA-256}`` of the files copied."""
+    ``CourseDirectory.ignore`` leaves out; ``({relative path: SHA-256} of the files copied, the exchange time of
+    what was copied)``: the latest change time of the folders walked and of each file once read."""
     skipped = lambda relative: any(fnmatch.fnmatch(part, pattern) for part in Path(relative).parts
                                    for pattern in ignore)
     os.mkdir(target, 0o700)
     for folder in sorted(hand_in.walk.folders):
         if not skipped(folder):
             os.mkdir(os.path.join(target, folder), 0o700)
-    digests = {}
+    digests, latest = {}, hand_in.walk.changed
     for relative, size in sorted(hand_in.walk.files.items()):
         if not skipped(relative):
-            digests[relative] = copy_file(hand_in.path, relative, os.path.join(target, relative), size)
-    return digests
+            digests[relative], changed = copy_file(hand_in.path, relative, os.path.join(target, relative), size)
+            latest = changed if latest is None else max(latest, changed)
+    return digests, latest
 
 
 class CourseCollect(ExchangeCollect):
@@ -126,6 +137,7 @@ class CourseCollect(ExchangeCollect):
         self.inbound_path = os.path.join(self.root, self.coursedir.course_id, "inbound")
         if not os.path.isdir(self.inbound_path):
             self.fail(f"Course not found: {self.inbound_path}")
+        self._keep_sticky()
         self.refused, self.skipped, self.found = [], [], {}
         try:
             names = sorted(os.listdir(self.inbound_path))
@@ -134,6 +146,20 @@ class CourseCollect(ExchangeCollect):
         for folder in names:
             self._consider(folder)
         self.duedate = self._due_date() if self.before_duedate else None
+
+    def _keep_sticky(self):
+        """inbound/ with its sticky bit, as nbgrader's release does not leave it (0o733): without it, a learner who
+        knows a classmate's hand-in's name can rename it, and make it late. Set where this account may."""
+        mode = os.stat(self.inbound_path).st_mode
+        if mode & stat.S_ISVTX:
+            return
+        try:
+            os.chmod(self.inbound_path, stat.S_IMODE(mode) | stat.S_ISVTX)
+            self.log.warning(f"{self.inbound_path} had no sticky bit (any learner could rename another's hand-in): "
+                             f"set now")
+        except OSError:
+            self.log.warning(f"{self.inbound_path} has no sticky bit, so any learner can rename another's hand-in: "
+                             f"sudo chmod +t {self.inbound_path}")
 
     def _consider(self, folder):
         """Take in one inbound folder: skipped, refused, or a ``HandIn`` of its learner."""
@@ -172,7 +198,10 @@ class CourseCollect(ExchangeCollect):
 
     def copy_files(self):
         submitted = Path(self.coursedir.root) / self.coursedir.submitted_directory
-        record = exchange.read_record(submitted, self.coursedir.assignment_id)
+        try:
+            record = exchange.read_record(submitted, self.coursedir.assignment_id)
+        except exchange.RecordUnreadable as exc:
+            self.fail(f"{exc}: move it away to collect anew (nothing was collected)")
         collected = 0
         for student, hand_ins in sorted(self.found.items()):
             collected += self._collect(student, self.chosen(hand_ins), record)
@@ -187,7 +216,7 @@ class CourseCollect(ExchangeCollect):
         staging = target.parent / f".collecting-{lesson}-{os.getpid()}"
         try:
             _learner_folder(target.parent)
-            digests = copy_hand_in(hand_in, staging, self.coursedir.ignore)
+            digests, when = copy_hand_in(hand_in, staging, self.coursedir.ignore)
         except OSError as exc:
             shutil.rmtree(staging, ignore_errors=True)
             self.refused.append((hand_in.name.folder, f"it could not be copied ({exc.strerror or exc})"))
@@ -200,7 +229,7 @@ class CourseCollect(ExchangeCollect):
                           f"Submission already exists, use --update to update: {plain_text(student)} {lesson}")
             return 0
         _install(staging, target)
-        record["hand_ins"][student] = _entry(hand_in, digests, earlier)
+        record["hand_ins"][student] = _entry(hand_in, digests, earlier, when)
         self.log.info(f"Collected submission: {plain_text(student)} {lesson} (from {plain_text(hand_in.name.folder)})")
         return 1
 
@@ -211,8 +240,11 @@ class CourseCollect(ExchangeCollect):
             if found:
                 self.log.warning(f"{kind} {len(found)} folder{'s' * (len(found) != 1)} of the exchange's inbound/ "
                                  f"(make grade's summary lists them too):")
-            for folder, why in found:
+            for folder, why in found[:exchange.MOST_RECORDED]:
                 self.log.warning(plain_text(f"  {kind} {folder!r}: {why}"))
+            if len(found) > exchange.MOST_RECORDED:
+                self.log.warning(f"  and {len(found) - exchange.MOST_RECORDED} more {kind}, counted in "
+                                 f"submitted/.collected/{self.coursedir.assignment_id}.json")
 
 
 def _learner_folder(folder):
@@ -235,12 +267,13 @@ def _install(staging, target):
     os.rename(staging, target)
 
 
-def _entry(hand_in, digests, earlier):
-    """The record of one learner's collected hand-in: the exchange time (the earliest seen for the same files:
-    a later change of the exchange's modes by an administrator moves no one's time), the stamp as it was."""
-    when = hand_in.walk.changed
+def _entry(hand_in, digests, earlier, when):
+    """The record of one learner's collected hand-in: the exchange time of what was copied (``when``; the earliest
+    seen for the same files: a later change of the exchange's modes by an administrator moves no one's time), the
+    stamp as it was."""
     seen = exchange.read_time(str(earlier.get("exchange_time")))
     if earlier.get("files") == digests and seen is not None:
         when = min(when, seen)
-    return {"folder": hand_in.name.folder, "exchange_time": exchange.utc_text(when), "stamp": hand_in.stamp,
-            "files": digests, "collected_at": exchange.utc_text(_now())}
+    return {"folder_digest": hashlib.sha256(hand_in.name.folder.encode("utf-8", "surrogateescape")).hexdigest(),
+            "exchange_time": exchange.utc_text(when), "stamp": hand_in.stamp, "files": digests,
+            "collected_at": exchange.utc_text(_now())}

@@ -1,6 +1,7 @@
 """The course's nbgrader setting that ``make grade`` and ``make report`` read from ``nbgrader_config.py``: the
-course's id and the lessons the class is set (``c.EncoderCourse.lessons``; unset, the lessons released through
-nbgrader's exchange: ``counted_lessons``)."""
+course's id, the lessons the class is set (``c.EncoderCourse.lessons``; unset, the lessons released through
+nbgrader's exchange: ``counted_lessons``) and the grace a learner's own time stamp gets
+(``c.EncoderCourse.stamp_grace_seconds``; unset, none)."""
 
 import os
 from pathlib import Path
@@ -33,6 +34,26 @@ def lessons_set(root):
                          f"{lessons!r}")
     return list(lessons) or None
 
+
+
+#: The most grace a course may give a learner's own timestamp.txt over the exchange's time.
+MOST_GRACE_SECONDS = 3600
+
+
+def stamp_grace(root):
+    """How long before the exchange's time a learner's own timestamp.txt may be and still count
+    (``c.EncoderCourse.stamp_grace_seconds`` in nbgrader_config.py): none unless the course says, as every learner
+    could otherwise hand in that much late unpenalised; every hand-in timed inside it is flagged. ValueError when
+    it is not a number of seconds from 0 to ``MOST_GRACE_SECONDS``."""
+    import datetime
+
+    if not (Path(root) / "nbgrader_config.py").is_file():
+        return datetime.timedelta(0)
+    seconds = course_config(root).EncoderCourse.get("stamp_grace_seconds", 0)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MOST_GRACE_SECONDS:
+        raise ValueError(f"c.EncoderCourse.stamp_grace_seconds in nbgrader_config.py must be a number of seconds "
+                         f"from 0 to {MOST_GRACE_SECONDS}, got {seconds!r}")
+    return datetime.timedelta(seconds=seconds)
 
 
 def released_lessons(root):

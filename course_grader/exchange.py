@@ -43,9 +43,10 @@ MAX_HAND_IN_FILES = 100
 MAX_HAND_IN_BYTES = 50 * 2**20
 #: How deep a hand-in's folders may go.
 MAX_HAND_IN_DEPTH = 8
-#: ``nbgrader submit`` writes timestamp.txt a moment before its files: a stamp this much earlier than the exchange
-#: time still agrees with it (a large notebook on a slow shared disk); earlier than that, it was set back.
-STAMP_TOLERANCE = datetime.timedelta(seconds=60)
+#: ``nbgrader submit`` writes timestamp.txt a moment before its files: a stamp earlier than the exchange's time by
+#: less than this is not worth a word to the teacher (the exchange's time still counts, as for any earlier stamp).
+#: A grace in which the stamp counts instead is the course's setting, none by default (``course_config``).
+UNREMARKED = datetime.timedelta(seconds=2)
 #: Where ``make collect`` keeps its record of each lesson, in ``submitted/`` (hidden: no learner's folder).
 RECORDS = ".collected"
 #: The accounts a learner named ``{student_id}`` may have on the hub's machine: their own name (a hub whose
@@ -230,9 +231,10 @@ class HandInTime:
     flag: str = ""
 
 
-def _collected_time(stamp_text, exchange):
-    """The ``HandInTime`` of a collected hand-in: its stamp where it agrees with the exchange time, else the
-    later of the two; a missing or unreadable stamp takes the exchange time, flagged."""
+def _collected_time(stamp_text, exchange, grace=datetime.timedelta(0)):
+    """The ``HandInTime`` of a collected hand-in: the later of its stamp and the exchange time, but where the
+    course grants a ``grace`` (``c.EncoderCourse.stamp_grace_seconds``) and the stamp is earlier by no more, the
+    stamp, flagged; a missing or unreadable stamp takes the exchange time, flagged."""
     stamp = read_time(stamp_text) if stamp_text is not None else None
     kernel = f"the exchange's change time, {exchange:%Y-%m-%d %H:%M:%S} UTC"
     if stamp is None:
@@ -240,22 +242,28 @@ def _collected_time(stamp_text, exchange):
             f"has a timestamp.txt that is not a time ({plain_text(stamp_text)[:40]!r})"
         return HandInTime(exchange, "the exchange's change time (no readable timestamp.txt)",
                           f"{said}: {kernel}, counts")
-    if stamp < exchange - STAMP_TOLERANCE:
-        return HandInTime(exchange, "the exchange's change time (timestamp.txt said earlier)",
-                          f"timestamp.txt says {stamp:%Y-%m-%d %H:%M:%S} UTC, before {kernel}: the later counts")
-    return HandInTime(stamp)
+    if stamp >= exchange:
+        return HandInTime(stamp)
+    if exchange - stamp <= grace:
+        return HandInTime(stamp, "the time the exchange recorded",
+                          f"timed by its timestamp.txt, {stamp:%Y-%m-%d %H:%M:%S} UTC, inside the course's grace of "
+                          f"{grace.total_seconds():g} s before {kernel}")
+    flag = "" if exchange - stamp < UNREMARKED else \
+        f"timestamp.txt says {stamp:%Y-%m-%d %H:%M:%S} UTC, before {kernel}: the later counts"
+    return HandInTime(exchange, "the exchange's change time (timestamp.txt said earlier)", flag)
 
 
-def hand_in_time(notebook, record, digest=None):
+def hand_in_time(notebook, record, digest=None, grace=datetime.timedelta(0)):
     """The ``HandInTime`` of the notebook at ``notebook`` in ``submitted/`` (``digest``: its SHA-256, where the
     caller has it). Collected by ``make collect`` (``record``, the lesson's record of this learner, holds this
-    very file): by its stamp and the exchange time (``_collected_time``). Copied in by hand: by a
+    very file): by its stamp and the exchange time (``_collected_time``; ``grace``, the course's setting). Copied
+    in by hand: by a
     ``timestamp.txt`` the teacher put beside it, else never late (the time it was copied or graded is never
     taken)."""
     notebook = Path(notebook)
     exchange = read_time(str((record or {}).get("exchange_time")))
     if exchange is not None and (record.get("files") or {}).get(notebook.name) == (digest or file_digest(notebook)):
-        return _collected_time(record.get("stamp"), exchange)
+        return _collected_time(record.get("stamp"), exchange, grace)
     text = read_stamp(notebook.parent)
     if text is None:
         return HandInTime(None, "no time: copied in by hand")
@@ -290,30 +298,62 @@ def record_path(submitted, lesson):
     return Path(submitted) / RECORDS / f"{lesson}.json"
 
 
+#: The most folders of each kind (refused, skipped) the record names: a flood of junk folders in inbound/ is
+#: counted, its first few named, so that the record stays the size of the class.
+MOST_RECORDED = 50
+#: The largest record read: a class of 2,000 learners' records is well under a megabyte.
+MOST_RECORD_BYTES = 16 * 2**20
+
+
+class RecordUnreadable(Exception):
+    """``make collect``'s record of a lesson exists but cannot be read: never taken as empty, since every hand-in
+    would then be timed by its learner's own timestamp.txt."""
+
+
 def read_record(submitted, lesson):
     """What ``make collect`` recorded of ``lesson`` (``{"hand_ins": {id: ...}, "refused": [...], "skipped":
-    [...]}``), empty where it never ran or the record is not one."""
+    [...]}``, with ``refused_count`` and ``skipped_count``), empty where it never ran; ``RecordUnreadable`` where
+    it is there but cannot be read, or is larger than ``MOST_RECORD_BYTES``, or is not a record."""
+    path = record_path(submitted, lesson)
     try:
-        with open(record_path(submitted, lesson), "rb") as f:
-            record = json.loads(f.read(16 * 2**20))
-    except (OSError, ValueError):
+        with open(path, "rb") as f:
+            data = f.read(MOST_RECORD_BYTES + 1)
+    except FileNotFoundError:
         return {"hand_ins": {}, "refused": [], "skipped": []}
+    except OSError as exc:
+        raise RecordUnreadable(f"{path} cannot be read ({exc.strerror})") from None
+    try:
+        record = json.loads(data) if len(data) <= MOST_RECORD_BYTES else None
+    except ValueError:
+        record = None
     if not isinstance(record, dict) or not isinstance(record.get("hand_ins"), dict):
-        return {"hand_ins": {}, "refused": [], "skipped": []}
+        raise RecordUnreadable(f"{path} is not make collect's record of {lesson} (over "
+                               f"{MOST_RECORD_BYTES // 2**20} MiB, or not its JSON)")
     return record
 
 
 def write_record(submitted, lesson, record):
+    """Write the record, its refused and skipped folders bounded: each list's first ``MOST_RECORDED``, and its
+    count."""
+    for kind in ("refused", "skipped"):
+        found = list(record.get(kind) or ())
+        record[f"{kind}_count"], record[kind] = len(found), found[:MOST_RECORDED]
     make_folder(Path(submitted) / RECORDS)
     write_file(record_path(submitted, lesson), json.dumps(record, indent=1, sort_keys=True) + "\n")
 
 
 def collect_notices(submitted, lessons):
-    """What the last ``make collect`` of each of ``lessons`` refused or skipped, in words, for the summary."""
+    """What the last ``make collect`` of each of ``lessons`` refused or skipped, in words, for the summary: the
+    folders the record names, and how many more it counted."""
     said = []
     for lesson in lessons:
         record = read_record(submitted, lesson)
         for kind in ("refused", "skipped"):
-            for folder, why in record.get(kind) or ():
+            named = record.get(kind) or ()
+            for folder, why in named:
                 said.append(plain_text(f"make collect {lesson} {kind} inbound/{folder!r}: {why}"))
+            more = int(record.get(f"{kind}_count") or 0) - len(named)
+            if more > 0:
+                said.append(f"make collect {lesson} {kind} {more} more folder{'s' * (more > 1)} of inbound/, "
+                            f"counted, not named")
     return said

@@ -57,6 +57,12 @@ def html_text(text):
     return html.escape(plain_text(text), quote=True)
 
 
+def code_html(text):
+    """A learner's code as a page shows it: its lines kept, each line plain text (``plain_text``: no control or
+    bidirectional character to reorder what the teacher reads), escaped for HTML."""
+    return "\n".join(html_text(line) for line in str(text).replace("\r", "").split("\n"))
+
+
 def csv_field(value):
     """One field of a CSV file the grader writes: plain text, and a leading ``'`` before anything a spreadsheet
     would read as a formula. A later class report writes its CSVs through this too.

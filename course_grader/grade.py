@@ -41,7 +41,8 @@ per learner, for an LMS's gradebook import), one feedback page per learner
 all readable by the teacher only (``--group-readable``: by the group too).
 Every folder, cgroup and process it makes is gone when it ends, also after
 Ctrl+C. The exit status is non-zero only when the grader itself could not
-run: 2 when it could not start, 130 when interrupted.
+run: 2 when it could not start, 3 when its machine failed on a learner (none
+of the files a person reads is then rewritten), 130 when interrupted.
 """
 
 
@@ -193,8 +194,19 @@ def _grade_locked(root, args):
         print(f"make grade: {refused}: nothing graded", file=sys.stderr)
         return 2
     print(summary_text(results, summary))
+    if not summary["written"]:
+        return _machine_failed(summary)
     write_class_report(root, summary["set_lessons"])
     return 0
+
+
+def _machine_failed(summary):
+    """What `make grade` says when its machine failed on a learner, and its exit status: 3."""
+    print(f"make grade: the grader's machine failed on {len(summary['machine'])} learner's lesson(s) (above): no "
+          f"file a person reads was rewritten (grades_by_exercise.csv, grades_lms.csv, the feedback pages and the "
+          f"class report are as the last complete run left them). What was graded is kept; `make grade` again "
+          f"grades only those.", file=sys.stderr)
+    return 3
 
 
 def write_class_report(root, lessons=None):

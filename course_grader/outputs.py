@@ -227,22 +227,36 @@ def _times_lines(summary):
     return lines
 
 
+#: The most lines any one list of the summary names: a class of 2,000 (or a flood of junk folders) gives counts and
+#: the first few, and where the rest are.
+MOST_NAMED = 20
+
+
+def _bounded(title, named, rest):
+    """``title (count):`` then the first ``MOST_NAMED`` of ``named`` and, past them, how many more and where."""
+    lines = [f"{title} ({len(named)}):", *(plain_text(f"  {line}") for line in named[:MOST_NAMED])]
+    if len(named) > MOST_NAMED:
+        lines.append(f"  ... and {len(named) - MOST_NAMED} more: {rest}")
+    return lines
+
+
 def _named_lines(results, summary):
-    """Every error, timeout, memory and tampering by learner, lesson and exercise; what was found in submitted/
-    (and what make collect refused); what the machine failed on."""
+    """What matters first: what the machine failed on (nothing was written), then each error, timeout, memory and
+    tampering by learner, lesson and exercise, then what was found in submitted/ (and what make collect refused
+    before what it skipped); each list bounded (``_bounded``)."""
     lines = []
-    for status in ("error", "timeout", "memory", "tampered"):
-        named = [r for r in results if r.status == status]
-        if named:
-            lines.append(f"{status} ({len(named)}):")
-            lines += [plain_text(f"  {r.student_id} {r.lesson} {r.exercise}: {r.note}") for r in named]
-    if summary.get("notices"):
-        lines.append(f"in submitted/ and make collect's record ({len(summary['notices'])}):")
-        lines += [plain_text(f"  {notice}") for notice in summary["notices"]]
     if summary.get("machine"):
-        lines.append(f"NOT GRADED because the grader's machine failed, not the learners "
-                     f"({len(summary['machine'])}; graded again on the next run):")
-        lines += [plain_text(f"  {student} {lesson}: {why}") for student, lesson, why in summary["machine"]]
+        lines += _bounded("NOT GRADED because the grader's machine failed, not the learners (graded again on the "
+                          "next run)", [f"{student} {lesson}: {why}" for student, lesson, why in summary["machine"]],
+                          "each is graded again by the next `make grade`")
+    for status in ("error", "timeout", "memory", "tampered"):
+        named = [f"{r.student_id} {r.lesson} {r.exercise}: {r.note}" for r in results if r.status == status]
+        if named:
+            lines += _bounded(status, named, f"the rows of status {status} in grades_by_exercise.csv")
+    notices = sorted(summary.get("notices") or (), key=lambda notice: " skipped " in notice)  # refusals first
+    if notices:
+        lines += _bounded("in submitted/ and make collect's record", notices,
+                          "make collect's record of each lesson, submitted/.collected/<lesson>.json")
     return lines
 
 

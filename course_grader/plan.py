@@ -9,6 +9,7 @@ that a wrong lesson or learner stops the run before anything is touched, and
 changes nothing on disk: the run moves earlier results to ``history/``.
 """
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -18,9 +19,10 @@ from pathlib import Path
 
 from encoder_lib.grading.exercises import BY_LESSON
 
-from . import exchange, gradebook_writer, ids, submissions
+from . import course_config, exchange, gradebook_writer, ids, submissions
 from .learner import HandIn, Task, lesson_rows
 from .refused import Refused
+from .roster import match as match_roster
 from .sandbox import Limits
 from .stored import cached, stored
 from .version import code_files
@@ -135,9 +137,9 @@ class Decision:
 
 def decide(handed, student, lesson, *, selected, settings):
     """The ``Decision`` of one learner's lesson (``handed``: ``submissions``' find, None where not handed in):
-    ``settings`` is ``(root, version, force, the record make collect keeps of it)``. The notebook is read and
-    hashed here, once; the worker gets the digest."""
-    root, version, force, record = settings
+    ``settings`` is ``(root, version, force, the record make collect keeps of it, the course's grace for a
+    learner's stamp)``. The notebook is read and hashed here, once; the worker gets the digest."""
+    root, version, force, record, grace = settings
     if handed is None or handed.problem:
         status, note = ("missing", "not handed in") if handed is None else (handed.status, handed.problem)
         return Decision(known=lesson_rows(student, lesson, status, note))
@@ -145,9 +147,9 @@ def decide(handed, student, lesson, *, selected, settings):
         data, status = read_hand_in(handed.path)
     except NotebookProblem as problem:
         return Decision(known=lesson_rows(student, lesson, problem.status, problem.note),
-                        when=exchange.hand_in_time(handed.path, record))
+                        when=exchange.hand_in_time(handed.path, record, grace=grace))
     digest = hashlib.sha256(data).hexdigest()
-    when = exchange.hand_in_time(handed.path, record, digest)
+    when = exchange.hand_in_time(handed.path, record, digest, grace)
     folder = root / "autograded" / ids.folder(student) / lesson
     if not selected:
         earlier = stored(folder, student)
@@ -173,6 +175,35 @@ def _gathered(decisions):
     return known, when, handed_in, tuple(d.changed for _, d in decisions if d.changed), counts
 
 
+def _on_the_roster(found, roster):
+    """``found`` (``submissions.Class``) with each id set against the roster (``roster.match``): the roster's form
+    of an id written in another Unicode form, an id not on it (or looking like another) held, never graded, and
+    each said among the notices."""
+    matched = match_roster(found.students, roster)
+    handed = {(matched.graded[student], lesson): dataclasses.replace(h, student=matched.graded[student])
+              for (student, lesson), h in found.handed.items() if student in matched.graded}
+    return submissions.Class(handed, list(dict.fromkeys(matched.graded.values())), found.notices + matched.notices)
+
+
+def _records(root, lessons):
+    """``({lesson: make collect's record of each hand-in}, what make collect refused and skipped)``; ``Refused``
+    where a record is there but unreadable (taken as empty, every hand-in would be timed by its learner's own
+    stamp)."""
+    try:
+        return ({lesson: exchange.read_record(root / "submitted", lesson)["hand_ins"] for lesson in lessons},
+                exchange.collect_notices(root / "submitted", lessons))
+    except exchange.RecordUnreadable as exc:
+        raise Refused(f"{exc}: run `make collect LESSON=<lesson>` again to write it anew (the hand-ins in the "
+                      f"exchange are still there); nothing was graded") from None
+
+
+def _grace(root):
+    try:
+        return course_config.stamp_grace(root)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+
+
 def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     """The ``Plan`` of grading the course at ``root`` as ``choices`` ask; ``Refused`` with a sentence when a choice
     names no lesson or learner of the course."""
@@ -181,15 +212,19 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     secret = course_secret(root)
     version = grader_version(secret, limits)
     found = submissions.scan(root / "submitted", lessons)
-    students = tuple(sorted(set(found.students) | set(gradebook_writer.gradebook_students(root))))
+    roster = gradebook_writer.gradebook_students(root)
+    found = _on_the_roster(found, roster)
+    students = tuple(sorted(set(found.students) | set(roster)))
     wanted = _wanted(students, choices)
-    collected = {lesson: exchange.read_record(root / "submitted", lesson)["hand_ins"] for lesson in lessons}
+    collected, notices = _records(root, lessons)
+    grace = _grace(root)
     decisions, tasks = [], []
     for student in students:
         mine = [((student, lesson), decide(found.handed.get((student, lesson)), student, lesson,
                                            selected=(wanted is None or student in wanted) and
                                            (choices.only_lessons is None or lesson in choices.only_lessons),
-                                           settings=(root, version, choices.force, collected[lesson].get(student))))
+                                           settings=(root, version, choices.force, collected[lesson].get(student),
+                                                     grace)))
                 for lesson in lessons]
         decisions += mine
         todo = tuple(d.todo for _, d in mine if d.todo)
@@ -198,4 +233,4 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     known, when, handed_in, changed, counts = _gathered(decisions)
     return Plan(root, limits, unsafe, choices, secret=secret, version=version, lessons=lessons, students=students,
                 tasks=tuple(tasks), known=known, handed_in=handed_in, exchange=when, changed=changed,
-                notices=tuple(found.notices + exchange.collect_notices(root / "submitted", lessons)), counts=counts)
+                notices=tuple(found.notices + notices), counts=counts)

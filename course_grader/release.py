@@ -25,7 +25,9 @@ page per learner):
 The lessons are those counted (``course_config.counted_lessons``). A
 learner's secret and stamp are read bounded and never through a link; a
 secret that is not what ``nbgrader submit`` writes (hexadecimal) is refused
-and named, and that learner's page is not released through the exchange.
+and named, and so is one that another learner's hand-in carries too
+(``secrets_of_others``): that learner's page is not released through the
+exchange.
 """
 
 import argparse
@@ -105,14 +107,38 @@ def nbgrader_release(root, lesson):
     return done.stdout + done.stderr
 
 
+def secrets_of_others(root, lesson, students):
+    """``{secret: {students}}`` of every hand-in of ``lesson`` in submitted/, each learner's current one and those
+    a newer one replaced (``.replaced/``): a secret that two learners' hand-ins carry is not released to either,
+    since its page would replace the other's (a hand-in carrying a classmate's secret, issue 39)."""
+    held = {}
+    for student in students:
+        learner = Path(root) / "submitted" / student
+        folders = [learner / lesson] + sorted((learner / ".replaced").glob(f"{lesson}+*"))
+        for folder in folders:
+            secret, _ = read_secret(folder) if folder.is_dir() else (None, "")
+            if secret is not None:
+                held.setdefault(secret, set()).add(student)
+    return held
+
+
 def through_exchange(root, found, lessons, out=print):
     """Stage every hand-in collected from the exchange and release them, lesson by lesson; ``(released,
     refused)``."""
     released, refused = 0, []
     for lesson in lessons:
         staged = 0
+        shared = {secret: holders for secret, holders in secrets_of_others(root, lesson, found).items()
+                  if len(holders) > 1}
         for student, page in found.items():
             if not (Path(root) / "submitted" / student / lesson).is_dir():
+                continue
+            secret, _ = read_secret(Path(root) / "submitted" / student / lesson)
+            if secret in shared:
+                others = ", ".join(sorted(shared[secret] - {student}))
+                refused.append(plain_text(f"{student} {lesson}: its submission_secret.txt is also in the hand-in of "
+                                          f"{others}: not released, as it would replace a classmate's page; ask "
+                                          f"them to hand in again"))
                 continue
             why = stage(root, student, lesson, page)
             if why.startswith("no submission_secret"):

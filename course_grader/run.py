@@ -150,10 +150,15 @@ def _grade_tasks(plan, recorder, pool, out):
 
 
 def _write(plan, recorder):
-    """Every file for the whole class; returns the results in order, with what was marked by hand, and lateness."""
+    """Every file for the whole class; returns the results in order, with what was marked by hand, and lateness.
+    Where the grader's own machine failed on a learner, nothing a person reads is written (the CSVs, the LMS file,
+    the feedback pages keep what the last complete run wrote, which agrees with what is stored): a failure's rows
+    are not results, and a teacher who released them would give the class zeros."""
     ordered = [r for student in plan.students for lesson in plan.lessons for r in recorder.results[student, lesson]]
     late = recorder.every_lateness()
     ordered = by_hand(ordered, plan.root)  # what the teacher marked in formgrader
+    if recorder.machine:
+        return ordered, late
     write_csvs(plan.root, ordered, late)
     write_feedback(plan.root, ordered, late)
     write_lms_csv(plan.root, ordered, list(plan.lessons),
@@ -173,7 +178,7 @@ def _summary(plan, recorder, late, **said):
                            for (_, lesson), when in plan.exchange.items()),
             "by_exchange": sum(bool(when.flag) and when.when is not None for when in plan.exchange.values()),
             "regraded": recorder.regraded, "history": said.pop("history"), **plan.counts, "unsafe": plan.unsafe,
-            "notices": recorder.notices, "machine": recorder.machine, **said}
+            "notices": recorder.notices, "machine": recorder.machine, "written": not recorder.machine, **said}
 
 
 @contextlib.contextmanager

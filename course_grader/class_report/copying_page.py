@@ -2,7 +2,7 @@
 side by side with what differs marked, the grader's verdict on each, and the score; the shared answers that are
 common in this class folded below."""
 
-from ..files import html_text as esc
+from ..files import code_html, html_text as esc
 from .similarity import NEAR, SHOWN_NOISE, SHOWN_WINDOW, fingerprints
 
 #: The flags shown in full (the others are listed below them, folded).
@@ -14,8 +14,8 @@ MAX_SHOWN_CHARS = 3000
 
 
 def code(text):
-    """A learner's code as the page shows it: its lines kept, every other control character a space, escaped."""
-    return "\n".join(esc(line) for line in text.replace("\r", "").split("\n"))
+    """A learner's code as the page shows it (``files.code_html``)."""
+    return code_html(text)
 
 
 def _slices(source, other):

@@ -9,7 +9,7 @@ from ..deadlines import late_words
 from .answers import ANSWER_SECONDS, MAX_ANSWER_CHARS, MAX_ANSWER_NODES
 from .copying_page import copying as copying_section
 from .data import by_exercise
-from ..files import html_text as esc
+from ..files import code_html, html_text as esc
 from ..files import page_head
 
 #: The re-teach cards shown in full at the top of the page.
@@ -75,7 +75,7 @@ def _lesson_links(built, links):
 def _cut(text):
     text = text if len(text) <= MAX_EXAMPLE_CHARS else \
         text[:MAX_EXAMPLE_CHARS] + "\n# ... (cut here; the whole answer is in autograded/)"
-    return html.escape(text.replace(chr(13), ""))
+    return code_html(text)
 
 
 def _example_html(group):

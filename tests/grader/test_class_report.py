@@ -674,6 +674,25 @@ def test_a_group_s_example_is_its_most_common_form_never_the_first_by_id(tmp_pat
     assert row["example_student_id"] in ("bob", "cy")
 
 
+def test_a_bidirectional_control_in_an_answer_never_reorders_what_the_teacher_reads(tmp_path):
+    """Issue 39, item 4: a right-to-left override in an answer (in a comment, in a string) reordered the report's
+    example and its source as handed in; the page shows the learner's text plain, lines kept, as everywhere else."""
+    copy_notebooks(tmp_path)
+    solution = __import__("json").loads((tmp_path / "notebooks/01_attention/01_attention.ipynb").read_text())
+    tricky = ("def softmax(x, axis=-1):\n    # \u202eskram lluf em evig\u202c ok\n    s = '\u2067abc\u2069'\n"
+              "    return np.exp(x) / np.exp(x).sum()\n")
+    rows = []
+    for student in ("ann", "ben"):
+        write_graded(tmp_path, student, "01_attention", solution, {"softmax": tricky})
+        rows.append((student, "01_attention", "softmax", 0.0, 2.0, "failed", "sums", "", "symptom:sums"))
+    write_rows(tmp_path, rows)
+    build_report(tmp_path)
+    html_text = (tmp_path / "report" / "index.html").read_text()
+    assert not set(html_text) & {"\u202e", "\u202c", "\u2067", "\u2069"}
+    sources = [pre.get_text() for pre in soup(tmp_path / "report" / "index.html").select("section:has(> h2#unnamed) pre")]
+    assert any("skram lluf em evig ok" in text and "\n" in text for text in sources), sources
+
+
 def test_groups_not_yet_named_with_the_same_answer_are_one_titled_by_what_was_measured(tmp_path):
     """Issue 32, item 6: four byte-identical answers made two groups titled by internal keys (``gelu:far``,
     ``shift:-2:1``), the hidden cases of each hand-in measuring a little differently."""

@@ -68,6 +68,12 @@ def course(tmp_path):
     return root, inbound, collect
 
 
+def folder_digest(name):
+    import hashlib
+
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
 def collected(root, student):
     return root / "submitted" / student / LESSON
 
@@ -147,7 +153,7 @@ def test_a_hand_in_owned_by_another_account_than_the_learner_s_is_refused(course
     assert "owned by bin, not by daemon's account" in refused[forged.name]
     assert "owned by bin" in refused[planted.name]
     record = exchange.read_record(root / "submitted", LESSON)["hand_ins"]
-    assert record["daemon"]["folder"] == own.name
+    assert record["daemon"]["folder_digest"] == folder_digest(own.name)
     assert (collected(root, "daemon") / f"{LESSON}.ipynb").read_text() == NOTEBOOK
 
 
@@ -158,7 +164,8 @@ def test_the_latest_hand_in_by_the_exchange_s_time_is_collected_whatever_its_nam
     second = submit(inbound, "ada", name_time=utc_now() - datetime.timedelta(days=3), notebook='{"second": 2}')
     collect()
     assert (collected(root, "ada") / f"{LESSON}.ipynb").read_text() == '{"second": 2}'
-    assert exchange.read_record(root / "submitted", LESSON)["hand_ins"]["ada"]["folder"] == second.name != first.name
+    assert exchange.read_record(root / "submitted", LESSON)["hand_ins"]["ada"]["folder_digest"] == \
+        folder_digest(second.name) != folder_digest(first.name)
 
 
 def test_a_newer_hand_in_replaces_the_earlier_which_is_kept_and_collecting_again_changes_nothing(course):
@@ -186,13 +193,32 @@ def hand_in_time(root, student="ada"):
     return exchange.hand_in_time(collected(root, student) / f"{LESSON}.ipynb", record)
 
 
-def test_a_stamp_that_agrees_with_the_exchange_s_time_is_the_hand_in_s_time(course):
+def test_a_stamp_earlier_than_the_exchange_s_time_gives_way_to_it_unless_the_course_grants_a_grace(course):
+    """No grace by default (every learner could otherwise hand in that much late unpenalised): the exchange's
+    time counts, flagged; inside a grace the course sets, the stamp counts, flagged too."""
     root, inbound, collect = course
-    stamp = utc_now() - datetime.timedelta(seconds=exchange.STAMP_TOLERANCE.total_seconds() / 2)
+    stamp = utc_now() - datetime.timedelta(seconds=30)
     submit(inbound, "ada", stamp=stamp)
     collect()
     when = hand_in_time(root)
-    assert when.when == stamp and not when.flag and when.by == "the time the exchange recorded"
+    assert when.when > stamp and "the later counts" in when.flag and "the exchange's change time" in when.by
+    record = exchange.read_record(root / "submitted", LESSON)["hand_ins"]["ada"]
+    notebook = collected(root, "ada") / f"{LESSON}.ipynb"
+    graced = exchange.hand_in_time(notebook, record, grace=datetime.timedelta(seconds=60))
+    assert graced.when == stamp and "inside the course's grace of 60 s" in graced.flag
+
+
+def test_the_course_s_grace_is_a_number_of_seconds_or_make_grade_refuses_it(tmp_path):
+    from course_grader import course_config
+
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.EncoderCourse.stamp_grace_seconds = 90\n")
+    assert course_config.stamp_grace(tmp_path) == datetime.timedelta(seconds=90)
+    for bad in ("'a minute'", "-5", "86400", "True"):
+        (tmp_path / "nbgrader_config.py").write_text(f"c = get_config()\nc.EncoderCourse.stamp_grace_seconds = {bad}\n")
+        with pytest.raises(ValueError, match="stamp_grace_seconds in nbgrader_config.py must be a number of seconds"):
+            course_config.stamp_grace(tmp_path)
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    assert course_config.stamp_grace(tmp_path) == datetime.timedelta(0)
 
 
 @pytest.mark.parametrize("stamp_text, words", [
@@ -256,3 +282,86 @@ def test_a_folder_swapped_for_a_link_after_the_walk_is_never_followed(tmp_path):
     with pytest.raises(OSError):
         copy_hand_in(HandIn(None, str(hand_in), walked), tmp_path / "copy")
     assert not any("teacher" in p.read_text() for p in (tmp_path / "copy").rglob("*") if p.is_file())
+
+
+def test_a_notebook_rewritten_after_the_walk_is_timed_by_the_content_that_was_copied(tmp_path):
+    """Issue 39, item 5: the collector read the time, then copied the notebook later, checking its size alone, so
+    a learner who watched their folder rewrote it in place, same byte count, after the due date and was on time.
+    The time recorded is now the files' change time once read: the rewrite's."""
+    import os
+    import time
+
+    from course_grader.collect import HandIn, copy_hand_in
+
+    hand_in = tmp_path / "hand-in"
+    hand_in.mkdir()
+    (hand_in / f"{LESSON}.ipynb").write_text('{"answers": "blank"}')
+    walked = exchange.walk(hand_in)
+    time.sleep(0.05)
+    with open(hand_in / f"{LESSON}.ipynb", "r+") as f:  # in place: the same bytes count, the same inode
+        f.write('{"answers": "SOLVE"}')
+    rewritten = datetime.datetime.fromtimestamp(os.stat(hand_in / f"{LESSON}.ipynb").st_ctime,
+                                                datetime.timezone.utc).replace(tzinfo=None)
+    assert rewritten > walked.changed
+    digests, when = copy_hand_in(HandIn(None, str(hand_in), walked), tmp_path / "copy")
+    assert (tmp_path / "copy" / f"{LESSON}.ipynb").read_text() == '{"answers": "SOLVE"}'
+    assert when == rewritten and when > walked.changed
+
+
+def test_a_flood_of_junk_folders_is_counted_not_recorded_and_the_record_stays_readable(course):
+    """Issue 39, item 1: 12,000 junk folders (names not UTF-8 among them) were each written into the record (19 MB,
+    over its reader's bound, so taken as empty: every learner timed by their own stamp again). Now the record names
+    the first few and counts the rest, stays small, and the real hand-ins are collected with their times."""
+    root, inbound, collect = course
+    for i in range(12_000):
+        os.mkdir(os.path.join(os.fsencode(inbound), b"junk\xff" + str(i).encode() if i % 2 else f"junk{i}".encode()))
+    submit(inbound, "ada")
+    made = collect()
+    assert len(made.skipped) == 12_000
+    path = exchange.record_path(root / "submitted", LESSON)
+    assert path.stat().st_size < 64 * 1024
+    record = exchange.read_record(root / "submitted", LESSON)
+    assert record["skipped_count"] == 12_000 and len(record["skipped"]) == exchange.MOST_RECORDED
+    assert "ada" in record["hand_ins"] and record["hand_ins"]["ada"]["exchange_time"]
+    notices = exchange.collect_notices(root / "submitted", [LESSON])
+    assert len(notices) == exchange.MOST_RECORDED + 1 and "11950 more folders of inbound/" in notices[-1]
+
+
+def test_a_record_that_cannot_be_read_stops_make_grade_and_make_collect_never_takes_it_as_empty(course):
+    """A record taken as empty times every hand-in by its learner's own timestamp.txt: it is refused instead."""
+    from course_grader.plan import _records
+    from course_grader.refused import Refused
+
+    root, inbound, collect = course
+    submit(inbound, "ada")
+    collect()
+    path = exchange.record_path(root / "submitted", LESSON)
+    path.write_text("{not json")
+    with pytest.raises(exchange.RecordUnreadable, match="is not make collect's record"):
+        exchange.read_record(root / "submitted", LESSON)
+    from nbgrader.exchange import ExchangeError
+
+    with pytest.raises(ExchangeError, match="move it away to collect anew"):  # nbgrader's fail(): stopped, said why
+        collect()
+    assert path.read_text() == "{not json"
+    with pytest.raises(Refused, match="run `make collect LESSON=<lesson>` again"):
+        _records(root, [LESSON])  # what make grade's plan reads first
+
+
+def test_inbound_is_kept_sticky_and_make_collect_writes_for_the_teacher_alone(course):
+    """Issue 39, item 2: nbgrader's release leaves inbound/ at 0o733, so a learner who knows a classmate's hand-in's
+    name can rename it (and make it late); the collector sets its sticky bit. `make collect` runs under umask 077,
+    and its record names no hand-in's folder (whose random part keeps it private), only its digest."""
+    import stat
+    import subprocess
+
+    root, inbound, collect = course
+    inbound.chmod(0o733)
+    folder = submit(inbound, "ada")
+    collect()
+    assert inbound.stat().st_mode & stat.S_ISVTX
+    text = exchange.record_path(root / "submitted", LESSON).read_text()
+    assert folder.name not in text and "r4nd0m" not in text
+    dry = subprocess.run(["make", "-C", str(ROOT), "-n", "-o", ".venv/.installed", "collect", f"LESSON={LESSON}"],
+                         capture_output=True, text=True, check=True).stdout
+    assert any(line.startswith("umask 077; for lesson in") for line in dry.splitlines()), dry

@@ -330,6 +330,25 @@ def test_the_summary_prints_no_control_character():
     assert "NOT GRADED because the grader's machine failed" in text
 
 
+def test_the_summary_of_a_flood_is_counts_and_the_first_few_and_what_matters_comes_first():
+    """9,000 junk folders in inbound/ (issue 39) made 14.7 MB of summary, the machine's failures after line 9,000:
+    each list now gives its count, its first ``MOST_NAMED`` and where the rest are; refusals before skips."""
+    from course_grader.outputs import MOST_NAMED
+
+    notices = [f"make collect 01_attention skipped inbound/'junk{i}': not a hand-in's name" for i in range(9000)]
+    notices.append("make collect 01_attention refused inbound/'eve+01_attention+x': owned by another account")
+    rows = [Result(f"l{i}", "01_attention", "softmax", 0, 2, "error", note="boom") for i in range(500)]
+    text = summary_text(rows, {"learners": 500, "lessons": 1, "handed_in": 500, "missing": 0, "regraded": 500,
+                               "reused": 0, "seconds": 1, "jobs": 1, "unsafe": False, "notices": notices,
+                               "machine": [("ada", "01_attention", "the worker died")]})
+    lines = text.splitlines()
+    assert len(lines) < 4 * MOST_NAMED + 20 and len(text) < 20_000
+    assert "in submitted/ and make collect's record (9001):" in text and "and 8981 more" in text
+    assert "error (500):" in text and "and 480 more" in text
+    assert text.index("NOT GRADED") < text.index("error (500)") < text.index("owned by another account") < \
+        text.index("junk0")
+
+
 # ---------------------------------------------------------------- library calls and judging
 
 

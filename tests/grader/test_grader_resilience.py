@@ -233,18 +233,43 @@ def _died_for_the_victim(task):
 _real_grade_learner = grade_learner
 
 
+READ_BY_PEOPLE = ("grades_by_exercise.csv", "grades_lms.csv", "feedback", "report")
+
+
+def read_by_people(root):
+    """Every file a teacher or a learner reads, by path: what a failed run must leave as it was."""
+    return {str(path.relative_to(root)): path.read_bytes() for name in READ_BY_PEOPLE for path in
+            ([root / name] if (root / name).is_file() else sorted((root / name).rglob("*"))) if path.is_file()}
+
+
 def test_a_worker_that_dies_is_the_machine_s_failure_never_stored_and_graded_next_run(base, tmp_path, monkeypatch):
     root = course_from(base, tmp_path, students=(*HONEST, "victim"))
     monkeypatch.setattr(run, "grade_learner", _died_for_the_victim)
     rows, summary = grade_class(plan_run(root), jobs=2, out=lambda line: None)
-    assert_honest_full_marks(root)
     victim = [r for r in rows if r.student_id == "victim" and r.lesson == LESSON]
     assert victim and all(r.status == "error" and "machine failed" in r.note for r in victim)
     assert [m[:2] for m in summary["machine"]] == [("victim", LESSON)] and not (root / "autograded" / "victim").exists()
+    assert not summary["written"] and read_by_people(root) == {}  # no zeros for anyone to release
+    assert all((root / "autograded" / h / LESSON / "grading.json").is_file() for h in HONEST)  # what was graded is kept
     monkeypatch.setattr(run, "grade_learner", _real_grade_learner)
     rows, summary = grade_class(plan_run(root), jobs=2, out=lambda line: None)
-    assert summary["regraded"] == 1 and not summary["machine"]
+    assert summary["regraded"] == 1 and not summary["machine"] and summary["written"]
     assert all(r.status == "passed" for r in rows if r.student_id == "victim" and r.lesson == LESSON)
+    assert_honest_full_marks(root)
+
+
+def test_make_grade_whose_machine_fails_exits_3_and_rewrites_nothing_a_person_reads(base, tmp_path, monkeypatch):
+    """A class graded whole, then regraded (FORCE) on a machine whose worker dies on one learner: every output
+    keeps the complete run's content, byte for byte, and the command says so and exits 3."""
+    from course_grader import grade
+
+    root = course_from(base, tmp_path, students=(*HONEST, "victim"))
+    assert run_grader(root).returncode == 0
+    before = read_by_people(root)
+    assert any(name.startswith("feedback") for name in before) and "grades_lms.csv" in before
+    monkeypatch.setattr(run, "grade_learner", _died_for_the_victim)
+    assert grade.main(["--root", str(root), "--force"]) == 3
+    assert read_by_people(root) == before
 
 
 def test_a_sandbox_that_cannot_start_is_the_machine_s_failure_never_stored(base, tmp_path, monkeypatch):
@@ -254,6 +279,7 @@ def test_a_sandbox_that_cannot_start_is_the_machine_s_failure_never_stored(base,
     assert {m[0] for m in summary["machine"]} == set(HONEST)
     assert all(r.status == "error" and "machine failed" in r.note for r in rows if r.lesson == LESSON)
     assert not (root / "autograded").exists() or not list((root / "autograded").rglob("grading.json"))
+    assert read_by_people(root) == {}
     monkeypatch.undo()
     grade_class(plan_run(root), jobs=1, out=lambda line: None)
     assert_honest_full_marks(root)
@@ -338,3 +364,28 @@ def test_a_roster_id_is_kept_as_it_is_in_every_file_one_row_per_learner(base, tm
         assert (root / "feedback" / ids.folder(student) / "index.html").is_file()
         assert (root / "autograded" / ids.folder(student) / LESSON / "grading.json").is_file()
     assert f"submitted/'=1+1' is not a safe folder name" in result.stdout and ids.folder("=1+1") in result.stdout
+
+
+def test_look_alike_ids_are_held_never_graded_and_the_roster_s_learners_keep_their_rows(base, tmp_path):
+    """Issue 39, item 3, through grading: with the roster in the gradebook, a hand-in under a look-alike of a
+    learner's id (a trailing space) and one under an id off the roster are held, named, never in a CSV; the
+    learner in the other Unicode form of a roster id is graded as that learner."""
+    import unicodedata
+
+    from nbgrader.api import Gradebook
+
+    accented = unicodedata.normalize("NFC", "jos\u00e9")
+    root = course_from(base, tmp_path, students=(*HONEST, f"{HONEST[0]} ", "stranger",
+                                                 unicodedata.normalize("NFD", accented)))
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", "encoder-course") as gradebook:
+        for student in (*HONEST, accented):
+            gradebook.update_or_create_student(student)
+    rows, summary = grade_class(plan_run(root), jobs=1, out=lambda line: None)
+    ids = {r["student_id"] for r in results(root)}
+    assert ids == {*HONEST, accented}, ids
+    said = "\n".join(summary["notices"])
+    assert f"held, not graded: submitted/'{HONEST[0]} ' is not on the course's roster, and looks like the " \
+           f"roster's '{HONEST[0]}' (a space at an end)" in said
+    assert "held, not graded: submitted/'stranger'" in said
+    assert f"written in another Unicode form: graded as '{accented}'" in said
+    assert all(r["status"] == "passed" for r in results(root) if r["student_id"] == accented and r["lesson"] == LESSON)

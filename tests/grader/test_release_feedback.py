@@ -144,3 +144,30 @@ def test_release_feedback_before_make_grade_says_to_grade_first(tmp_path):
     done = subprocess.run([sys.executable, "-m", "course_grader.release", "--root", str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2 and "run `make grade` first" in done.stderr
+
+
+def test_a_hand_in_carrying_a_classmate_s_secret_releases_neither_page(tmp_path, monkeypatch):
+    """Issue 39, item 6: a hand-in carrying a classmate's submission_secret.txt replaced that classmate's page in
+    nbgrader's feedback exchange, as the page's name there is made from the secret. A secret two learners' hand-ins
+    carry (the current ones, or one a newer hand-in replaced) is released to neither, and both are named."""
+    from course_grader import release
+
+    secret, own = secrets.token_hex(64), secrets.token_hex(64)
+    for student, folder, text in (("ada", f"{LESSON}", secret), ("eve", f"{LESSON}", own),
+                                  ("eve", f".replaced/{LESSON}+2026-12-01T10-00-00.000000Z", secret),
+                                  ("bob", f"{LESSON}", secrets.token_hex(64))):
+        handed = tmp_path / "submitted" / student / folder
+        handed.mkdir(parents=True)
+        (handed / "submission_secret.txt").write_text(text)
+    pages = {}
+    for student in ("ada", "eve", "bob"):
+        page = tmp_path / "feedback" / student / "index.html"
+        page.parent.mkdir(parents=True)
+        page.write_text(f"Feedback for {student}")
+        pages[student] = page
+    monkeypatch.setattr(release, "nbgrader_release", lambda root, lesson: "")
+    released, refused = release.through_exchange(tmp_path, pages, [LESSON], out=lambda line: None)
+    assert released == 2  # eve's current hand-in and bob's: their secrets are their own
+    assert len(refused) == 1 and refused[0].startswith(f"ada {LESSON}: its submission_secret.txt is also in the "
+                                                       f"hand-in of eve")
+    assert not (tmp_path / "feedback" / "ada" / LESSON).exists()
