@@ -21,6 +21,7 @@ TEST_TIMEOUT ?= 3600
 export JUPYTER_PREFER_ENV_PATH := 1
 
 .PHONY: test-tools setup lab student publish-student site publish-site collect grade release-feedback report extension present check test \
+        dask-certificates \
         bench lock clean \
         hub-install
 
@@ -150,6 +151,11 @@ report: setup
 # DUE= (empty) takes it back.
 extension: setup
 	$(BIN)/python -m course_grader.deadlines --student "$(STUDENT)" --lesson "$(LESSON)" --due "$(DUE)"
+
+# The certificates that admit only the course's hosts to its Dask cluster (.dask-tls/: ca.pem, cert.pem, key.pem,
+# yours alone), for grading on several machines: copy the folder to each grading host (docs/teaching/several-machines.md).
+dask-certificates: setup
+	$(BIN)/python -m course_grader.cluster_tls
 
 # Install the course into a JupyterHub server's Python environment, for its learners:
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab

@@ -228,14 +228,15 @@ def measure(root, kinds, args):
 
 
 def on_cluster(root, where):
-    """Seconds to grade the class again from scratch (FORCE=1) on the Dask cluster at ``where``; "local": on a
-    scheduler and two one-thread workers started here on 127.0.0.1 (``tests/grader/dask_cluster.py``), once they are up."""
+    """Seconds to grade the class again from scratch (FORCE=1) on the Dask cluster at ``where`` (its certificates
+    in the course's .dask-tls/); "local": on a scheduler and two one-thread workers started here on 127.0.0.1 with
+    certificates of their own (``tests/grader/dask_cluster.py``), once they are up."""
     if where != "local":
         return graded(root, None, Choices(force=True), scheduler=where)[0]
     from tests.grader.dask_cluster import LocalCluster
 
-    with LocalCluster(root.parent / "dask", workers=2) as local:
-        return graded(root, None, Choices(force=True), scheduler=local.address)[0]
+    with LocalCluster(root.parent / "dask", workers=2) as local:  # with the course's TLS, as documented
+        return graded(local.certify(root), None, Choices(force=True), scheduler=local.address)[0]
 
 
 def make_course(root):

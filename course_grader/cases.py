@@ -48,6 +48,12 @@ def _hidden_cases(name, secret, answer):
                           hidden_rngs(secret, name, submission=answer)))
 
 
+def forget_hidden_cases():
+    """Drop the hidden cases kept (``HIDDEN_KEPT``), and the course's secret in their keys: a Dask worker's grader
+    process keeps nothing of the secret once its learner is graded."""
+    _hidden_cases.cache_clear()
+
+
 def time_allowed(name, n_cases, limits):
     """The seconds an answer's run may take: the limit for the visible cases, and in proportion for the rest."""
     return limits.seconds * min(MAX_TIME_FACTOR, max(1.0, n_cases / max(1, len(visible_cases(name)))))

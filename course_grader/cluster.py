@@ -36,7 +36,7 @@ import threading
 import uuid
 
 from . import sandbox
-from .cases import build_once, share_visible
+from .cases import build_once, forget_hidden_cases, share_visible
 from .learner import grade_learner
 from .refused import Refused
 from .workers import Worker, WorkerDied
@@ -71,16 +71,32 @@ def address(root=None, given=None):
 # ---------------------------------------------------------------- the teacher's side
 
 
+def _refuse_unprotected(where, security, unencrypted):
+    """``Refused`` for a scheduler the course's certificates do not protect: a ``tcp://`` one unless the course
+    took the risk in its setting (``cluster_tls.UNENCRYPTED``), a ``tls://`` one without the certificates."""
+    from .cluster_tls import UNENCRYPTED
+
+    if where.startswith("tcp://") and not unencrypted:
+        raise Refused(f"the Dask scheduler at {where} has no TLS: anyone who reaches it can read the course's "
+                      f"secret from a worker and change grades. Run `make dask-certificates`, start the scheduler "
+                      f"and its workers with them at a tls:// address (docs/teaching/several-machines.md), or set "
+                      f"c.EncoderCourse.{UNENCRYPTED} = True in nbgrader_config.py")
+    if where.startswith("tls://") and security is None:
+        raise Refused(f"the Dask scheduler at {where} is a tls:// one, and the course has no certificates: run "
+                      f"`make dask-certificates` (docs/teaching/several-machines.md)")
+
+
 class Cluster:
     """The Dask cluster whose scheduler is at ``where``, as the grader's pool: ``results(tasks)`` yields
     ``(task, result)`` as its workers finish, ``WorkerDied`` where one could not be graded."""
 
-    def __init__(self, where, out=print):
+    def __init__(self, where, out=print, *, security=None, unencrypted=False):
         from distributed import Client
 
         self.address = where
+        _refuse_unprotected(where, security, unencrypted)
         try:
-            self.client = Client(where, timeout=CONNECT_SECONDS, set_as_default=False)
+            self.client = Client(where, timeout=CONNECT_SECONDS, set_as_default=False, security=security)
         except (OSError, TimeoutError) as exc:
             raise Refused(f"the Dask scheduler at {where} ({ADDRESS_FROM}) could not be reached ({exc}): start "
                              f"it and its workers (README: grading on several machines), or leave DASK_SCHEDULER "
@@ -163,10 +179,13 @@ def _own_version(secret, limits):
 def grade_remote(task):
     """What a Dask worker runs for one learner: ``(student, {lesson: Graded}, profile)``, graded by one of its host's
     grader processes, or ``WorkerDied`` where its grader is not the teacher's version."""
-    if task.version != _own_version(task.secret, task.limits):
-        return WorkerDied(f"the Dask worker on {socket.gethostname()} runs another version of the course's grader "
-                          f"than the teacher's: install the same commit of the course there")
-    return host_pool().grade(task)
+    try:
+        if task.version != _own_version(task.secret, task.limits):
+            return WorkerDied(f"the Dask worker on {socket.gethostname()} runs another version of the course's "
+                              f"grader than the teacher's: install the same commit of the course there")
+        return host_pool().grade(task)
+    finally:
+        _own_version.cache_clear()  # the secret is not kept by the worker once its task is done
 
 
 class HostPool:
@@ -234,4 +253,7 @@ def grade_on_host(task):
         share_visible(sandbox.open_session())
         multiprocessing.util.Finalize(None, sandbox.close_session, exitpriority=10)
         _PREPARED.append(True)
-    return grade_learner(task)
+    try:
+        return grade_learner(task)
+    finally:
+        forget_hidden_cases()  # keyed by the secret: nothing of it stays in the grader process after the learner

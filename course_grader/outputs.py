@@ -229,7 +229,7 @@ def _times_lines(summary):
 
 #: The most lines any one list of the summary names: a class of 2,000 (or a flood of junk folders) gives counts and
 #: the first few, and where the rest are.
-MOST_NAMED = 20
+MOST_NAMED = 50
 
 
 def _bounded(title, named, rest):

@@ -1,11 +1,12 @@
 """One learner, one name: the ids found in ``submitted/`` set against the course's roster before anything is graded.
 
 An id that is the roster's written in another Unicode form (``josé`` as ``jose`` and a combining accent, as some
-systems write it) is the roster's learner: graded under the roster's form, and said. An id that is not on the
-roster is held, never graded, and named in the summary; where it looks like a roster's id (a trailing space, an
-invisible character, a Cyrillic ``а`` for a Latin ``a``), the summary says which and why, since an import into a
-learning platform that trims or normalises ids would put its row over the other's. Without a roster (no learner in
-the gradebook yet), an id that looks like another one found is held the same way, the plainer of the two graded.
+systems write it) is the roster's learner: graded under the roster's form, and said. An id that looks like a
+roster's id, or like another id found, but is not it (a trailing space, an invisible character, a Cyrillic ``а``
+for a Latin ``a``) is held, never graded, and the summary says whom it looks like and why: its rows would print
+like the other's, and an import into a learning platform that trims or normalises ids would put its row over the
+other's. Of two found ids that look alike, the plainer is graded. Any other id off the roster is graded and said
+(a roster that gives names and e-mails to some learners only is common, and their grades are not dropped).
 
     >>> skeleton("dаemon "), skeleton("Daemon"), skeleton("jose\u0301")
     ('daemon', 'daemon', 'jose')
@@ -68,16 +69,15 @@ def match(found, roster):
                                                  f"Unicode form: graded as {same!r}"))
             continue
         twin = by_look.get(skeleton(student))
-        if not roster and twin is None:
+        if twin is None:  # nobody it could be mistaken for: graded, and said where there is a roster
             result.graded[student] = student
             by_look[skeleton(student)] = student
+            if roster:
+                result.notices.append(plain_text(f"submitted/{student!r} is not on the course's roster: graded "
+                                                 f"(nbgrader db student add gives it a name and an e-mail)"))
             continue
         result.held.append(student)
-        said = f"held, not graded: submitted/{student!r} is not on the course's roster" if roster else \
-            f"held, not graded: submitted/{student!r} looks like submitted/{twin!r}, graded instead"
-        if roster and twin is not None:
-            said += f", and looks like the roster's {twin!r} ({why_alike(student, twin)})"
-        elif not roster:
-            said += f" ({why_alike(student, twin)})"
-        result.notices.append(plain_text(said + "; check who it is before adding it to the roster"))
+        whose = f"the roster's {twin!r}" if twin in roster else f"submitted/{twin!r}, graded instead"
+        result.notices.append(plain_text(f"held, not graded: submitted/{student!r} looks like {whose} "
+                                         f"({why_alike(student, twin)}); check who it is before grading it"))
     return result

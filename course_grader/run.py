@@ -14,7 +14,7 @@ import contextlib
 import os
 import time
 
-from . import cluster, deadlines, ids, sandbox
+from . import cluster, cluster_tls, deadlines, ids, sandbox
 from .feedback_page import write_feedback
 from .gradebook_writer import GradebookWriter
 from .cases import build_once, share_visible
@@ -124,7 +124,10 @@ def _pool(plan, jobs, scheduler, out):
     cluster at ``scheduler``."""
     if not plan.tasks:
         return contextlib.nullcontext()
-    return cluster.Cluster(scheduler, out) if scheduler else Workers(grade_learner, jobs)
+    if scheduler:
+        return cluster.Cluster(scheduler, out, security=cluster_tls.security(plan.root),
+                               unencrypted=cluster_tls.unencrypted_allowed(plan.root))
+    return Workers(grade_learner, jobs)
 
 
 def _grade_tasks(plan, recorder, pool, out):

@@ -13,6 +13,7 @@ Every worker dies with the process that started it, and ``Workers.close``
     [1, 2, 3]
 """
 
+import contextlib
 import ctypes
 import multiprocessing
 import signal
@@ -51,6 +52,20 @@ def _serve(connection, function):
         connection.send(result)
 
 
+@contextlib.contextmanager
+def _may_have_children():
+    """Let this process start its grader processes even where it is itself a daemonic one: a Dask worker under its
+    nanny is (multiprocessing refuses, "daemonic processes are not allowed to have children"), and so is one that
+    ``dask worker --nworkers`` starts. Its children are daemonic and end with it (``PR_SET_PDEATHSIG``)."""
+    current = multiprocessing.current_process()
+    was = current._config.get("daemon")  # multiprocessing's own flag: no public way to ask for this
+    current._config["daemon"] = False
+    try:
+        yield
+    finally:
+        current._config["daemon"] = was
+
+
 class Worker:
     """One worker process with a pipe of its own, forked (or started from a forkserver: ``context``), that runs
     ``function`` on each task it is sent (``_serve``); ``tasks``: those sent and not yet answered."""
@@ -58,7 +73,8 @@ class Worker:
     def __init__(self, function, context="fork"):
         self.connection, theirs = multiprocessing.Pipe()
         self.process = multiprocessing.get_context(context).Process(target=_serve, args=(theirs, function), daemon=True)
-        self.process.start()
+        with _may_have_children():
+            self.process.start()
         theirs.close()
         self.tasks = deque()  # sent, not yet answered: the one it works on first
 

@@ -1,8 +1,9 @@
 """A Dask scheduler and its workers on 127.0.0.1, started as docs/teaching/several-machines.md tells a teacher to start them by hand
-(``dask scheduler``, ``dask worker``), for tests/grader/test_grading_cluster.py and ``bench_grading --scheduler``.
+(``dask scheduler``, ``dask worker``, with the course's TLS certificates: ``cluster_tls``), for
+tests/grader/test_grading_cluster.py and ``bench_grading --scheduler``.
 
     with LocalCluster(folder, workers=2) as cluster:
-        grade_class(plan, scheduler=cluster.address)
+        grade_class(plan_run(cluster.certify(root)), scheduler=cluster.address)
         cluster.kill(0)   # a worker that dies, as its machine would
 
 Each process writes its log into ``folder``; every wait is sized for a loaded 2-core machine (a worker imports
@@ -11,17 +12,21 @@ numpy, the course and Dask: seconds), and ``close`` ends every process it starte
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from course_grader import cluster_tls
+
 #: How long the scheduler may take to write its address, and the workers to join it, on a loaded machine.
 START_SECONDS = 180.0
 #: A scheduler idle this long, or a worker without its scheduler this long, ends itself: what a killed test run
 #: leaves behind (they run in sessions of their own) does not outlive it by much.
 ORPHAN_SECONDS = 600
+
 DASK = str(Path(sys.executable).parent / "dask")
 
 
@@ -32,22 +37,27 @@ def _started(command, log):
 
 
 class LocalCluster:
-    """``workers`` Dask workers of ``threads`` threads each (without a nanny: one that is killed stays dead) and
-    their scheduler, on 127.0.0.1 with ports the system chooses; ``address`` is the scheduler's."""
+    """``workers`` Dask workers of ``threads`` threads each (without a nanny: one that is killed stays dead; with
+    ``nanny``, each started as docs/teaching/several-machines.md gives it, ``--nworkers 1``) and their scheduler,
+    on 127.0.0.1 with ports the system chooses; ``address`` is the scheduler's."""
 
-    def __init__(self, folder, workers=2, threads=1):
+    def __init__(self, folder, workers=2, threads=1, nanny=False):
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.workers, self.scheduler = folder, [], None
         file = folder / "scheduler.json"
+        self.certificates = cluster_tls.make_certificates(folder)  # the course's TLS, as make dask-certificates
+        tls = [f"--tls-{flag}={folder / cluster_tls.FOLDER / name}" for flag, name in
+               zip(("ca-file", "cert", "key"), cluster_tls.FILES)]
         try:
             self.scheduler = _started([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                       "--scheduler-file", str(file), "--idle-timeout", str(ORPHAN_SECONDS)],
-                                      folder / "scheduler.log")
+                                       "--protocol", "tls", *tls, "--scheduler-file", str(file), "--idle-timeout",
+                                       str(ORPHAN_SECONDS)], folder / "scheduler.log")
             self.address = self._address(file)
             for i in range(workers):
-                self.workers.append(_started([DASK, "worker", self.address, "--name", f"worker-{i}", "--nthreads",
-                                              str(threads), "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
+                how = ["--nworkers", "1"] if nanny else ["--name", f"worker-{i}", "--no-nanny"]  # nanny: as documented
+                self.workers.append(_started([DASK, "worker", self.address, *how, "--nthreads", str(threads),
+                                              *tls, "--no-dashboard", "--host", "127.0.0.1",
                                               "--death-timeout", str(ORPHAN_SECONDS)],
                                              folder / f"worker-{i}.log"))
             self.wait_for_workers(workers)
@@ -69,8 +79,17 @@ class LocalCluster:
     def wait_for_workers(self, count):
         from distributed import Client
 
-        with Client(self.address, timeout=START_SECONDS, set_as_default=False) as client:
+        with Client(self.address, timeout=START_SECONDS, set_as_default=False,
+                    security=cluster_tls.security(self.folder)) as client:
             client.wait_for_workers(count, timeout=START_SECONDS)
+
+    def certify(self, root):
+        """Give the course at ``root`` this cluster's certificates (its ``.dask-tls/``), as a teacher copies them."""
+        target = Path(root) / cluster_tls.FOLDER
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(self.certificates, target)
+        return root
 
     def log(self, name):
         try:

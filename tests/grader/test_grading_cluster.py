@@ -8,6 +8,7 @@ course through the cluster. Every file the teacher's process writes (grades_by_e
 grading.json, the notebook as graded, the feedback pages) must be the same, byte for byte.
 """
 
+import dataclasses
 import shutil
 import tempfile
 import time
@@ -100,11 +101,94 @@ def test_a_class_graded_on_a_two_worker_cluster_is_graded_as_the_local_pool_grad
 
     root = copy_of(course, tmp_path_factory.mktemp("cluster"))
     with LocalCluster(tmp_path_factory.mktemp("dask"), workers=2) as dask:
-        rows, summary = grade_class(plan_run(root), out=lambda line: None, scheduler=dask.address)
+        rows, summary = grade_class(plan_run(dask.certify(root)), out=lambda line: None, scheduler=dask.address)
         again = grade_class(plan_run(root), out=lambda line: None, scheduler=dask.address)[1]
     assert not summary["machine"] and summary["regraded"] == LEARNERS * len(LESSONS)
     assert_written_as(reference, root)
     assert again["regraded"] == 0 and again["reused"] == LEARNERS * len(LESSONS)  # stored as the local pool stores
+
+
+@pytest.mark.grading
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_worker_started_as_the_docs_give_it_under_its_nanny_grades_the_class(course, reference, tmp_path_factory):
+    """Issue 39, item 9: under its nanny (the documented `dask worker --nworkers 1`), a Dask worker is a daemonic
+    process, and every learner's task failed ("daemonic processes are not allowed to have children")."""
+    from dask_cluster import LocalCluster
+
+    root = copy_of(course, tmp_path_factory.mktemp("nanny"))
+    with LocalCluster(tmp_path_factory.mktemp("dask"), workers=1, threads=2, nanny=True) as dask:
+        rows, summary = grade_class(plan_run(dask.certify(root)), out=lambda line: None, scheduler=dask.address)
+    assert not summary["machine"] and summary["written"], summary["machine"][:3]
+    assert_written_as(reference, root)
+
+
+@pytest.mark.grading
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_course_s_cluster_admits_only_hosts_with_its_certificates(course, tmp_path_factory):
+    """Issue 39, item 10: a Dask client that reached the scheduler read the course's secret from a worker's memory
+    and could patch the workers' grading. The documented cluster speaks TLS both ways with certificates the course
+    makes: a client without them is refused; make grade refuses a scheduler without TLS unless the course takes
+    the risk in a setting named for it, and a tls:// one without the certificates."""
+    from distributed import Client
+
+    from course_grader import cluster_tls
+    from course_grader.cluster import Cluster
+    from course_grader.refused import Refused
+    from dask_cluster import LocalCluster
+
+    root = copy_of(course, tmp_path_factory.mktemp("tls"))
+    with LocalCluster(tmp_path_factory.mktemp("dask"), workers=1) as dask:
+        assert dask.address.startswith("tls://")
+        ca, cert, key = (dask.certificates / name for name in cluster_tls.FILES)
+        assert _handshake(dask.address, ca, (cert, key)) and not _handshake(dask.address, ca)
+        other = cluster_tls.make_certificates(tmp_path_factory.mktemp("other")).parent
+        with pytest.raises((OSError, TimeoutError)):  # another course's: refused
+            Client(dask.address, timeout=5, set_as_default=False, security=cluster_tls.security(other))
+        with pytest.raises(Refused, match="the course has no certificates"):
+            Cluster(dask.address, out=lambda line: None, security=cluster_tls.security(root))
+        with Cluster(dask.address, out=lambda line: None, security=cluster_tls.security(dask.certify(root))) as ours:
+            assert ours.threads() == 1
+    with pytest.raises(Refused, match=f"has no TLS: anyone who reaches it.*{cluster_tls.UNENCRYPTED}"):
+        Cluster("tcp://127.0.0.1:1", out=lambda line: None)
+
+
+def _handshake(address, ca, certificate=None):
+    """Does a TLS client that trusts the scheduler at ``address`` complete its handshake, showing ``certificate``
+    (``(cert, key)`` paths, or none)? TLS 1.2, where a server that asks for a client's certificate checks it in the
+    handshake itself."""
+    import socket
+    import ssl
+
+    host, port = address.removeprefix("tls://").rsplit(":", 1)
+    context = ssl.create_default_context(cafile=str(ca))
+    context.check_hostname, context.maximum_version = False, ssl.TLSVersion.TLSv1_2
+    if certificate:
+        context.load_cert_chain(*(str(path) for path in certificate))
+    try:
+        with socket.create_connection((host, int(port)), timeout=10) as raw, context.wrap_socket(raw):
+            return True
+    except (ssl.SSLError, OSError):
+        return False
+
+
+def test_a_dask_worker_keeps_nothing_of_the_secret_once_its_learner_is_graded(monkeypatch):
+    """What a worker caches for a task (the grader's version, the hidden cases) is keyed by the course's secret:
+    it is dropped when the task ends."""
+    from course_grader import cases, cluster
+    from course_grader.plan import grader_version
+
+    secret = 123456789
+    task = Task("ada", (), "/nowhere", secret, limits=Limits(), unsafe=False)
+    monkeypatch.setattr(cluster, "host_pool", lambda: type("P", (), {"grade": staticmethod(lambda t: "graded")})())
+    task = dataclasses.replace(task, version=grader_version(secret, task.limits))
+    assert cluster.grade_remote(task) == "graded"
+    assert cluster._own_version.cache_info().currsize == 0
+    cases.hidden_cases("softmax", secret, "ab" * 32)
+    assert cases._hidden_cases.cache_info().currsize == 1
+    cases.forget_hidden_cases()
+    assert cases._hidden_cases.cache_info().currsize == 0
 
 
 def _alive(pids):
@@ -124,7 +208,7 @@ def test_a_worker_killed_mid_run_costs_the_class_nothing(course, reference, tmp_
                 killed.append(descendants(dask.workers[0].pid))
                 dask.kill(0)
 
-        rows, summary = grade_class(plan_run(root), out=out, scheduler=dask.address)
+        rows, summary = grade_class(plan_run(dask.certify(root)), out=out, scheduler=dask.address)
         deadline = time.monotonic() + 60
         while _alive(killed[0]) and time.monotonic() < deadline:
             time.sleep(0.5)
