@@ -253,6 +253,30 @@ def precision_problem(got, expected):
     return None
 
 
+def precision_short(got, expected):
+    """What a check says of a result whose precision is wrong, in a few words (the verdict says the whole
+    ``precision_problem`` once); '' where its precision is right."""
+    if isinstance(expected, tuple):
+        return next((f"item {i} of the returned tuple: {short}" for i, (g, e) in enumerate(zip(got, expected))
+                     for short in [precision_short(g, e)] if short), "")
+    problem = precision_problem(got, expected)
+    if not problem:
+        return ""
+    if (got.dtype.kind, got.dtype.itemsize) != (expected.dtype.kind, expected.dtype.itemsize):
+        return f"the result is {got.dtype.newbyteorder('=').name}, not {expected.dtype}"
+    if "float32 number" in problem:
+        return "every number in the result is a float32 number"
+    return f"the result agrees with the right one to about {_digits(got, expected)} significant digits only"
+
+
+def near_at_lower_precision(got, expected):
+    """Is ``got`` (of the right type and shape) within what float32 keeps of ``expected``?"""
+    if isinstance(expected, tuple):
+        return all(near_at_lower_precision(g, e) for g, e in zip(got, expected))
+    tolerance = _LOWER_PRECISION_TOLERANCE[4]
+    return bool(np.allclose(got.astype(np.float64), expected, rtol=tolerance, atol=tolerance))
+
+
 def _digits(got, expected):
     """How many significant digits ``got`` shares with ``expected`` at its worst entry."""
     with np.errstate(all="ignore"):
@@ -287,5 +311,8 @@ def describe_difference(got, expected, hidden=False):
     where = f" at index {_index_text(worst)}" if got.ndim else ""
     if hidden:
         return f"the values differ from the right ones, the most{where}"
+    digits = 6
+    while digits < 17 and f"{got[worst]:.{digits}g}" == f"{expected[worst]:.{digits}g}":
+        digits += 1  # as many digits as it takes to tell them apart
     return (f"the values differ from the right ones by up to {diff[worst]:.3g}{where} "
-            f"(got {got[worst]:.6g}, expected {expected[worst]:.6g})")
+            f"(got {got[worst]:.{digits}g}, expected {expected[worst]:.{digits}g})")
