@@ -186,7 +186,7 @@ def test_a_dask_worker_keeps_nothing_of_the_secret_once_its_learner_is_graded(mo
     assert cluster.grade_remote(task) == "graded"
     assert cluster._own_version.cache_info().currsize == 0
     cases.hidden_cases("softmax", secret, "ab" * 32)
-    assert cases._hidden_cases.cache_info().currsize == 1
+    assert cases._hidden_cases.cache_info().currsize >= 1  # other tests of this process may have left theirs
     cases.forget_hidden_cases()
     assert cases._hidden_cases.cache_info().currsize == 0
 
