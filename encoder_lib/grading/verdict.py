@@ -25,7 +25,7 @@ import re
 from dataclasses import KW_ONLY, dataclass, field
 
 from . import causes, symptoms
-from .compare import (CHECK, EVIDENCE, Raised, close, close_but_for_precision, describe_difference,
+from .compare import (CHECK, EVIDENCE, Raised, close, close_but_for_precision, describe_difference, float32_shown,
                       near_at_lower_precision, precision_problem, precision_short, returned_problem)
 
 
@@ -224,6 +224,12 @@ GIVEN_NAMES = {"np": "numpy, as `import numpy as np`", "math": "Python's `math`,
 _UNDEFINED = re.compile(r"^name '([A-Za-z_][A-Za-z0-9_]*)' is not defined")
 
 
+def _float32_shown(check):
+    outcome, expected = check.outcome, check.case.expected
+    return outcome.raised is None and returned_problem(outcome.value, expected, False) is None and \
+        float32_shown(outcome.value, expected)
+
+
 def _near_at_lower_precision(check):
     outcome, expected = check.outcome, check.case.expected
     return outcome.raised is None and returned_problem(outcome.value, expected, False) is None and \
@@ -279,7 +285,7 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
     verdict.undefined = _undefined_name(wrong)
     if verdict.undefined:  # the answer never ran to a value: there is nothing to find a cause in
         return verdict
-    if verdict.precision and all(_near_at_lower_precision(c) for c in wrong):
+    if any(_float32_shown(c) for c in verdict.failing) and all(_near_at_lower_precision(c) for c in wrong):
         return verdict  # float32 measured, and every other failing check off by no more than float32 keeps
     probed = [check_case(case, outcome) for case, outcome in pairs if not case.graded]
     seen = [causes.Seen(c.case, c.outcome, c.right_values) for c in checks + probed]
