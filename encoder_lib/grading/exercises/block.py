@@ -251,13 +251,18 @@ def block_draw(rng, point):
     """x of the point's sizes, a random block, its norm and mask; "large": x of about 100."""
     n_heads, d = point["n_heads"], point["n_heads"] * point["d_head"]
     x = normal(rng, *point.lead, seq_of(point), d) * (100.0 if point.regime == "large" else 1.0)
+    said, kwargs = norm_and_mask(rng, point, x)
+    return (f"x {x.shape}, {n_heads} heads, d_ff {2 * d + 1}, {said}", [x, random_block(rng, d, 2 * d + 1), n_heads],
+            kwargs)
+
+
+def norm_and_mask(rng, point, x):
+    """``(words, kwargs)``: the point's norm and padding mask (``padding_of``) for a block's or a stack's ``x``."""
     kwargs = {"norm": point["norm"]}
     mask = padding_of(rng, point["mask"], x.shape[:-1])
     if mask is not None:
         kwargs["padding_mask"] = mask
-    said = f"a mask {mask.shape}" if mask is not None else "no mask"
-    return (f"x {x.shape}, {n_heads} heads, d_ff {2 * d + 1}, {point['norm']}-norm, {said}",
-            [x, random_block(rng, d, 2 * d + 1), n_heads], kwargs)
+    return f"{point['norm']}-norm, " + (f"a mask {mask.shape}" if mask is not None else "no mask"), kwargs
 
 
 def block_model(x, params, n_heads, norm="post", padding_mask=None):

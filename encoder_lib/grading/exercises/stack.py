@@ -8,7 +8,7 @@ import numpy as np
 
 from ...block import encoder, encoder_block
 from ..compare import NotApplicable
-from .block import padding_of, seq_of
+from .block import norm_and_mask, seq_of
 from ._base import cases, load_exercises, normal, random_block
 
 
@@ -31,13 +31,8 @@ def encoder_draw(rng, point):
     if point.regime == "large":  # outputs far larger than the lesson's, post-norm and pre-norm alike
         x = x * 30
         layers[-1]["norm2"]["gamma"] = layers[-1]["norm2"]["gamma"] * 10
-    kwargs = {"norm": point["norm"]}
-    mask = padding_of(rng, point["mask"], x.shape[:-1])
-    if mask is not None:
-        kwargs["padding_mask"] = mask
-    said = f"a mask {mask.shape}" if mask is not None else "no mask"
-    return (f"{point['n_layers']} {point['norm']}-norm layers of {n_heads} heads on x {x.shape}, {said}",
-            [x, layers, n_heads], kwargs)
+    said, kwargs = norm_and_mask(rng, point, x)
+    return f"{point['n_layers']} layers of {n_heads} heads on x {x.shape}, {said}", [x, layers, n_heads], kwargs
 
 
 def encoder_reusing_the_first_layer(x, layers, n_heads, norm="post", padding_mask=None):
