@@ -253,6 +253,11 @@ def _collected_time(stamp_text, exchange, grace=datetime.timedelta(0)):
     return HandInTime(exchange, "the exchange's change time (timestamp.txt said earlier)", flag)
 
 
+#: What make collect's record says of a hand-in taken from the hand-in service (``handin.collect``), timed by its
+#: clock: no learner's stamp is read.
+SERVICE = "the hand-in service"
+
+
 def hand_in_time(notebook, record, digest=None, grace=datetime.timedelta(0)):
     """The ``HandInTime`` of the notebook at ``notebook`` in ``submitted/`` (``digest``: its SHA-256, where the
     caller has it). Collected by ``make collect`` (``record``, the lesson's record of this learner, holds this
@@ -263,6 +268,8 @@ def hand_in_time(notebook, record, digest=None, grace=datetime.timedelta(0)):
     notebook = Path(notebook)
     exchange = read_time(str((record or {}).get("exchange_time")))
     if exchange is not None and (record.get("files") or {}).get(notebook.name) == (digest or file_digest(notebook)):
+        if record.get("source") == SERVICE:
+            return HandInTime(exchange, "the hand-in service's clock")
         return _collected_time(record.get("stamp"), exchange, grace)
     text = read_stamp(notebook.parent)
     if text is None:

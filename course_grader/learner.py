@@ -48,6 +48,7 @@ class Task:
     unsafe: bool
     released: tuple = ()  # ((lesson, the released notebook's text), ...), once shipped
     version: str = ""
+    previewed: bool = False  # each answer's ``marking.preview`` too (the hand-in service's)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class Graded:
     results: list
     digest: str = None
     failure: str = None
+    previews: dict = None  # {exercise: ``marking.preview``}, where the task asked for them
 
 
 def lesson_rows(student, lesson, status, note):
@@ -99,6 +101,7 @@ class Learner:
 
     def __init__(self, task):
         self.task, self.released, self.box = task, dict(task.released), None
+        self.previews = {}
 
     def close(self):
         if self.box is not None:
@@ -112,7 +115,8 @@ class Learner:
             if self.box is None:
                 self.box = sandbox.Sandbox(unsafe=self.task.unsafe, limits=self.task.limits)
             try:
-                return grade_answer(self.box, name, source, self.task.secret, self.task.limits)
+                return grade_answer(self.box, name, source, self.task.secret, self.task.limits,
+                                    previewed=self.task.previewed)
             except sandbox.SandboxFailed:
                 self.box = None
                 raise
@@ -137,6 +141,7 @@ class Learner:
         else:
             mark = self.run(name, source)
         status, note = mark.status, mark.note
+        self.previews[name] = mark.preview or {"status": status, "note": plain_text(note)}
         if reading.tampering.get(name):
             status, note = _tampered(status, note, reading.tampering[name])
         return Result(self.task.student_id, lesson, name, float(mark.points), float(EXERCISES[name].points), status,
@@ -154,7 +159,7 @@ class Learner:
         if reading.tampering.get(NOTEBOOK):
             results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
                                   note="; ".join(reading.tampering[NOTEBOOK])))
-        return Graded(results, hand_in.digest)
+        return Graded(results, hand_in.digest, previews=dict(self.previews) if self.task.previewed else None)
 
 
 def machine_failure(student, lesson, why):

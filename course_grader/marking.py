@@ -41,14 +41,15 @@ NOT_ANSWERED = "not answered: the answer cell still raises NotImplementedError"
 #: takes a few megabytes; converting an attacker's result of 60 MB of uint8 to floats took 480 MB each time.
 JUDGE_BYTES = 256 * 2**20
 
-def _ending(exercise, cases, events, ending, limits):
-    """``(status, points, note)`` when the run ended before its cases can be judged, else None."""
+def _ending(exercise, cases, events, ending, limits, describe):
+    """``(status, points, note)`` when the run ended before its cases can be judged, else None; ``describe(case)``
+    words a case."""
     refused = next((e for e in events if e.get("kind") == "refused"), None)
     if refused:
         return "error", 0, refused["why"]
     if ending.get("status") == "timeout":
         done = {e.get("case") for e in events if e.get("kind") in ("result", "raised")}
-        pending = next((c.description for i, c in enumerate(cases) if i not in done), None)
+        pending = next((describe(c) for i, c in enumerate(cases) if i not in done), None)
         seconds = time_allowed(exercise.name, len(cases), limits)
         return "timeout", 0, (f"stopped after {seconds:g} s, the time limit of this exercise's checks (an endless "
                               f"loop?)" + (f", while checking: {pending}" if pending else ""))
@@ -106,6 +107,7 @@ class Marked(NamedTuple):
     note: str
     mistake: str = ""
     diagnosis: str = ""
+    preview: dict = None  # what a learner may see before the due date (``preview``), where it was asked for
 
 
 def marked(verdict):
@@ -176,32 +178,77 @@ def judged(exercise, cases, outcomes, seconds):
                                f"was stopped", diagnosis="judged as far as " + what.split(" (")[0])
 
 
-def mark(exercise, cases, events, ending, limits, *, seconds=None):
-    """The ``Marked`` of an answer from what the sandbox reported on ``cases``: how the run ended, else the
-    feedback's verdict (``verdict.judge``), the same as the notebook's self-check gives on those cases, judged
-    within ``seconds`` (default: the time its cases were allowed in the sandbox)."""
-    ended = _ending(exercise, cases, events, ending, limits)
-    if ended:
-        return Marked(*ended)
-    by_case = {e.get("case"): e for e in events if e.get("kind") in ("result", "raised")}
+def _description(case):
+    return case.description
+
+
+def _unfinished(cases, by_case, ending, limits, describe):
+    """The ``Marked`` of a run whose cases did not all come back as results (``by_case``), else None."""
     for i, case in enumerate(cases):
         event = by_case.get(i)
         if event is None:
             detail = ending.get("detail") or "it stopped"
             return Marked("error", 0, f"the answer's process ended early ({detail}), while checking: "
-                                      f"{case.description}")
+                                      f"{describe(case)}")
         if event["kind"] == "raised" and event.get("not_done"):
             return Marked("not answered", 0, NOT_ANSWERED)
         if event["kind"] == "raised" and event.get("memory"):
-            return Marked("memory", 0, f"{case.description}: it ran out of memory "
+            return Marked("memory", 0, f"{describe(case)}: it ran out of memory "
                                        f"(the limit is {limits.memory_bytes // 2**20} MiB)")
+    return None
+
+
+def _by_case(events):
+    return {e.get("case"): e for e in events if e.get("kind") in ("result", "raised")}
+
+
+def mark(exercise, cases, events, ending, limits, *, seconds=None):
+    """The ``Marked`` of an answer from what the sandbox reported on ``cases``: how the run ended, else the
+    feedback's verdict (``verdict.judge``), the same as the notebook's self-check gives on those cases, judged
+    within ``seconds`` (default: the time its cases were allowed in the sandbox)."""
+    by_case = _by_case(events)
+    ended = _ending(exercise, cases, events, ending, limits, _description) or \
+        _unfinished(cases, by_case, ending, limits, _description)
+    if ended:
+        return Marked(*ended)
     outcomes = [outcome_of(exercise, by_case[i]) for i in range(len(cases))]
     return judged(exercise, cases, outcomes, seconds or time_allowed(exercise.name, len(cases), limits))
 
 
-def grade_answer(box, name, source, secret, limits):
+def _hidden_unnamed(case):
+    return "one of the hidden checks" if getattr(case, "hidden", False) else case.description
+
+
+def preview(exercise, cases, events, ending, limits):
+    """What a learner may be shown of an answer before the due date (the hand-in service's view, ``handin``): how
+    the run ended, or the self-check's own verdict on the visible cases (its paragraph and the hint ladder's first
+    rung), and how many of the visible and of the hidden checks passed. Never a hidden case's input or result: an
+    ending names a hidden case only as one, and the verdict is judged on the visible cases alone."""
+    from encoder_lib.grading.ladder import rungs
+
+    by_case = _by_case(events)
+    ended = _ending(exercise, cases, events, ending, limits, _hidden_unnamed) or \
+        _unfinished(cases, by_case, ending, limits, _hidden_unnamed)
+    if ended:
+        return {"status": ended[0], "note": ended[2]}
+    outcomes = [outcome_of(exercise, by_case[i]) for i in range(len(cases))]
+    counts = {"visible": [0, 0], "hidden": [0, 0]}
+    for case, outcome in zip(cases, outcomes):
+        if case.graded:
+            count = counts["hidden" if getattr(case, "hidden", False) else "visible"]
+            count[0] += check_case(case, outcome).ok
+            count[1] += 1
+    shown = [i for i, case in enumerate(cases) if not getattr(case, "hidden", False)]
+    with budget(time_allowed(exercise.name, len(shown), limits)):
+        verdict = judge(exercise, [cases[i] for i in shown], [outcomes[i] for i in shown])
+    return {"status": "passed" if verdict.passed else "failed", "note": verdict.note(),
+            "hint": "" if verdict.passed else rungs(verdict)[0], **counts}
+
+
+def grade_answer(box, name, source, secret, limits, *, previewed=False):
     """Run one answer cell's ``source`` in ``box`` (a started Sandbox) on the visible cases, the diagnosis's probes
-    and the hidden cases drawn for this very cell, and judge it: a ``Marked``."""
+    and the hidden cases drawn for this very cell, and judge it: a ``Marked``; ``previewed``: with its
+    ``preview`` too."""
     exercise = EXERCISES[name]
     with timed("hidden", name):
         cases = visible_cases(name) + hidden_cases(name, secret, hashlib.sha256(source.encode()).hexdigest())
@@ -212,4 +259,12 @@ def grade_answer(box, name, source, secret, limits):
                              seconds=time_allowed(name, len(cases), limits))
     events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
     with timed("judge", name):
-        return mark(exercise, cases, events, ending, limits)
+        marked_answer = mark(exercise, cases, events, ending, limits)
+    if not previewed:
+        return marked_answer
+    try:
+        shown = preview(exercise, cases, events, ending, limits)
+    except (OutOfTime, MemoryError):
+        shown = {"status": marked_answer.status, "note": "judged as far as the time or memory allowed: the checks "
+                                                         "on your answer are in the feedback after the due date"}
+    return marked_answer._replace(preview=shown)

@@ -185,8 +185,10 @@ def _counts_line(summary):
     minutes, seconds = divmod(summary["seconds"], 60)
     return (f"graded {summary['learners']} learners, {summary['lessons']} lessons each: "
             f"{summary['handed_in']} handed in, {summary['missing']} missing; "
-            f"{summary['regraded']} graded now, {summary['reused']} unchanged since the last run; "
-            f"{int(minutes)} min {seconds:.0f} s"
+            f"{summary['regraded']} graded now, {summary['reused']} unchanged since the last run"
+            + (f", {summary['from_service']} graded when handed in (the hand-in service)"
+               if summary.get("from_service") else "") +
+            f"; {int(minutes)} min {seconds:.0f} s"
             + (f" with {summary['jobs']} worker{'s' * (summary['jobs'] > 1)}" if summary["jobs"] else ""))
 
 

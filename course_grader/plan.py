@@ -20,6 +20,7 @@ from pathlib import Path
 from encoder_lib.grading.exercises import BY_LESSON
 
 from . import course_config, exchange, gradebook_writer, ids, submissions
+from .handin import store as handin_store
 from .learner import HandIn, Task, lesson_rows
 from .refused import Refused
 from .roster import match as match_roster
@@ -84,8 +85,9 @@ class Plan:
     handed_in: dict  # (student, lesson) -> the notebook of a hand-in the gradebook records (graded now or unchanged)
     exchange: dict  # (student, lesson) -> each hand-in's time (``exchange.HandInTime``)
     changed: tuple  # (student, lesson, SHA-256) of the hand-ins graded now: earlier results go to history/ first
+    adopted: tuple  # (student, lesson, SHA-256, notebook) of hand-ins the hand-in service graded, stored as graded now
     notices: tuple  # what was found in submitted/, in words
-    counts: dict  # {"reused", "kept", "not_graded"}: lessons not graded now, by why
+    counts: dict  # {"reused", "kept", "not_graded", "from_service"}: lessons not graded now, by why
 
 
 def lessons_to_grade(root, choices):
@@ -125,7 +127,8 @@ class Decision:
     """What planning decides of one learner's lesson: ``todo``, ``(lesson, learner.HandIn)`` where it is graded now;
     else ``known``, its results without grading. ``when`` is its hand-in time, ``handed_in`` the notebook the
     gradebook records, ``changed`` ``(student, lesson, digest)`` of a hand-in graded now, ``count`` why one is not
-    graded now (``"reused"``, ``"kept"``, ``"not_graded"``)."""
+    graded now (``"reused"``, ``"kept"``, ``"not_graded"``, ``"from_service"``: the hand-in service graded it, and
+    ``adopted`` says which, to store as graded)."""
 
     todo: tuple = None
     known: list = None
@@ -133,6 +136,7 @@ class Decision:
     handed_in: object = None
     changed: tuple = None
     count: str = None
+    adopted: tuple = None
 
 
 def decide(handed, student, lesson, *, selected, settings):
@@ -159,6 +163,10 @@ def decide(handed, student, lesson, *, selected, settings):
     previous = None if force else cached(folder, digest, version, student)
     if previous is not None:
         return Decision(known=previous, when=when, handed_in=handed.path, count="reused")
+    graded = None if force else handin_store.reused(root, student, lesson, digest, version)
+    if graded is not None:  # the hand-in service graded this very notebook with this very grader
+        return Decision(known=graded, when=when, handed_in=handed.path, count="from_service",
+                        adopted=(student, lesson, digest, handed.path))
     return Decision(todo=(lesson, HandIn(str(handed.path), digest, status)), when=when, handed_in=handed.path,
                     changed=(student, lesson, digest))
 
@@ -168,11 +176,12 @@ def _gathered(decisions):
     known = {key: d.known for key, d in decisions if d.known is not None}
     when = {key: d.when for key, d in decisions if d.when is not None}
     handed_in = {key: d.handed_in for key, d in decisions if d.handed_in is not None}
-    counts = {"reused": 0, "kept": 0, "not_graded": 0}
+    counts = {"reused": 0, "kept": 0, "not_graded": 0, "from_service": 0}
     for _, decision in decisions:
         if decision.count:
             counts[decision.count] += 1
-    return known, when, handed_in, tuple(d.changed for _, d in decisions if d.changed), counts
+    return known, when, handed_in, tuple(d.changed for _, d in decisions if d.changed), counts, \
+        tuple(d.adopted for _, d in decisions if d.adopted)
 
 
 def _on_the_roster(found, roster):
@@ -230,7 +239,7 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
         todo = tuple(d.todo for _, d in mine if d.todo)
         if todo:
             tasks.append(Task(student, todo, str(root), secret, limits=limits, unsafe=unsafe))
-    known, when, handed_in, changed, counts = _gathered(decisions)
+    known, when, handed_in, changed, counts, adopted = _gathered(decisions)
     return Plan(root, limits, unsafe, choices, secret=secret, version=version, lessons=lessons, students=students,
-                tasks=tuple(tasks), known=known, handed_in=handed_in, exchange=when, changed=changed,
+                tasks=tuple(tasks), known=known, handed_in=handed_in, exchange=when, changed=changed, adopted=adopted,
                 notices=tuple(found.notices + notices), counts=counts)

@@ -24,7 +24,7 @@ from .learner import grade_learner, machine_failure, shipped
 from .outputs import by_hand, write_csvs, write_lms_csv
 from .refused import Refused
 from .stored import keep_history, store
-from .submissions import NOTEBOOK
+from .submissions import NOTEBOOK, read_notebook
 from .workers import WorkerDied, Workers
 
 
@@ -207,6 +207,18 @@ def _machinery(plan, profile, scheduler):
         sandbox.close_session()
 
 
+def _adopt(plan):
+    """Store what the hand-in service graded (``plan.adopted``) as this run's own: the notebook and its results
+    in ``autograded/``, the earlier ones moved to ``history/`` first; returns how many were moved."""
+    moved = 0
+    for student, lesson, digest, path in plan.adopted:
+        folder = make_folder(plan.root / "autograded" / ids.folder(student) / lesson)
+        moved += bool(keep_history(folder, digest, lesson))
+        write_file(folder / f"{lesson}.ipynb", read_notebook(path))
+        store(folder, digest, plan.version, plan.known[student, lesson])
+    return moved
+
+
 def grade_class(plan, *, jobs=None, out=print, scheduler=None):
     """Grade ``plan`` (a ``plan.Plan``) in ``jobs`` worker processes here, or on the Dask cluster whose scheduler
     is at ``scheduler`` (``cluster``); returns ``(results, summary dict)``."""
@@ -216,6 +228,7 @@ def grade_class(plan, *, jobs=None, out=print, scheduler=None):
     with _machinery(plan, recorder.profile, scheduler) as described, _pool(plan, jobs, scheduler, out) as pool:
         kept = sum(bool(keep_history(plan.root / "autograded" / ids.folder(student) / lesson, digest, lesson))
                    for student, lesson, digest in plan.changed)  # once the workers are there: nothing is lost
+        kept += _adopt(plan)
         if plan.tasks:
             where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {jobs} worker{'s' * (jobs > 1)}"
             out(f"grading {sum(len(t.lessons) for t in plan.tasks)} submissions of {len(plan.tasks)} learners "

@@ -211,7 +211,8 @@ HUB_MODULES = {"test_classroom_hub.py"}
 #: Set-ups of seconds to minutes: a server's environment, the website, the student versions (``make student``).
 SLOW_FIXTURES = {"server_env", "site", "student_versions"}
 #: Modules whose every test runs the real grader, or ``make student``, or nbgrader's exchange.
-SLOW_MODULES = {"test_grader_resilience.py", "test_publish_student.py", "test_release_feedback.py"}
+SLOW_MODULES = {"test_grader_resilience.py", "test_publish_student.py", "test_release_feedback.py",
+                "test_hand_in_service.py"}
 
 
 #: Files that share a session's set-up of a minute or more, and so run in one pytest-xdist worker: the website's

@@ -1,0 +1,82 @@
+"""`make collect` takes the hand-in service's hand-ins as it takes the exchange's: ``python -m
+course_grader.handin.collect <lesson>``, run after nbgrader's collect of the same lesson.
+
+For each learner, their latest hand-in to the service (by the service's own
+clock) goes to ``submitted/<student_id>/<lesson>/`` where it is later than
+what the exchange's collect put there (an earlier copy moved to
+``.replaced/``, never lost), and make collect's record of the lesson says
+its time and that the service timed it (``exchange.hand_in_time``). `make
+grade` then takes the service's verdict for that very notebook instead of
+grading it again (``store.reused``).
+"""
+
+import argparse
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .. import exchange, ids
+from ..collect import _install, _learner_folder, _now
+from ..files import plain_text
+from .store import Store
+
+SOURCE = exchange.SERVICE
+
+
+def _copy(hand_in, target):
+    """The notebook of ``hand_in`` into a staging folder beside ``target``, then into place; its SHA-256."""
+    staging = target.parent / f".collecting-{hand_in.lesson}-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.mkdir(staging, 0o700)
+    data = hand_in.notebook.read_bytes()
+    (staging / hand_in.notebook.name).write_bytes(data)
+    _install(staging, target)
+    return hashlib.sha256(data).hexdigest()
+
+
+def take(root, lesson, out=print):
+    """Collect ``lesson``'s hand-ins from the service into ``submitted/``; returns how many were copied."""
+    root = Path(root)
+    store, submitted = Store(root), root / "submitted"
+    record = exchange.read_record(submitted, lesson)
+    copied = 0
+    for _, lesson_folder in sorted(store.learners_lessons()):
+        history = store.history_in(lesson_folder) if lesson_folder.name == lesson else []
+        if not history:
+            continue
+        hand_in = history[-1]
+        student = hand_in.student
+        earlier = record["hand_ins"].get(student) or {}
+        exchange_time = exchange.read_time(str(earlier.get("exchange_time")))
+        if (earlier.get("files") or {}).get(hand_in.notebook.name) == hand_in.digest or \
+                (exchange_time is not None and exchange_time >= hand_in.when and earlier.get("source") != SOURCE):
+            continue  # this very notebook, or the exchange's is later
+        target = _learner_folder(submitted / ids.folder(student)) / lesson
+        digest = _copy(hand_in, target)
+        record["hand_ins"][student] = {"source": SOURCE, "exchange_time": exchange.utc_text(hand_in.when),
+                                       "stamp": None, "files": {hand_in.notebook.name: digest},
+                                       "collected_at": exchange.utc_text(_now())}
+        out(plain_text(f"Collected from the hand-in service: {student} {lesson} (handed in "
+                       f"{hand_in.when:%Y-%m-%d %H:%M:%S} UTC)"))
+        copied += 1
+    exchange.write_record(submitted, lesson, record)
+    out(f"collected {copied} hand-in{'s' * (copied != 1)} of {lesson} from the hand-in service")
+    return copied
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("lesson")
+    parser.add_argument("--root", type=Path, default=Path.cwd())
+    args = parser.parse_args(argv)
+    os.umask(0o077)
+    try:
+        take(args.root, args.lesson)
+    except exchange.RecordUnreadable as exc:
+        sys.exit(f"{exc}: move it away to collect anew (nothing was collected)")
+
+
+if __name__ == "__main__":
+    main()

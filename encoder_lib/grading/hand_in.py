@@ -1,0 +1,171 @@
+"""Hand in a lesson from its notebook, on a course hub with the hand-in service: ``grading.hand_in()``.
+
+It sends the notebook as saved (save first: Ctrl+S) to the course's hand-in
+service with this server's own JupyterHub token, which tells the hub who you
+are, then waits for the grader's verdict and shows it: the time you handed
+in, then per exercise the points, the checks, what is wrong and the first
+hint. Only your latest hand-in counts; each earlier one is kept.
+
+The service's address comes from ``ENCODER_COURSE_HAND_IN_URL`` (the hub
+sets it for every learner's server); outside such a hub, ``hand_in`` says so
+and sends nothing: hand in as your teacher says.
+"""
+
+import datetime
+import html
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from . import hint_area
+
+URL_VARIABLE = "ENCODER_COURSE_HAND_IN_URL"
+#: The largest notebook sent (the service takes at most as much).
+MOST_BYTES = 10 * 2**20
+NOT_ON_A_HUB = ("This notebook does not run on a course hub with the hand-in service ({why}), so nothing was "
+                "handed in: hand in as your teacher says (docs/teaching in the course says how).")
+
+
+class HandInRefused(Exception):
+    """The service refused the hand-in, or could not be reached: its sentence."""
+
+
+def _request(url, token, data=None, timeout=30):
+    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET",
+                                     headers={"Authorization": f"token {token}",
+                                              "Content-Type": "application/x-ipynb+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - the course's own service
+            return json.loads(response.read(MOST_BYTES))
+    except urllib.error.HTTPError as error:
+        try:
+            message = json.loads(error.read(65536)).get("message")
+        except (ValueError, AttributeError):
+            message = None
+        raise HandInRefused(message or f"the hand-in service answered {error.code} {error.reason}") from None
+    except (urllib.error.URLError, OSError) as error:
+        raise HandInRefused(f"the hand-in service could not be reached ({getattr(error, 'reason', error)}): "
+                            f"nothing was handed in; try again in a minute") from None
+
+
+def _notebook(lesson, path):
+    """``(lesson, path)`` of the notebook to hand in: ``path``, else this kernel's notebook, else
+    ``<lesson>.ipynb`` here."""
+    path = path or hint_area.notebook_path() or (f"{lesson}.ipynb" if lesson else None)
+    if path is None:
+        raise ValueError("hand_in() needs the lesson, as in hand_in('01_attention'): this kernel does not know its "
+                         "notebook's path")
+    path = Path(path)
+    lesson = lesson or path.stem
+    if not path.is_file():
+        raise ValueError(f"hand_in(path=...) must name the lesson's saved notebook: {str(path)!r} is not a file")
+    if path.stat().st_size > MOST_BYTES:
+        raise HandInRefused(f"The notebook is {path.stat().st_size / 2**20:.1f} MB, over the {MOST_BYTES // 2**20} "
+                            f"MB a hand-in may have: clear its outputs (Edit > Clear Outputs of All Cells), save, and "
+                            f"hand in again.")
+    return lesson, path
+
+
+def hand_in(lesson=None, *, path=None, wait=120, show=None):
+    """Hand in ``lesson`` (default: this notebook's) as saved, and show the verdict as soon as it comes, waiting at
+    most ``wait`` seconds (then ``status(...)`` asks again). Returns the last state the service gave (a dict), or
+    None where there is no hand-in service."""
+    url, token = os.environ.get(URL_VARIABLE), os.environ.get("JUPYTERHUB_API_TOKEN")
+    if not url or not token:
+        why = f"{URL_VARIABLE} is not set" if not url else "this server has no JupyterHub token"
+        print(NOT_ON_A_HUB.format(why=why))
+        return None
+    if not isinstance(wait, (int, float)) or wait < 0:
+        raise ValueError(f"hand_in(wait=...) must be a number of seconds, 0 or more, got {wait!r}")
+    lesson, path = _notebook(lesson, path)
+    saved = datetime.datetime.fromtimestamp(path.stat().st_mtime).strftime("%H:%M:%S")
+    show = show or _Shown()
+    try:
+        state = _request(f"{url.rstrip('/')}/api/hand-ins/{lesson}", token, data=path.read_bytes())
+    except HandInRefused as refused:
+        show(f"<b>Not handed in.</b> {html.escape(str(refused))}", str(refused))
+        return None
+    state["saved"] = saved
+    deadline = time.monotonic() + wait
+    while True:
+        show(*render(state))
+        if state.get("state") not in ("waiting", "grading") or time.monotonic() > deadline:
+            return state
+        time.sleep(1.0)
+        try:
+            state = {**_request(f"{url.rstrip('/')}/api/hand-ins/{state['key']}", token), "saved": saved}
+        except HandInRefused as refused:
+            show(f"<b>Handed in</b>, but its state could not be read: {html.escape(str(refused))}", str(refused))
+            return state
+
+
+class _Shown:
+    """Shows a text in one output that each call updates (in a notebook), else prints it."""
+
+    def __init__(self):
+        self.handle = None
+
+    def __call__(self, markup, text):
+        try:
+            from IPython.display import HTML, display
+            from IPython import get_ipython
+
+            if get_ipython() is None or getattr(get_ipython(), "kernel", None) is None:
+                raise ImportError
+        except ImportError:
+            print(text)
+            return
+        if self.handle is None:
+            self.handle = display(HTML(markup), display_id=True)
+        else:
+            self.handle.update(HTML(markup))
+
+
+def _when(state):
+    stamp = state.get("handed_in", "")
+    try:
+        when = datetime.datetime.fromisoformat(stamp.rstrip("Z")).replace(tzinfo=datetime.timezone.utc)
+        return when.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    except ValueError:
+        return html.escape(stamp)
+
+
+def _exercise_lines(item):
+    lines = [f"{item['exercise']}: {item['points']:g} of {item['max_points']:g} points ({item['status']})"]
+    if item.get("visible"):
+        lines.append(f"  visible checks passed: {item['visible'][0]} of {item['visible'][1]}")
+    if item.get("hidden"):
+        lines.append(f"  hidden checks passed: {item['hidden'][0]} of {item['hidden'][1]}")
+    for key in ("note", "hint"):
+        if item.get(key):
+            lines.append("  " + item[key])
+    return lines
+
+
+def render(state):
+    """``(html, text)`` of a hand-in's state as the service gave it."""
+    lines = [f"Handed in {state.get('lesson', '')} at {_when(state)} (the notebook as saved at "
+             f"{state.get('saved', '?')})."]
+    kind = state.get("state")
+    if kind == "waiting":
+        lines.append(f"Waiting to be graded (number {state.get('position') or '?'} in line)...")
+    elif kind == "grading":
+        lines.append("Being graded...")
+    elif kind == "replaced":
+        lines.append("A later hand-in of this lesson replaced it before it was graded: only the latest counts.")
+    if state.get("message"):
+        lines.append(state["message"])
+    if "exercises" in state:
+        lines.append(f"{state['points']:g} of {state['max_points']:g} points" +
+                     (" (the full feedback: the due date has passed)" if state.get("full") else
+                      ": what the grader gives this notebook (the full feedback comes after the due date)"))
+        for item in state["exercises"]:
+            lines += _exercise_lines(item)
+    text = "\n".join(lines)
+    markup = "<div class='encoder-hand-in'>" + "".join(
+        f"<p style='margin:0.2em 0'>{html.escape(line)}</p>" if not line.startswith("  ") else
+        f"<p style='margin:0.1em 0 0.1em 1.5em'>{html.escape(line.strip())}</p>" for line in lines) + "</div>"
+    return markup, text

@@ -1,0 +1,151 @@
+"""The hand-in service run for a test or the benchmark: a stand-in for the hub's identity API, the service itself
+as its own process, and what a learner's kernel sends. Free of pytest (``benchmarks/bench_hand_in.py`` uses it).
+
+- ``FakeHubApi``: answers ``GET /hub/api/user`` as JupyterHub does for a token (``{"kind": "user", "name":
+  ...}``), from a table of tokens, on a free loopback port; any other token gets 403.
+- ``ServiceProcess``: ``python -m course_grader.handin.service`` on a course folder, started and stopped (SIGKILL
+  too, for a crash), its log kept.
+- ``post`` / ``get``: a learner's requests, as ``encoder_lib.grading.hand_in`` makes them.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PREFIX = "/services/encoder-hand-in/"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class FakeHubApi:
+    """``tokens``: {token: user name} (a name of None: a service's token). A context manager."""
+
+    def __init__(self, tokens):
+        self.tokens = dict(tokens)
+        self.asked = 0
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's name
+                api.asked += 1
+                token = self.headers.get("Authorization", "").partition(" ")[2]
+                if self.path.rstrip("/") != "/hub/api/user" or token not in api.tokens:
+                    self.send_response(403)
+                    self.end_headers()
+                    self.wfile.write(b'{"status": 403, "message": "Forbidden"}')
+                    return
+                name = api.tokens[token]
+                body = {"kind": "service", "name": "other-service"} if name is None else {"kind": "user", "name": name}
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(json.dumps(body).encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hub/api"
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class ServiceProcess:
+    """The hand-in service of the course at ``root``, asking ``api_url`` whose a token is."""
+
+    def __init__(self, root, api_url, *, jobs=1, seconds=5, log=None):
+        self.root, self.api_url, self.jobs, self.seconds = Path(root), api_url, jobs, seconds
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}{PREFIX}"
+        self.log = Path(log or self.root / "hand-in-service.log")
+        self.process = None
+
+    def start(self, timeout=180):
+        command = [sys.executable, "-m", "course_grader.handin.service", "--root", str(self.root),
+                   "--url", f"http://127.0.0.1:{self.port}", "--prefix", PREFIX, "--api-url", self.api_url,
+                   "--jobs", str(self.jobs), "--seconds", str(self.seconds)]
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the hand-in service exited ({self.process.returncode}):\n{self.log_tail()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return self
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"the hand-in service did not listen within {timeout} s:\n{self.log_tail()}")
+
+    def log_tail(self, n=40):
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.process is not None and self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def request(url, token=None, data=None, timeout=60):
+    """``(status, JSON body)`` of a request as a learner's kernel makes it."""
+    headers = {"Content-Type": "application/x-ipynb+json"}
+    if token is not None:
+        headers["Authorization"] = f"token {token}"
+    req = urllib.request.Request(url, data=data, headers=headers, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def post(service, lesson, token, data):
+    return request(f"{service.url}api/hand-ins/{lesson}", token, data)
+
+
+def verdict(service, key, token, timeout=120):
+    """The hand-in's state once it is no longer waiting or being graded (or after ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status, body = request(f"{service.url}api/hand-ins/{key}", token)
+        if status != 200 or body.get("state") not in ("waiting", "grading") or time.monotonic() > deadline:
+            return status, body
+        time.sleep(0.2)
