@@ -21,7 +21,7 @@ TEST_TIMEOUT ?= 3600
 export JUPYTER_PREFER_ENV_PATH := 1
 
 .PHONY: test-tools setup lab student publish-student site publish-site collect grade release-feedback report extension present check test \
-        dask-certificates \
+        dask-certificates hand-in-service-config hand-ins \
         bench lock clean \
         hub-install
 
@@ -106,7 +106,21 @@ collect: setup
 	@umask 077; for lesson in $(subst $(comma), ,$(LESSON)); do \
 	    PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader collect "$$lesson" $(if $(STUDENT),--student="$(STUDENT)") \
 	        --ExchangeFactory.collect=course_grader.collect.CourseCollect || exit 1; \
+	    if [ -d hand-ins ]; then $(BIN)/python -m course_grader.handin.collect "$$lesson" \
+	        $(if $(STUDENT),--student="$(STUDENT)") || exit 1; fi; \
 	done
+
+# The lines of jupyterhub_config.py that make the hub start the course's hand-in service (course_grader/handin)
+# from this copy of the course, and tell every learner's server where it is: learners hand in with
+# grading.hand_in() and read the verdict seconds later (docs/teaching/hand-in-service.md). HAND_IN_USER=teacher:
+# the account it runs as, where the hub runs as root.
+hand-in-service-config: setup
+	@$(BIN)/python -m tools.classroom --hand-in-service $(if $(HAND_IN_USER),--user "$(HAND_IN_USER)")
+
+# What the hand-in service holds: per lesson, the learners' latest hand-ins graded, waiting or failed, and each one
+# still waiting (read from hand-ins/, whether the service runs or not).
+hand-ins: setup
+	@$(BIN)/python -m course_grader.handin.status
 
 # Grade what is in submitted/<student_id>/<lesson>/<lesson>.ipynb: each answer cell runs
 # alone in a sandbox (bubblewrap), the results are judged outside it; scores go to

@@ -237,6 +237,7 @@ class LocalHub:
         self.startup_timeout = startup_timeout
         self.process = None
         self.log_path = self.scratch / "jupyterhub.log"
+        self.extra_config = ""  # lines added to jupyterhub_config.py (the hand-in service's)
 
     def home(self, user):
         return self.scratch / "home" / user
@@ -276,7 +277,7 @@ class LocalHub:
             "c.JupyterHub.shutdown_on_logout": False,
             "c.JupyterHub.cleanup_servers": True,
         }
-        return "".join(f"{key} = {value!r}\n" for key, value in lines.items())
+        return "".join(f"{key} = {value!r}\n" for key, value in lines.items()) + self.extra_config
 
     def environment(self):
         env = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTER", "JPY_"))}
@@ -357,6 +358,24 @@ class LocalHub:
                    PATH=f"{self.prefix / 'bin'}:/usr/local/bin:/usr/bin:/bin")
         env[MARKER] = self.token
         return env
+
+    def server_environment(self, user):
+        """The environment of ``user``'s running single-user server, which their kernels inherit: their own
+        JupyterHub token in it (``JUPYTERHUB_API_TOKEN``)."""
+        for pid in marked_processes(self.token):
+            environ = _environ(pid)
+            if environ.get("JUPYTERHUB_USER") == user and "jupyterhub-singleuser" in _cmdline(pid):
+                return environ
+        raise RuntimeError(f"{user} has no running server")
+
+    def in_learner_kernel(self, user, code, cwd, timeout=300):
+        """Run Python ``code`` as ``user``'s kernel would: their server's Python and environment (their token), in
+        ``cwd``; returns its output."""
+        result = subprocess.run([str(self.prefix / "bin" / "python"), "-c", code], cwd=cwd, timeout=timeout,
+                                env=self.server_environment(user), capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"{user}'s kernel code failed:\n{result.stdout[-2000:]}{result.stderr[-3000:]}")
+        return result.stdout
 
     def run_as_learner(self, user, commands, timeout=300):
         """The teachers' page's terminal commands (``tools.classroom.LEARNER_*``) for ``user``; returns the output."""

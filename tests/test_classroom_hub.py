@@ -217,7 +217,13 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scra
         seconds, _ = hubs.run_teacher(course, command, teacher_env)
         timings[f"teacher: {command}"] = seconds
 
-    with hubs.LocalHub(scratch, server_env, LEARNERS) as hub:
+    # the roster (docs/teaching/grading.md), and the hand-in service the hub starts (make hand-in-service-config)
+    for user in LEARNERS:
+        hubs.run_teacher(course, f".venv/bin/nbgrader db student add {user}", teacher_env)
+    hub = hubs.LocalHub(scratch, server_env, LEARNERS)
+    service_port = hubs.free_port()
+    hub.extra_config = classroom.hand_in_service_config(course, service_port, environment={hubs.MARKER: hub.token})
+    with hub:
         link = hubs.link_for(readme_link_template(), hub.base, remote)
         # in a thread of its own: the session's sync Playwright (conftest's one Chromium) may hold this one's loop
         with concurrent.futures.ThreadPoolExecutor(1) as thread:
@@ -227,7 +233,12 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scra
     # grade: both learners scored as their answers deserve
     seconds, output = hubs.run_teacher(course, classroom.TEACHER["grade"][0], teacher_env)
     timings["teacher: make grade"] = seconds
+    assert "2 graded when handed in (the hand-in service)" in output, output[-3000:]
     rows = list(csv.DictReader(open(course / "grades_by_exercise.csv")))
+    for user, shown in SHOWN.items():  # what each learner's notebook showed is what make grade writes
+        written = {r["exercise"]: (float(r["points"]), r["status"]) for r in rows
+                   if r["student_id"] == user and r["lesson"] == LESSON}
+        assert {e["exercise"]: (e["points"], e["status"]) for e in shown["exercises"]} == written, user
     feedback = (course / "feedback" / "bob" / "index.html").read_text()
     got = {(r["student_id"], r["exercise"]): (float(r["points"]), r["status"]) for r in rows if r["lesson"] == LESSON}
     assert got == {
@@ -331,6 +342,9 @@ async def _round_trip(hub, course, teacher_env, link, timings):
         t0 = time.perf_counter()
         hub.run_as_learner("bob", submit)
         timings["bob: submit"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _hand_in_through_the_service(hub, course, {"alice": notebook, "bob": fetched})
+        timings["alice and bob: grading.hand_in() to verdict"] = time.perf_counter() - t0
         inbound = sorted(p.name.split("+")[0] for p in (Path(exchange_root(hub)) / classroom.COURSE_ID / "inbound")
                          .iterdir())
         assert inbound == ["alice", "bob"], inbound
@@ -341,6 +355,35 @@ async def _round_trip(hub, course, teacher_env, link, timings):
             assert (course / "submitted" / user / LESSON / f"{LESSON}.ipynb").is_file()
         for context in contexts.values():
             await context.close()
+
+
+#: What each learner's notebook showed after grading.hand_in(): {user: the state the service gave}.
+SHOWN = {}
+HAND_IN = ("import json; from encoder_lib.grading import hand_in; "
+           "print('STATE', json.dumps(hand_in({lesson!r}, path={path!r}, wait=240)))")
+
+
+def _hand_in_through_the_service(hub, course, notebooks):
+    """3b. Each learner hands in with grading.hand_in(), as their kernel runs it (their server's token): filed under
+    the name the hub gives that token, graded, the verdict shown; a forged token refused by the real hub."""
+    from course_grader.handin.store import Store
+    from tests.grader.hand_in_service import request
+
+    for user, notebook in notebooks.items():
+        environ = hub.server_environment(user)
+        assert environ.get(classroom.SERVICE_URL_VARIABLE, "").endswith(f"/services/{classroom.SERVICE}/")
+        output = hub.in_learner_kernel(user, HAND_IN.format(lesson=LESSON, path=str(notebook)), notebook.parent)
+        state = json.loads(output.split("STATE ", 1)[1])
+        assert state["state"] == "graded" and f"Handed in {LESSON} at" in output, output[-2000:]
+        assert [h.student for h in Store(course).history(user, LESSON)] == [user]
+        SHOWN[user] = state
+    [bob_attention] = [e for e in SHOWN["bob"]["exercises"] if e["exercise"] == "scaled_dot_product_attention"]
+    assert bob_attention["points"] == 0 and "1/sqrt(d_k)" in bob_attention["note"], bob_attention
+    url = hub.server_environment("alice")[classroom.SERVICE_URL_VARIABLE]
+    status, body = request(f"{url}api/hand-ins/{LESSON}", "a-forged-token", notebooks["alice"].read_bytes())
+    assert status == 403 and "does not know this token" in body["message"], body
+    status, body = request(f"{url}api/hand-ins/{LESSON}", None, notebooks["alice"].read_bytes())
+    assert status == 401, body
 
 
 def exchange_root(hub):

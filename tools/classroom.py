@@ -157,6 +157,31 @@ BINDER_HAND_IN = [
 ]
 
 
+# ------------------------------------------------------------------ the hand-in service
+
+SERVICE = "encoder-hand-in"
+SERVICE_PORT = 10101
+#: The variable that tells a learner's kernel where the service is (``encoder_lib.grading.hand_in``).
+SERVICE_URL_VARIABLE = "ENCODER_COURSE_HAND_IN_URL"
+
+
+def hand_in_service_config(course, port=SERVICE_PORT, environment=None, user=None):
+    """The lines of ``jupyterhub_config.py`` that make the hub start the course's hand-in service (a managed
+    service, run with the teacher's copy of the course at ``course`` and its ``.venv``) and tell every learner's
+    server where it is; ``user``: the system account it runs as (the teacher's, where the hub runs as root)."""
+    course = str(course).rstrip("/")
+    url = f"http://127.0.0.1:{port}"
+    spec = {"name": SERVICE, "url": url, "cwd": course,
+            "command": [f"{course}/.venv/bin/python", "-m", "course_grader.handin.service", "--root", course],
+            "environment": dict(environment or {})}
+    if user:
+        spec["user"] = user
+    return (f"# The course's hand-in service (written by `make hand-in-service-config`): a learner's\n"
+            f"# grading.hand_in() sends the notebook to it, and it grades it at once.\n"
+            f"c.JupyterHub.services.append({spec!r})\n"
+            f"c.Spawner.environment.update({{{SERVICE_URL_VARIABLE!r}: {url + '/services/' + SERVICE + '/'!r}}})\n")
+
+
 def _fence(lang, lines):
     body = lines if isinstance(lines, str) else "\n".join(lines) + "\n"
     return f"```{lang}\n{body}```"
@@ -180,6 +205,22 @@ def readme_blocks():
     }
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    import argparse
+
+    parser = argparse.ArgumentParser(description="The teachers' page's commands, or the hub's lines for the "
+                                                 "hand-in service")
+    parser.add_argument("--hand-in-service", action="store_true",
+                        help="print the jupyterhub_config.py lines that start the hand-in service for this course")
+    parser.add_argument("--user", default=None, help="the system account the service runs as (the teacher's)")
+    parser.add_argument("--port", type=int, default=SERVICE_PORT)
+    args = parser.parse_args(argv)
+    if args.hand_in_service:
+        print(hand_in_service_config(ROOT, args.port, user=args.user), end="")
+        return
     for name, block in readme_blocks().items():
         print(f"<!-- {name} -->\n{block}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -36,8 +36,9 @@ def _copy(hand_in, target):
     return hashlib.sha256(data).hexdigest()
 
 
-def take(root, lesson, out=print):
-    """Collect ``lesson``'s hand-ins from the service into ``submitted/``; returns how many were copied."""
+def take(root, lesson, out=print, students=None):
+    """Collect ``lesson``'s hand-ins from the service into ``submitted/`` (``students``: theirs alone); returns how
+    many were copied."""
     root = Path(root)
     store, submitted = Store(root), root / "submitted"
     record = exchange.read_record(submitted, lesson)
@@ -48,6 +49,8 @@ def take(root, lesson, out=print):
             continue
         hand_in = history[-1]
         student = hand_in.student
+        if students is not None and student not in students:
+            continue
         earlier = record["hand_ins"].get(student) or {}
         exchange_time = exchange.read_time(str(earlier.get("exchange_time")))
         if (earlier.get("files") or {}).get(hand_in.notebook.name) == hand_in.digest or \
@@ -70,10 +73,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("lesson")
     parser.add_argument("--root", type=Path, default=Path.cwd())
+    parser.add_argument("--student", default=None, help="these learners' alone (commas between)")
     args = parser.parse_args(argv)
     os.umask(0o077)
     try:
-        take(args.root, args.lesson)
+        take(args.root, args.lesson, students=args.student and set(args.student.split(",")))
     except exchange.RecordUnreadable as exc:
         sys.exit(f"{exc}: move it away to collect anew (nothing was collected)")
 

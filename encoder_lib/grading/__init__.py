@@ -20,9 +20,9 @@ results outside it. Each exercise is defined once, in its lesson's module of ``e
 """
 
 from .exercises import EXERCISES
-from .hand_in import hand_in
+from .hand_in import hand_in, hand_in_button
 from .self_check import (UsedTheLibrary, VisibleTestFailed, check, failing_case, friendly_not_implemented, hint,
                          on_its_own, self_check, visible_tests)
 
-__all__ = ["EXERCISES", "hand_in", "self_check", "visible_tests", "check", "on_its_own", "friendly_not_implemented",
+__all__ = ["EXERCISES", "hand_in", "hand_in_button", "self_check", "visible_tests", "check", "on_its_own", "friendly_not_implemented",
            "failing_case", "hint", "UsedTheLibrary", "VisibleTestFailed"]

@@ -102,6 +102,43 @@ def hand_in(lesson=None, *, path=None, wait=120, show=None):
             return state
 
 
+def hand_in_button(lesson=None):
+    """A "Hand in" button (ipywidgets) that hands this notebook in as saved when pressed, and shows the verdict
+    beneath it; outside a course hub, the sentence that says so. Running the cell hands nothing in: only the press
+    does (a Run All never hands in work that is not finished)."""
+    url, token = os.environ.get(URL_VARIABLE), os.environ.get("JUPYTERHUB_API_TOKEN")
+    if not url or not token:
+        print(NOT_ON_A_HUB.format(why=f"{URL_VARIABLE} is not set" if not url else "this server has no JupyterHub "
+                                                                                   "token"))
+        return None
+    import threading
+
+    import ipywidgets as widgets
+
+    button = widgets.Button(description=f"Hand in {lesson or 'this lesson'}", icon="paper-plane",
+                            tooltip="Sends the notebook as saved (save first: Ctrl+S); only your latest counts")
+    shown = widgets.HTML("")
+
+    def show(markup, text):
+        shown.value = markup
+
+    def pressed(_):
+        button.disabled = True
+        shown.value = "<p>Sending the notebook as saved...</p>"
+
+        def work():
+            try:
+                hand_in(lesson, show=show)
+            except (ValueError, HandInRefused) as error:
+                shown.value = f"<b>Not handed in.</b> {html.escape(str(error))}"
+            finally:
+                button.disabled = False
+        threading.Thread(target=work, daemon=True).start()
+
+    button.on_click(pressed)
+    return widgets.VBox([button, shown])
+
+
 class _Shown:
     """Shows a text in one output that each call updates (in a notebook), else prints it."""
 
