@@ -12,8 +12,8 @@ learners, the service runs as the hub would start it (its own process, the
 sandbox, ``--jobs`` workers), asking a stand-in for the hub's identity API
 whose each token is (``tests/grader/hand_in_service.py``). Each learner
 hands in at a time drawn uniformly over the window (seeded), as
-``grading.hand_in()`` does: POST the notebook, then ask for its state every
-second until graded. Their notebooks differ, as a class's do: half right,
+``grading.hand_in()`` does: POST the notebook, then ask for its state until
+graded (every ``POLL`` s here, every second in a notebook). Their notebooks differ, as a class's do: half right,
 half with one of two catalogued mistakes, each answer cell carrying its
 learner's own comment (so no two draw the same hidden cases). Lost: a
 hand-in answered "handed in" that is not on disk, or never graded.
@@ -74,7 +74,7 @@ def one_learner(service, learner, data, at, started, results):
         return
     key, state = body["key"], body
     while state.get("state") in ("waiting", "grading") and time.monotonic() - t0 < 900:
-        time.sleep(1.0)
+        time.sleep(POLL)
         status, state = request(f"{service.url}api/hand-ins/{key}", f"t-{learner}")
     results[learner] = {"key": key, "state": state.get("state"), "seconds": time.monotonic() - t0,
                         "points": state.get("points")}
@@ -96,6 +96,9 @@ def lost(root, results):
 
 
 LESSON = "01_attention"
+#: How often a learner asks for the state here (grading.hand_in asks every second: a learner reads the verdict up
+#: to a second after these times).
+POLL = 0.25
 
 
 def main():

@@ -13,7 +13,9 @@ simple local process spawner; two learners and a teacher.
    teacher changes a lesson and publishes (`make publish-student`, `git push
    origin student-versions`); the learner's next click keeps the answers and
    brings the change.
-3. Hand-in with nbgrader's exchange (docs/teaching/hand-out.md): the teacher
+3. Hand-in with nbgrader's exchange (docs/teaching/hand-out.md) and with the hand-in service
+   (docs/teaching/hand-in-service.md: each learner's grading.hand_in() with their server's own token, the
+   verdict in seconds, the service's page through the hub's login): the teacher
    releases lesson 01; one learner hands in the nbgitpuller copy, the other
    fetches the released lesson, answers it there and hands it in; the teacher
    collects, and `make grade` scores them: the first all right, the second
@@ -345,6 +347,17 @@ async def _round_trip(hub, course, teacher_env, link, timings):
         t0 = time.perf_counter()
         _hand_in_through_the_service(hub, course, {"alice": notebook, "bob": fetched})
         timings["alice and bob: grading.hand_in() to verdict"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for user in LEARNERS:  # the service's page, through the hub's login: each learner's own verdicts only
+            page = await contexts[user].new_page()
+            await page.goto(f"{hub.base}/services/{classroom.SERVICE}/", wait_until="domcontentloaded")
+            await page.wait_for_selector("main h1", timeout=120_000)
+            text = await page.inner_text("main")
+            other = next(u for u in LEARNERS if u != user)
+            assert f"Your hand-ins, {user}" in text and f"Handed in {LESSON} at" in text and other not in text, text
+            assert f"{SHOWN[user]['points']:g} of {SHOWN[user]['max_points']:g} points" in text, text
+            await page.close()
+        timings["alice and bob: the service's page"] = time.perf_counter() - t0
         inbound = sorted(p.name.split("+")[0] for p in (Path(exchange_root(hub)) / classroom.COURSE_ID / "inbound")
                          .iterdir())
         assert inbound == ["alice", "bob"], inbound

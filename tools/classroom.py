@@ -161,7 +161,7 @@ BINDER_HAND_IN = [
 
 SERVICE = "encoder-hand-in"
 SERVICE_PORT = 10101
-#: The variable that tells a learner's kernel where the service is (``encoder_lib.grading.hand_in``).
+#: The variable that tells a learner's kernel where the service is (``encoder_lib.grading.handing_in``).
 SERVICE_URL_VARIABLE = "ENCODER_COURSE_HAND_IN_URL"
 
 
@@ -171,7 +171,7 @@ def hand_in_service_config(course, port=SERVICE_PORT, environment=None, user=Non
     server where it is; ``user``: the system account it runs as (the teacher's, where the hub runs as root)."""
     course = str(course).rstrip("/")
     url = f"http://127.0.0.1:{port}"
-    spec = {"name": SERVICE, "url": url, "cwd": course,
+    spec = {"name": SERVICE, "url": url, "cwd": course, "oauth_no_confirm": True,
             "command": [f"{course}/.venv/bin/python", "-m", "course_grader.handin.service", "--root", course],
             "environment": dict(environment or {})}
     if user:
@@ -179,6 +179,9 @@ def hand_in_service_config(course, port=SERVICE_PORT, environment=None, user=Non
     return (f"# The course's hand-in service (written by `make hand-in-service-config`): a learner's\n"
             f"# grading.hand_in() sends the notebook to it, and it grades it at once.\n"
             f"c.JupyterHub.services.append({spec!r})\n"
+            f"# every learner may open its page (their hand-ins' verdicts), through the hub's login\n"
+            f"c.JupyterHub.load_roles.append({{'name': 'user', 'scopes': "
+            f"['self', 'access:services!service={SERVICE}']}})\n"
             f"c.Spawner.environment.update({{{SERVICE_URL_VARIABLE!r}: {url + '/services/' + SERVICE + '/'!r}}})\n")
 
 

@@ -8,5 +8,5 @@
 - ``views``: what a learner is shown, before and after the due date;
 - ``collect``: `make collect` takes the service's hand-ins, with their times.
 
-The learner's side is ``encoder_lib.grading.hand_in``.
+The learner's side is ``encoder_lib.grading.handing_in``.
 """

@@ -3,6 +3,7 @@
     POST <prefix>api/hand-ins/<lesson>        the notebook's bytes; 202 and the hand-in's state
     GET  <prefix>api/hand-ins/<lesson>/<time> that hand-in's state and, once graded, its verdict
     GET  <prefix>api/hand-ins/<lesson>        the learner's hand-ins of the lesson, the earliest first
+    GET  <prefix>                             the learner's page, through the hub's login (``page``)
 
 Each request carries the learner's own JupyterHub token (``Authorization:
 token ...``; a learner's kernel has it as ``JUPYTERHUB_API_TOKEN``), and the
@@ -271,13 +272,18 @@ class HandInHandler(_Handler):
         await self.guarded(work)
 
 
-def application(service, prefix):
+def application(service, prefix, api_url):
+    """The service's routes: the API a learner's kernel calls, and the page (``page``) for the browser."""
+    import secrets
+
+    from .page import routes
+
     prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
     lesson = r"([A-Za-z0-9_]{1,64})"
     return web.Application([
         (rf"{prefix}api/hand-ins/{lesson}", HandInsHandler, {"service": service}),
         (rf"{prefix}api/hand-ins/{lesson}/([0-9A-Za-z.:-]{{1,64}})", HandInHandler, {"service": service}),
-    ])
+        *routes(service, prefix, api_url)], cookie_secret=secrets.token_bytes(32), xsrf_cookies=False)
 
 
 def main(argv=None):
@@ -306,8 +312,9 @@ async def serve(root, args):
     service = Service(root, dispatcher, Identity(args.api_url))
     dispatcher.start(service.course.open_lessons())
     url = urlparse(args.url)
-    server = application(service, args.prefix).listen(url.port, address=url.hostname,
-                                                      max_body_size=MOST_BYTES + 2**20)
+    server = application(service, args.prefix, args.api_url).listen(url.port, address=url.hostname,
+                                                      max_body_size=MOST_BYTES + 2**20, body_timeout=60,
+                                                      idle_connection_timeout=60)
     print(f"hand-in service of {root} at {args.url.rstrip('/')}/{args.prefix.lstrip('/')}", flush=True)
     try:
         await asyncio.Event().wait()

@@ -20,7 +20,7 @@ results outside it. Each exercise is defined once, in its lesson's module of ``e
 """
 
 from .exercises import EXERCISES
-from .hand_in import hand_in, hand_in_button
+from .handing_in import hand_in, hand_in_button
 from .self_check import (UsedTheLibrary, VisibleTestFailed, check, failing_case, friendly_not_implemented, hint,
                          on_its_own, self_check, visible_tests)
 

@@ -5,7 +5,7 @@ as its own process, and what a learner's kernel sends. Free of pytest (``benchma
   ...}``), from a table of tokens, on a free loopback port; any other token gets 403.
 - ``ServiceProcess``: ``python -m course_grader.handin.service`` on a course folder, started and stopped (SIGKILL
   too, for a crash), its log kept.
-- ``post`` / ``get``: a learner's requests, as ``encoder_lib.grading.hand_in`` makes them.
+- ``post`` / ``get``: a learner's requests, as ``encoder_lib.grading.handing_in`` makes them.
 """
 
 import json

@@ -86,7 +86,7 @@ def hand_in(lesson=None, *, path=None, wait=120, show=None):
     try:
         state = _request(f"{url.rstrip('/')}/api/hand-ins/{lesson}", token, data=path.read_bytes())
     except HandInRefused as refused:
-        show(f"<b>Not handed in.</b> {html.escape(str(refused))}", str(refused))
+        show(f"<b>Not handed in.</b> {html.escape(str(refused))}", f"Not handed in. {refused}")
         return None
     state["saved"] = saved
     deadline = time.monotonic() + wait
@@ -98,7 +98,8 @@ def hand_in(lesson=None, *, path=None, wait=120, show=None):
         try:
             state = {**_request(f"{url.rstrip('/')}/api/hand-ins/{state['key']}", token), "saved": saved}
         except HandInRefused as refused:
-            show(f"<b>Handed in</b>, but its state could not be read: {html.escape(str(refused))}", str(refused))
+            show(f"<b>Handed in</b>, but its state could not be read: {html.escape(str(refused))}",
+                 f"Handed in, but its state could not be read: {refused}")
             return state
 
 
@@ -184,8 +185,8 @@ def _exercise_lines(item):
 
 def render(state):
     """``(html, text)`` of a hand-in's state as the service gave it."""
-    lines = [f"Handed in {state.get('lesson', '')} at {_when(state)} (the notebook as saved at "
-             f"{state.get('saved', '?')})."]
+    saved = f" (the notebook as saved at {state['saved']})" if state.get("saved") else ""
+    lines = [f"Handed in {state.get('lesson', '')} at {_when(state)}{saved}."]
     kind = state.get("state")
     if kind == "waiting":
         lines.append(f"Waiting to be graded (number {state.get('position') or '?'} in line)...")

@@ -1,0 +1,102 @@
+"""A learner's side of the hand-in service (``encoder_lib.grading.handing_in``), without a hub: outside one it says so
+and sends nothing; a bad argument is named; a refusal is shown as the service words it; the verdict is rendered
+with every text escaped. The service itself: tests/grader/test_hand_in_service.py; on a real hub:
+tests/test_classroom_hub.py."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from encoder_lib.grading import handing_in as hand_in_module
+from encoder_lib.grading import hand_in, hand_in_button
+
+
+@pytest.fixture
+def notebook(tmp_path):
+    path = tmp_path / "01_attention.ipynb"
+    path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return path
+
+
+def test_outside_a_hub_nothing_is_sent_and_the_learner_is_told_so(capsys, monkeypatch, notebook):
+    monkeypatch.delenv(hand_in_module.URL_VARIABLE, raising=False)
+    assert hand_in("01_attention", path=notebook) is None
+    assert hand_in_button("01_attention") is None
+    said = capsys.readouterr().out
+    assert said.count("nothing was handed in") == 2 and "ENCODER_COURSE_HAND_IN_URL is not set" in said
+
+
+class Service:
+    """A stand-in service that answers every request with ``status`` and ``body``, and keeps what it was sent."""
+
+    def __init__(self, status, body):
+        self.sent = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                outer.sent.append((self.path, self.headers.get("Authorization"),
+                                   self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(status)
+                self.end_headers()
+                self.wfile.write(json.dumps(body).encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/services/encoder-hand-in/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def on_a_hub(monkeypatch):
+    def start(status, body):
+        service = Service(status, body)
+        monkeypatch.setenv(hand_in_module.URL_VARIABLE, service.url)
+        monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "the-learner-s-own")
+        return service
+    return start
+
+
+def test_the_saved_notebook_goes_with_the_server_s_own_token_and_the_state_is_shown(on_a_hub, notebook, capsys):
+    graded = {"lesson": "01_attention", "key": "01_attention/t", "handed_in": "2026-12-05T10:00:00Z",
+              "state": "graded", "points": 2.0, "max_points": 4.0, "full": False, "exercises": [
+                  {"exercise": "softmax", "points": 2.0, "max_points": 2.0, "status": "passed", "visible": [5, 5],
+                   "note": "", "hint": ""},
+                  {"exercise": "scaled_dot_product_attention", "points": 0.0, "max_points": 2.0, "status": "failed",
+                   "visible": [1, 3], "note": "<script>x</script> no 1/sqrt(d_k) scaling", "hint": "**What is wrong.**"}]}
+    service = on_a_hub(202, graded)
+    state = hand_in(path=notebook)
+    assert state["state"] == "graded"
+    [(path, token, body)] = service.sent
+    assert path.endswith("/api/hand-ins/01_attention") and token == "token the-learner-s-own"
+    assert body == notebook.read_bytes()
+    said = capsys.readouterr().out
+    assert "Handed in 01_attention at" in said and "2 of 4 points" in said and "visible checks passed: 1 of 3" in said
+    markup, _ = hand_in_module.render(state)
+    assert "<script>" not in markup and "&lt;script&gt;" in markup
+
+
+def test_a_refusal_is_shown_in_the_service_s_words(on_a_hub, notebook, capsys):
+    on_a_hub(403, {"message": "01_attention is closed: your teacher takes no more hand-ins of it."})
+    assert hand_in(path=notebook) is None
+    assert "Not handed in. 01_attention is closed" in capsys.readouterr().out.replace("<b>", "").replace("</b>", "")
+
+
+def test_a_service_that_cannot_be_reached_is_said_and_nothing_is_claimed(monkeypatch, notebook, capsys):
+    monkeypatch.setenv(hand_in_module.URL_VARIABLE, "http://127.0.0.1:9/services/encoder-hand-in/")
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "t")
+    assert hand_in(path=notebook) is None
+    assert "could not be reached" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arguments, words", [({"path": "missing.ipynb"}, "hand_in(path=...) must name"),
+                                               ({"wait": -1}, "hand_in(wait=...) must be a number")])
+def test_a_bad_argument_is_named(on_a_hub, notebook, arguments, words):
+    on_a_hub(202, {})
+    arguments.setdefault("path", notebook)
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        hand_in("01_attention", **arguments)
