@@ -25,12 +25,22 @@ from . import hint_area
 URL_VARIABLE = "ENCODER_COURSE_HAND_IN_URL"
 #: The largest notebook sent (the service takes at most as much).
 MOST_BYTES = 10 * 2**20
-NOT_ON_A_HUB = ("This notebook does not run on a course hub with the hand-in service ({why}), so nothing was "
-                "handed in: hand in as your teacher says (docs/teaching in the course says how).")
+NOT_ON_A_HUB = "Nothing was handed in: {why}. Hand in as your teacher says."
+WHY = {"url": "this notebook is not on a course hub with the hand-in service",
+       "token": "this server has no JupyterHub token to hand in with (ask your teacher)"}
 
 
 class HandInRefused(Exception):
     """The service refused the hand-in, or could not be reached: its sentence."""
+
+
+def _service():
+    """``(the service's address, this server's token)``, or ``(None, None)`` after saying why there is none."""
+    url, token = os.environ.get(URL_VARIABLE), os.environ.get("JUPYTERHUB_API_TOKEN")
+    if not url or not token:
+        print(NOT_ON_A_HUB.format(why=WHY["url" if not url else "token"]))
+        return None, None
+    return url, token
 
 
 def _request(url, token, data=None, timeout=30):
@@ -73,10 +83,8 @@ def hand_in(lesson=None, *, path=None, wait=120, show=None):
     """Hand in ``lesson`` (default: this notebook's) as saved, and show the verdict as soon as it comes, waiting at
     most ``wait`` seconds (then ``status(...)`` asks again). Returns the last state the service gave (a dict), or
     None where there is no hand-in service."""
-    url, token = os.environ.get(URL_VARIABLE), os.environ.get("JUPYTERHUB_API_TOKEN")
-    if not url or not token:
-        why = f"{URL_VARIABLE} is not set" if not url else "this server has no JupyterHub token"
-        print(NOT_ON_A_HUB.format(why=why))
+    url, token = _service()
+    if url is None:
         return None
     if not isinstance(wait, (int, float)) or wait < 0:
         raise ValueError(f"hand_in(wait=...) must be a number of seconds, 0 or more, got {wait!r}")
@@ -107,10 +115,7 @@ def hand_in_button(lesson=None):
     """A "Hand in" button (ipywidgets) that hands this notebook in as saved when pressed, and shows the verdict
     beneath it; outside a course hub, the sentence that says so. Running the cell hands nothing in: only the press
     does (a Run All never hands in work that is not finished)."""
-    url, token = os.environ.get(URL_VARIABLE), os.environ.get("JUPYTERHUB_API_TOKEN")
-    if not url or not token:
-        print(NOT_ON_A_HUB.format(why=f"{URL_VARIABLE} is not set" if not url else "this server has no JupyterHub "
-                                                                                   "token"))
+    if _service()[0] is None:
         return None
     import threading
 
