@@ -195,8 +195,12 @@ def test_a_crash_after_handed_in_loses_nothing_and_it_is_graded_after_the_restar
 
 
 def _files(root):
+    """What make grade writes for people to read: the CSVs (grades.csv is nbgrader's export of the gradebook), the
+    feedback pages and the class report."""
     names = ("grades.csv", "grades_by_exercise.csv", "grades_lms.csv")
-    pages = sorted((root / "feedback").rglob("*.html"))
+    pages = sorted((root / "feedback").rglob("*.html")) + sorted(  # the report's caches (dot files) left out
+        p for p in (root / "report").rglob("*") if p.is_file() and not p.name.startswith("."))
+    assert root / "report" / "index.html" in pages, "make grade wrote no class report"
     return {name: (root / name).read_bytes() for name in names} | \
         {str(p.relative_to(root)): p.read_bytes() for p in pages}
 
