@@ -100,3 +100,15 @@ def test_a_bad_argument_is_named(on_a_hub, notebook, arguments, words):
     arguments.setdefault("path", notebook)
     with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
         hand_in("01_attention", **arguments)
+
+
+def test_the_first_hint_adds_what_the_note_does_not_say_and_the_cause_is_said_once():
+    cause = "Your `f` gives exactly what this known mistake gives: no 1/sqrt(d_k) scaling."
+    state = {"lesson": "01_attention", "handed_in": "2026-12-05T10:00:00Z", "state": "graded", "points": 0.0,
+             "max_points": 2.0, "exercises": [{"exercise": "f", "points": 0.0, "max_points": 2.0, "status": "failed",
+                                               "note": f"3 queries: the values differ. {cause}",
+                                               "hint": f"**What is wrong.** Your `f` fails 2 of its 3 checks. {cause} "
+                                                       f"To look at that check yourself, run `grading.failing_case(\"f\")`."}]}
+    markup, text = hand_in_module.render(state)
+    assert text.count("no 1/sqrt(d_k) scaling") == 1 and "To look at that check yourself" in text
+    assert "<b>What is wrong.</b>" in markup and "<code>grading.failing_case(&quot;f&quot;)</code>" in markup

@@ -15,6 +15,7 @@ import datetime
 import html
 import json
 import os
+import re
 import time
 import urllib.error
 import urllib.request
@@ -182,10 +183,26 @@ def _exercise_lines(item):
         lines.append(f"  visible checks passed: {item['visible'][0]} of {item['visible'][1]}")
     if item.get("hidden"):
         lines.append(f"  hidden checks passed: {item['hidden'][0]} of {item['hidden'][1]}")
-    for key in ("note", "hint"):
-        if item.get(key):
-            lines.append("  " + item[key])
+    if item.get("note"):
+        lines.append("  " + item["note"])
+    hint = _new_to(item.get("hint") or "", item.get("note") or "")
+    if hint:
+        lines.append("  " + hint)
     return lines
+
+
+def _new_to(hint, note):
+    """The hint's sentences that the note does not already say (the ladder's first rung restates the cause)."""
+    sentences = re.split(r"(?<=[.!?\u201d])\s+(?=[A-Z*])", hint)
+    kept = [sentence for sentence in sentences if sentence.strip() and sentence.strip() not in note]
+    return " ".join(kept) if len(kept) > 1 or (kept and not kept[0].startswith("**")) else ""
+
+
+def _markup(line):
+    """A line as HTML: escaped, then the ladder's **bold** and `code` made so."""
+    text = html.escape(line.strip())
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
 def render(state):
@@ -209,6 +226,6 @@ def render(state):
             lines += _exercise_lines(item)
     text = "\n".join(lines)
     markup = "<div class='encoder-hand-in'>" + "".join(
-        f"<p style='margin:0.2em 0'>{html.escape(line)}</p>" if not line.startswith("  ") else
-        f"<p style='margin:0.1em 0 0.1em 1.5em'>{html.escape(line.strip())}</p>" for line in lines) + "</div>"
+        f"<p style='margin:0.2em 0'>{_markup(line)}</p>" if not line.startswith("  ") else
+        f"<p style='margin:0.1em 0 0.1em 1.5em'>{_markup(line)}</p>" for line in lines) + "</div>"
     return markup, text
