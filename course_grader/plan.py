@@ -130,6 +130,7 @@ class Decision:
     graded now (``"reused"``, ``"kept"``, ``"not_graded"``, ``"from_service"``: the hand-in service graded it, and
     ``adopted`` says which, to store as graded)."""
 
+    _: KW_ONLY
     todo: tuple = None
     known: list = None
     when: object = None

@@ -25,15 +25,16 @@ from .store import Store
 SOURCE = exchange.SERVICE
 
 
-def _copy(hand_in, target):
-    """The notebook of ``hand_in`` into a staging folder beside ``target``, then into place; its SHA-256."""
-    staging = target.parent / f".collecting-{hand_in.lesson}-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    os.mkdir(staging, 0o700)
-    data = hand_in.notebook.read_bytes()
-    (staging / hand_in.notebook.name).write_bytes(data)
-    _install(staging, target)
-    return hashlib.sha256(data).hexdigest()
+def _readable(history, out):
+    """The latest hand-in of ``history`` whose notebook can be read, and its bytes (None, None: none); each
+    later one that could not be read said."""
+    for hand_in in reversed(history):
+        try:
+            return hand_in, hand_in.notebook.read_bytes()
+        except OSError as exc:
+            out(plain_text(f"could not read the hand-in of {hand_in.student} {hand_in.lesson} of "
+                           f"{hand_in.when:%Y-%m-%d %H:%M:%S} UTC ({exc.strerror}): an earlier one is taken"))
+    return None, None
 
 
 def take(root, lesson, out=print, students=None):
@@ -45,28 +46,42 @@ def take(root, lesson, out=print, students=None):
     copied = 0
     for _, lesson_folder in sorted(store.learners_lessons()):
         history = store.history_in(lesson_folder) if lesson_folder.name == lesson else []
-        if not history:
+        if not history or (students is not None and history[-1].student not in students):
             continue
-        hand_in = history[-1]
-        student = hand_in.student
-        if students is not None and student not in students:
-            continue
-        earlier = record["hand_ins"].get(student) or {}
-        exchange_time = exchange.read_time(str(earlier.get("exchange_time")))
-        if (earlier.get("files") or {}).get(hand_in.notebook.name) == hand_in.digest or \
-                (exchange_time is not None and exchange_time >= hand_in.when and earlier.get("source") != SOURCE):
-            continue  # this very notebook, or the exchange's is later
-        target = _learner_folder(submitted / ids.folder(student)) / lesson
-        digest = _copy(hand_in, target)
-        record["hand_ins"][student] = {"source": SOURCE, "exchange_time": exchange.utc_text(hand_in.when),
-                                       "stamp": None, "files": {hand_in.notebook.name: digest},
-                                       "collected_at": exchange.utc_text(_now())}
-        out(plain_text(f"Collected from the hand-in service: {student} {lesson} (handed in "
-                       f"{hand_in.when:%Y-%m-%d %H:%M:%S} UTC)"))
-        copied += 1
+        hand_in, data = _readable(history, out)
+        if hand_in is not None and _newer(hand_in, data, record):
+            _install_copy(hand_in, data, _learner_folder(submitted / ids.folder(hand_in.student)) / lesson)
+            record["hand_ins"][hand_in.student] = _entry(hand_in, data)
+            out(plain_text(f"Collected from the hand-in service: {hand_in.student} {lesson} (handed in "
+                           f"{hand_in.when:%Y-%m-%d %H:%M:%S} UTC)"))
+            copied += 1
     exchange.write_record(submitted, lesson, record)
     out(f"collected {copied} hand-in{'s' * (copied != 1)} of {lesson} from the hand-in service")
     return copied
+
+
+def _newer(hand_in, data, record):
+    """Whether ``hand_in`` is to be collected: not this very notebook again, and later than the exchange's."""
+    earlier = record["hand_ins"].get(hand_in.student) or {}
+    exchange_time = exchange.read_time(str(earlier.get("exchange_time")))
+    same = (earlier.get("files") or {}).get(hand_in.notebook.name) == hashlib.sha256(data).hexdigest()
+    exchange_later = exchange_time is not None and exchange_time >= hand_in.when and earlier.get("source") != SOURCE
+    return not same and not exchange_later
+
+
+def _install_copy(hand_in, data, target):
+    """The notebook into a staging folder beside ``target``, then into place (an earlier copy kept)."""
+    staging = target.parent / f".collecting-{hand_in.lesson}-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.mkdir(staging, 0o700)
+    (staging / hand_in.notebook.name).write_bytes(data)
+    _install(staging, target)
+
+
+def _entry(hand_in, data):
+    return {"source": SOURCE, "exchange_time": exchange.utc_text(hand_in.when), "stamp": None,
+            "files": {hand_in.notebook.name: hashlib.sha256(data).hexdigest()},
+            "collected_at": exchange.utc_text(_now())}
 
 
 def main(argv=None):

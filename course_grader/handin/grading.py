@@ -13,6 +13,7 @@ tried once more; then its verdict says the grader's machine failed.
 
 import os
 import threading
+import traceback
 from dataclasses import asdict
 from multiprocessing.connection import wait
 
@@ -104,25 +105,33 @@ class Dispatcher:
             try:
                 worker.connection.send(self._task(hand_in))
                 self.busy[worker] = hand_in
-            except OSError as exc:
-                self._finish(hand_in, failure=f"it could not be sent to the grader ({exc})")
+            except Exception as exc:  # its file gone, a pipe broken: this hand-in's failure, no one else's
+                self._finish(hand_in, failure=f"it could not be sent to the grader ({type(exc).__name__}: {exc})")
 
     def _run(self):
         while not self._stop.is_set():
-            self._dispatch()
-            busy = list(self.busy)
-            ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy] + [self._wake_read],
-                         timeout=5)
-            if self._wake_read in ready:
-                while True:
-                    try:
-                        if not os.read(self._wake_read, 4096):
-                            break
-                    except BlockingIOError:
-                        break
-            for worker in busy:
-                if worker.connection in ready or worker.process.sentinel in ready:
-                    self._collect(worker)
+            try:
+                self._step()
+            except Exception:  # the grader's own bug: said in the service's log, and grading goes on
+                traceback.print_exc()
+
+    def _step(self):
+        """Hand free workers their next hand-ins, then wait (at most 5 s) for a result or a new hand-in."""
+        self._dispatch()
+        busy = list(self.busy)
+        ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy] + [self._wake_read], timeout=5)
+        if self._wake_read in ready:
+            self._drain_wakes()
+        for worker in busy:
+            if worker.connection in ready or worker.process.sentinel in ready:
+                self._collect(worker)
+
+    def _drain_wakes(self):
+        try:
+            while os.read(self._wake_read, 4096):
+                pass
+        except BlockingIOError:
+            pass
 
     def _collect(self, worker):
         hand_in = self.busy.pop(worker)

@@ -24,7 +24,7 @@ from tornado import httpclient, web
 from encoder_lib.grading.exercises import BY_LESSON
 from encoder_lib.grading.handing_in import render
 
-from .service import Refusal
+from .views import Refusal
 
 USER_COOKIE, STATE_COOKIE = "encoder-hand-in-user", "encoder-hand-in-state"
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"

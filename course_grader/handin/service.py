@@ -41,7 +41,7 @@ from ..submissions import load_cells, managed
 from . import store as stores
 from .grading import Dispatcher
 from .queue import QueueFull
-from .views import feedback_mode, learner_view
+from .views import Refusal, feedback_mode, learner_view
 
 #: What one request may carry, and how often: a lesson notebook with its outputs is well under a megabyte.
 MOST_BYTES = 10 * 2**20
@@ -51,14 +51,6 @@ MOST_WAITING = 2000
 #: How long the course's roster, due dates and settings, and a token's owner, are taken as read.
 SETTINGS_SECONDS = 30
 TOKENS_KEPT = 10_000
-
-
-class Refusal(Exception):
-    """A request refused: its HTTP status and the sentence the learner reads."""
-
-    def __init__(self, status, message):
-        super().__init__(message)
-        self.status, self.message = status, message
 
 
 class Course:

@@ -25,6 +25,14 @@ FEEDBACK_OFF = ("Your teacher has turned immediate feedback off for this lesson:
                 "with the class; the feedback comes after the due date.")
 
 
+class Refusal(Exception):
+    """A request refused: its HTTP status and the sentence the learner reads."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
 def feedback_mode(config_value):
     """The setting's value, checked: ValueError naming it and what it may be."""
     value = "checks" if config_value is None else config_value

@@ -109,7 +109,8 @@ def test_a_lesson_not_set_another_lesson_s_notebook_and_one_over_the_bounds_are_
 
 
 def test_a_closed_lesson_or_one_not_released_is_refused(course, tmp_path):
-    from course_grader.handin.service import Course, Refusal
+    from course_grader.handin.service import Course
+    from course_grader.handin.views import Refusal
 
     copy_root = tmp_path / "course"
     shutil.copytree(course / "release", copy_root / "release")
@@ -192,6 +193,18 @@ def test_a_crash_after_handed_in_loses_nothing_and_it_is_graded_after_the_restar
             state = verdict(second, key, "t-ada")[1]["state"]
             assert state in ("graded", "replaced"), (key, state)
         assert verdict(second, while_down.key, "t-ada")[1]["state"] == "graded"
+
+
+def test_a_hand_in_that_cannot_be_graded_stops_no_one_else_s(course, hub):
+    from course_grader.handin.store import Store
+
+    broken = Store(course).add("cy", LESSON, solved(course))
+    broken.notebook.unlink()  # gone from under the service: its grading fails, said as the machine's failure
+    with ServiceProcess(course, hub.url) as service:
+        status, body = post(service, LESSON, "t-ada", wrong(course))
+        assert status == 202 and verdict(service, body["key"], "t-ada")[1]["state"] == "graded"
+        shown = verdict(service, broken.key, "t-cy")[1]
+        assert shown["state"] == "graded" and "grader's machine failed" in shown["message"], shown
 
 
 def _files(root):
