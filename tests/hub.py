@@ -147,6 +147,14 @@ def cpu_by_part(token):
     return parts
 
 
+def parent_of(pid):
+    """The parent's pid of ``pid``, or None."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def rss_mib(pid):
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -506,6 +514,26 @@ async def answer_exercise(context, hub_base, user, notebook, answers, timeout=CL
     await page.keyboard.press("Escape")
     await page.keyboard.press("Control+s")
     return page
+
+
+async def press_hand_in(context, hub_base, user, notebook, timeout=CLICK_SECONDS):
+    """Open ``notebook`` in JupyterLab, Run All, press the Hand in button the lesson ends with; returns the text
+    its output shows once graded."""
+    page = await context.new_page()
+    await page.goto(f"{hub_base}/user/{user}/lab/tree/{notebook}", wait_until="domcontentloaded")
+    await open_notebook_page(page, timeout)
+    await run_all(page, timeout)
+    button = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output button",
+                          has_text=re.compile(r"^\s*Hand in"))
+    await button.scroll_into_view_if_needed(timeout=timeout * 1000)
+    await button.click()
+    shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .encoder-hand-in")
+    await page.wait_for_function(
+        "() => [...document.querySelectorAll('.encoder-hand-in')].some(e => / points/.test(e.textContent))",
+        timeout=timeout * 1000, polling=250)
+    text = await shown.last.inner_text()
+    await page.close()
+    return text
 
 
 def wait_for_file(path, predicate, timeout=90):

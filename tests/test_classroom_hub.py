@@ -344,18 +344,27 @@ async def _round_trip(hub, course, teacher_env, link, timings):
         t0 = time.perf_counter()
         hub.run_as_learner("bob", submit)
         timings["bob: submit"] = time.perf_counter() - t0
+        t0 = time.perf_counter()  # alice presses the Hand in button her lesson ends with, in JupyterLab
+        shown = await hubs.press_hand_in(contexts["alice"], hub.base, "alice", lesson_path)
+        assert f"Handed in {LESSON} at" in shown and "4 of 4 points" in shown, shown
+        timings["alice: Run All, Hand in pressed, verdict shown"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         _hand_in_through_the_service(hub, course, {"alice": notebook, "bob": fetched})
         timings["alice and bob: grading.hand_in() to verdict"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for user in LEARNERS:  # the service's page, through the hub's login: each learner's own verdicts only
             page = await contexts[user].new_page()
-            await page.goto(f"{hub.base}/services/{classroom.SERVICE}/", wait_until="domcontentloaded")
-            await page.wait_for_selector("main h1", timeout=120_000)
-            text = await page.inner_text("main")
+            points = f"{SHOWN[user]['points']:g} of {SHOWN[user]['max_points']:g} points"
+            for _ in range(60):  # the latest hand-in may still be in line (alice's hundred, bob's after the crash)
+                await page.goto(f"{hub.base}/services/{classroom.SERVICE}/", wait_until="domcontentloaded")
+                await page.wait_for_selector("main h1", timeout=120_000)
+                text = await page.inner_text("main")
+                if points in text:
+                    break
+                await asyncio.sleep(1)
             other = next(u for u in LEARNERS if u != user)
             assert f"Your hand-ins, {user}" in text and f"Handed in {LESSON} at" in text and other not in text, text
-            assert f"{SHOWN[user]['points']:g} of {SHOWN[user]['max_points']:g} points" in text, text
+            assert points in text, text
             await page.close()
         timings["alice and bob: the service's page"] = time.perf_counter() - t0
         inbound = sorted(p.name.split("+")[0] for p in (Path(exchange_root(hub)) / classroom.COURSE_ID / "inbound")
@@ -388,7 +397,7 @@ def _hand_in_through_the_service(hub, course, notebooks):
         output = hub.in_learner_kernel(user, HAND_IN.format(lesson=LESSON, path=str(notebook)), notebook.parent)
         state = json.loads(output.split("STATE ", 1)[1])
         assert state["state"] == "graded" and f"Handed in {LESSON} at" in output, output[-2000:]
-        assert [h.student for h in Store(course).history(user, LESSON)] == [user]
+        assert {h.student for h in Store(course).history(user, LESSON)} == {user}
         SHOWN[user] = state
     [bob_attention] = [e for e in SHOWN["bob"]["exercises"] if e["exercise"] == "scaled_dot_product_attention"]
     assert bob_attention["points"] == 0 and "1/sqrt(d_k)" in bob_attention["note"], bob_attention
@@ -398,6 +407,8 @@ def _hand_in_through_the_service(hub, course, notebooks):
     status, body = request(f"{url}api/hand-ins/{LESSON}", None, notebooks["alice"].read_bytes())
     assert status == 401, body
     _bounded_on_the_hub(hub, url, notebooks)
+    _nothing_hidden_shown(course, notebooks["bob"], SHOWN["bob"])
+    _a_crash_loses_nothing(hub, course, url, notebooks["bob"])
 
 
 def _bounded_on_the_hub(hub, url, notebooks):
@@ -414,6 +425,45 @@ def _bounded_on_the_hub(hub, url, notebooks):
     output = hub.in_learner_kernel("bob", HAND_IN.format(lesson=LESSON, path=str(notebooks["bob"])),
                                    notebooks["bob"].parent)
     assert json.loads(output.split("STATE ", 1)[1])["state"] == "graded", output[-2000:]
+
+
+def _nothing_hidden_shown(course, notebook, shown):
+    """What bob's notebook showed holds none of the hidden checks the grader drew for his answer cell."""
+    import hashlib
+
+    from course_grader.cases import hidden_cases, visible_cases
+    from course_grader.plan import course_secret
+
+    name = "scaled_dot_product_attention"
+    [source] = ["".join(c["source"]) for c in json.loads(notebook.read_text())["cells"]
+                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"{name}_answer"]
+    drawn = hidden_cases(name, course_secret(course), hashlib.sha256(source.encode()).hexdigest())
+    described = {c.description for c in drawn} - {c.description for c in visible_cases(name)}
+    assert described and not [d for d in described if d in json.dumps(shown)]
+
+
+def _a_crash_loses_nothing(hub, course, url, notebook):
+    """The service killed right after "handed in" (most likely before its grading ended): the hub starts it again,
+    and the hand-in is graded; the notebook was on disk all along."""
+    import signal
+
+    from tests.grader.hand_in_service import request
+
+    token = hub.server_environment("bob")["JUPYTERHUB_API_TOKEN"]
+    status, body = request(f"{url}api/hand-ins/{LESSON}", token, notebook.read_bytes())
+    assert status == 202, body
+    services = [pid for pid in hubs.marked_processes(hub.token) if "course_grader.handin.service" in hubs._cmdline(pid)]
+    [main] = [pid for pid in services if hubs.parent_of(pid) not in services]
+    os.kill(main, signal.SIGKILL)
+    assert (course / "hand-ins" / "bob" / body["key"] / f"{LESSON}.ipynb").read_bytes() == notebook.read_bytes()
+    deadline, state = time.monotonic() + 240, {}
+    while time.monotonic() < deadline and state.get("state") != "graded":
+        time.sleep(1)
+        try:
+            state = request(f"{url}api/hand-ins/{body['key']}", token, timeout=10)[1]
+        except OSError:  # not listening yet: the hub starts it again within its poll interval
+            state = {}
+    assert state.get("state") == "graded", state
 
 
 def exchange_root(hub):
