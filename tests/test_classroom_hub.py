@@ -350,7 +350,7 @@ async def _round_trip(hub, course, teacher_env, link, timings):
         timings["alice: Run All, Hand in pressed, verdict shown"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         _hand_in_through_the_service(hub, course, {"alice": notebook, "bob": fetched})
-        timings["alice and bob: grading.hand_in() to verdict"] = time.perf_counter() - t0
+        timings["alice and bob: hand_in(), bounds, a crash and the restart"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for user in LEARNERS:  # the service's page, through the hub's login: each learner's own verdicts only
             page = await contexts[user].new_page()
