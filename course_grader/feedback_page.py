@@ -15,7 +15,7 @@ from pathlib import Path
 
 from encoder_lib.grading.exercises import EXERCISES
 
-from . import ids
+from . import gradebook, ids
 from .files import make_folder, page_head, plain_text, write_file
 from .lesson_links import exercise_section, lesson_links
 from .submissions import NOTEBOOK
@@ -138,10 +138,11 @@ def _lesson_html(lesson, lesson_rows, lateness, links=None):
     return parts
 
 
-def feedback_page(student, rows, late=None, links=None):
+def feedback_page(student, rows, late=None, links=None, name=""):
     """One learner's page; ``late`` (``{lesson: deadlines.Lateness}``) says which lessons came late, how late and
     the penalty, which the lesson's points and the total are less; ``links`` (``lesson_links.LessonLinks``) where
-    an exercise that lost points sends the learner: its lesson's section."""
+    an exercise that lost points sends the learner: its lesson's section; ``name``: the roster's name, which greets
+    them (else their id)."""
     late = late or {}
     lessons = {}
     for r in rows:
@@ -150,7 +151,7 @@ def feedback_page(student, rows, late=None, links=None):
                     - (late[lesson].penalty if late.get(lesson) else 0.0)) for lesson, lesson_rows in lessons.items())
     maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
     parts = [page_head(f"Feedback for {html.escape(student)}", FEEDBACK_STYLE),
-             f"<h1>Your exercises, {html.escape(student)}: {total:g} of {maximum:g} points</h1>",
+             f"<h1>Your exercises, {html.escape(plain_text(name) or student)}: {total:g} of {maximum:g} points</h1>",
              "<p>Each exercise was graded on its own: its answer cell ran alone, on the checks its self-check shows "
              "and on hidden ones with other shapes and values. Where you lost points, the row links to the lesson's "
              "section that shows the idea, and says how to open the exercise's hint ladder in your notebook.</p>"]
@@ -169,8 +170,9 @@ def write_feedback(root, results, late=None):
         if lateness:
             own.setdefault(student, {})[lesson] = lateness
     make_folder(Path(root) / "feedback")
-    links = lesson_links(root)
+    links, roster = lesson_links(root), gradebook.students(root)
     for student, rows in by_student.items():
         write_file(make_folder(Path(root) / "feedback" / ids.folder(student)) / "index.html",
-                   feedback_page(student, rows, own.get(student), links))
+                   feedback_page(student, rows, own.get(student), links,
+                                 roster[student].name if student in roster else ""))
 

@@ -197,7 +197,20 @@ def _grade_locked(root, args):
     if not summary["written"]:
         return _machine_failed(summary)
     write_class_report(root, summary["set_lessons"])
+    _warn_unlinked(root)
     return 0
+
+
+def _warn_unlinked(root):
+    """Said last, loudly, where the feedback pages can link no lesson (``lesson_links.unlinked_warning``)."""
+    from .lesson_links import unlinked_warning
+
+    try:
+        warning = unlinked_warning(root)
+    except ValueError:  # a setting that is not an address: make grade said so while writing the pages
+        return
+    if warning:
+        print(warning, file=sys.stderr)
 
 
 def _machine_failed(summary):

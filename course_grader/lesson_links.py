@@ -32,6 +32,8 @@ from .course_config import course_config
 #: Where the nbgitpuller link puts the lessons in a learner's home (``tools.classroom.TARGET``).
 HUB_FOLDER = "encoder-course"
 _LINK = re.compile(r"\[([^\]]+)\]\(#([^)\s]+)\)")
+#: What the README's Binder badge names until a fork sets its own GitHub owner and repository.
+PLACEHOLDER = ("OWNER", "REPO")
 _BADGE = re.compile(r"\(https://mybinder\.org/v2/gh/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/")
 
 
@@ -42,14 +44,35 @@ def exercise_section(name):
     return (urllib.parse.unquote(found.group(2)), found.group(1)) if found else None
 
 
-def published_site(root):
-    """The course website's GitHub Pages address, from the README's Binder badge (as ``make site`` reads it), or
-    None."""
+def _badge(root):
+    """``(owner, repository)`` the README's Binder badge names, or None."""
     try:
         found = _BADGE.search((Path(root) / "README.md").read_text(errors="replace"))
     except OSError:
         return None
-    return f"https://{found.group(1).lower()}.github.io/{found.group(2)}/" if found else None
+    return (found.group(1), found.group(2)) if found else None
+
+
+def published_site(root):
+    """The course website's GitHub Pages address, from the README's Binder badge (as ``make site`` reads it), or
+    None: also where the badge still names the course's placeholder, ``OWNER/REPO``, which a fork replaces."""
+    badge = _badge(root)
+    if badge is None or badge == PLACEHOLDER:
+        return None
+    return f"https://{badge[0].lower()}.github.io/{badge[1]}/"
+
+
+def unlinked_warning(root, links=None):
+    """A sentence for the teacher where the feedback pages can link no lesson because the README's Binder badge
+    still names ``OWNER/REPO`` and no setting says where the lessons are; else None."""
+    links = lesson_links(root) if links is None else links
+    if links.hub or links.site or _badge(root) != PLACEHOLDER:
+        return None
+    return ("warning: the feedback pages link no lesson section: the README's Binder badge still names OWNER/REPO, "
+            "the placeholder a fork replaces with its own GitHub owner and repository (the course's website is then "
+            "at https://<owner>.github.io/<repo>/); or set c.EncoderCourse.site_url (the website's address) or "
+            "c.EncoderCourse.hub_url (your JupyterHub's) in nbgrader_config.py. The pages name each section "
+            "without a link meanwhile.")
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from pathlib import Path
 from . import gradebook, ids
 from .course_config import counted_lessons
 from .exchange import read_stamp
+from .lesson_links import unlinked_warning
 from .files import make_folder, plain_text, write_csv, write_file
 
 SECRET = "submission_secret.txt"
@@ -194,6 +195,9 @@ def main(argv=None):
     mask = os.umask(0o077)  # what it writes in the course folder is the teacher's, as make grade's is
     try:
         print(release(args.root))
+        warning = unlinked_warning(args.root)
+        if warning:
+            print(warning, file=sys.stderr)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"make release-feedback: {exc}", file=sys.stderr)
         return 2

@@ -64,7 +64,8 @@ def released(tmp_path_factory):
     exchange = scratch / "exchange"
     exchange.mkdir(mode=0o1777)
     copy_notebooks(root)
-    shutil.copy(ROOT / "README.md", root)  # its Binder badge: where the course's website is published
+    # its Binder badge: where the course's website is published, as a fork names it (OWNER/REPO links nothing)
+    (root / "README.md").write_text((ROOT / "README.md").read_text().replace("/gh/OWNER/REPO/", "/gh/Ada-School/encoder/"))
     config = (ROOT / "nbgrader_config.py").read_text().replace('EXCHANGE = "/srv/nbgrader/exchange"',
                                                               f"EXCHANGE = {str(exchange)!r}")
     (root / "nbgrader_config.py").write_text(config)
@@ -138,6 +139,30 @@ def test_a_page_links_each_exercise_lost_to_its_section_and_says_how_to_open_the
     assert "grading.hint" not in (root / "feedback" / "ada" / "index.html").read_text(), "nothing lost, no hint"
     on_hub = LessonLinks(hub="/").section(LESSON, anchor)
     assert on_hub[0] == "/hub/user-redirect/lab/tree/encoder-course/01_attention/01_attention.ipynb#The-softmax"
+
+
+def test_a_page_greets_the_learner_by_the_roster_s_name(released):
+    root, _, said = released
+    assert "<h1>Your exercises, Ada Bob: " in (root / "feedback" / "bob" / "index.html").read_text()
+    assert "OWNER/REPO" not in said, "a fork's badge: no warning"
+
+
+def test_the_placeholder_badge_links_no_lesson_and_make_release_feedback_says_so_naming_the_settings(tmp_path):
+    from course_grader.feedback_page import feedback_page
+    from course_grader.lesson_links import LessonLinks, published_site, unlinked_warning
+    from course_grader.outputs import Result
+
+    shutil.copy(ROOT / "README.md", tmp_path)  # the course's own: OWNER/REPO
+    assert "/gh/OWNER/REPO/" in (tmp_path / "README.md").read_text()
+    assert published_site(tmp_path) is None and lesson_links(tmp_path) == LessonLinks()
+    warning = unlinked_warning(tmp_path)
+    assert "OWNER/REPO" in warning and "c.EncoderCourse.site_url" in warning and "c.EncoderCourse.hub_url" in warning
+    _, heading = exercise_section("softmax")
+    page = feedback_page("bob", [Result("bob", LESSON, "softmax", 0.0, 2.0, "failed", note="it differs")],
+                         links=lesson_links(tmp_path))
+    assert f"Re-read {LESSON}: {heading}; then" in page and "github.io" not in page
+    (tmp_path / "nbgrader_config.py").write_text('c = get_config()\nc.EncoderCourse.site_url = "https://ada.example/"\n')
+    assert unlinked_warning(tmp_path) is None and lesson_links(tmp_path).site == "https://ada.example/"
 
 
 def test_release_feedback_before_make_grade_says_to_grade_first(tmp_path):
