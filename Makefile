@@ -108,7 +108,8 @@ collect: setup
 	        --ExchangeFactory.collect=course_grader.collect.CourseCollect || exit 1; \
 	    if [ -d hand-ins ]; then $(BIN)/python -m course_grader.handin.collect "$$lesson" \
 	        $(if $(STUDENT),--student="$(STUDENT)") || exit 1; fi; \
-	done
+	done; \
+	for lesson in $(subst $(comma), ,$(LESSON)); do $(BIN)/python -m course_grader.collected "$$lesson"; done
 
 # The lines of jupyterhub_config.py that make the hub start the course's hand-in service (course_grader/handin)
 # from this copy of the course, and tell every learner's server where it is: learners hand in with
@@ -135,14 +136,16 @@ hand-ins: setup
 # nbgrader_config.py, else the lessons released through nbgrader's exchange, else those someone handed in;
 # make grade says which); STUDENT=ada and/or
 # LESSON=01_attention grade just those (the others keep their stored results; every file is still written
-# for the whole class, and rewritten only where it changed); POINTS_POSSIBLE=1 gives grades_lms.csv Canvas's
-# "Points Possible" row. make student's step runs only when a lesson or the course's settings changed.
+# for the whole class, and rewritten only where it changed); grades_lms.csv has Canvas's "Points Possible" row,
+# which an import needs for the lessons' points (POINTS_POSSIBLE=0 leaves it out). make student's step runs only
+# when a lesson or the course's settings changed.
+POINTS_POSSIBLE ?= 1
 grade: setup
 	$(BIN)/python -m course_grader.grade --release "$(BIN)/python -m tools.student" \
 	    $(if $(FORCE),--force) $(if $(JOBS),--jobs $(JOBS)) $(if $(UNSAFE),--unsafe) \
 	    $(if $(TIME_LIMIT),--seconds $(TIME_LIMIT)) $(if $(GROUP_READABLE),--group-readable) \
 	    $(if $(LESSONS),--lessons "$(LESSONS)") $(if $(STUDENT),--student "$(STUDENT)") \
-	    $(if $(LESSON),--lesson "$(LESSON)") $(if $(POINTS_POSSIBLE),--points-possible)
+	    $(if $(LESSON),--lesson "$(LESSON)") $(if $(filter 1,$(POINTS_POSSIBLE)),--points-possible)
 
 # Hand every learner's page (make grade's feedback/<student_id>/index.html) back: through nbgrader's feedback
 # exchange for the hand-ins make collect collected (nbgrader release_feedback; each learner runs

@@ -132,8 +132,8 @@ def by_hand(results, root):
 LMS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Email address")
 #: The total's column: read-only in Canvas (ignored by its import), a grade item to map or skip in Moodle's.
 LMS_TOTAL = "Final Points"
-#: The first field of the second row of Canvas's gradebook export (with ``POINTS_POSSIBLE=1``): each column's
-#: points possible, which Canvas's import reads as the new assignments' points.
+#: The first field of the second row of Canvas's gradebook export (`make grade` writes it unless
+#: ``POINTS_POSSIBLE=0``): each column's points possible, which Canvas's import reads as the new assignments' points.
 POINTS_POSSIBLE = "    Points Possible"
 
 
@@ -169,7 +169,8 @@ def points_possible_row(results, lessons):
 def write_lms_csv(root, results, lessons, penalties=None, points_possible=False):
     """``grades_lms.csv``, for a learning platform's gradebook import (``lms_rows``), with the gradebook's roster
     and ``penalties`` (``{(student, lesson): points}``; by default the late penalties the gradebook recorded);
-    with ``points_possible``, Canvas's "Points Possible" row first (``POINTS_POSSIBLE=1``)."""
+    with ``points_possible``, Canvas's "Points Possible" row first (`make grade`'s default; ``POINTS_POSSIBLE=0``:
+    without)."""
     if penalties is None:
         penalties = {key: late.penalty for key, late in gradebook.late(root).items() if late.penalty}
     rows = lms_rows(results, list(lessons), gradebook.students(root), penalties)

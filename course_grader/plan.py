@@ -57,7 +57,7 @@ def grader_version(secret, limits):
 class Choices:
     """What the teacher asked of this run: the lessons set (``LESSONS=``, None: all), and the learners and lessons
     graded now (``STUDENT=``, ``LESSON=``; None: all), with ``force`` (grade again what is unchanged) and
-    ``points_possible`` (``POINTS_POSSIBLE=1``)."""
+    ``points_possible`` (`make grade`'s default, ``POINTS_POSSIBLE=0`` turns it off)."""
 
     set_lessons: list = None
     only_students: list = None

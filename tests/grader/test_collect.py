@@ -365,3 +365,24 @@ def test_inbound_is_kept_sticky_and_make_collect_writes_for_the_teacher_alone(co
     dry = subprocess.run(["make", "-C", str(ROOT), "-n", "-o", ".venv/.installed", "collect", f"LESSON={LESSON}"],
                          capture_output=True, text=True, check=True).stdout
     assert any(line.startswith("umask 077; for lesson in") for line in dry.splitlines()), dry
+
+
+def test_make_collect_ends_with_who_on_the_roster_has_not_handed_in(course, tmp_path):
+    """Issue 42, item 3: the last lines of make collect, per lesson: how many of the roster handed in, who has not
+    (the first fifty named, the rest counted); without a roster, how many handed in."""
+    import shutil
+
+    from course_grader import collected
+    from report_class import write_roster
+
+    root, inbound, collect = course
+    assert collected.summary(root, LESSON) == [f"{LESSON}: 0 learners handed in (no roster in the gradebook to say "
+                                               f"who has not: docs/teaching/grading.md)"]
+    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    roster = ["ada", "bo", *(f"learner{i:02d}" for i in range(60))]
+    write_roster(root, roster)
+    submit(inbound, "ada")
+    collect()
+    lines = collected.summary(root, LESSON)
+    assert lines[0] == f"{LESSON}: 1 of the roster's 62 handed in"
+    assert lines[1].startswith("  not handed in (61): bo, learner00, ") and lines[1].endswith(" and 11 more")

@@ -663,6 +663,9 @@ def test_every_output_file_is_written_with_a_row_for_every_learner(course):
     exported = list(csv.reader((course.root / "grades.csv").read_text().splitlines()))
     assert all(len(row) == 11 for row in exported) and {row[3] for row in exported[1:]} >= expected
     lms = list(csv.DictReader((course.root / "grades_lms.csv").read_text().splitlines()))
+    possible = [row for row in lms if row["Student"].strip() == "Points Possible"]
+    assert len(possible) == 1 and lms[0] == possible[0], "make grade writes Canvas's Points Possible row by default"
+    lms = lms[1:]
     assert sorted(row["SIS User ID"] for row in lms) == sorted(expected), "one row per learner"
     solutions = next(row for row in lms if row["SIS User ID"] == "solutions")
     assert float(solutions["Final Points"]) == sum(e.points for e in encoder_lib.grading.EXERCISES.values())
