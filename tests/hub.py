@@ -521,7 +521,9 @@ async def press_hand_in(context, hub_base, user, notebook, timeout=CLICK_SECONDS
     its output shows once graded."""
     page = await context.new_page()
     await page.goto(f"{hub_base}/user/{user}/lab/tree/{notebook}", wait_until="domcontentloaded")
-    await open_notebook_page(page, timeout)
+    # JupyterLab may restore the learner's other tabs: the notebook asked for is the one shown
+    await page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell", timeout=timeout * 1000)
+    await page.wait_for_function(f"() => ({_JS_STATE})().kernel === 'idle'", timeout=timeout * 1000, polling=200)
     await run_all(page, timeout)
     button = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output button",
                           has_text=re.compile(r"^\s*Hand in"))

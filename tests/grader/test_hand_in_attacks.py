@@ -167,7 +167,9 @@ class Run:
         self.grading = 60 * int(minutes) + int(seconds)  # the summary's: grading alone, without make student or report
         self.by_exercise = rows_of(root, "grades_by_exercise.csv")
         self.exported = rows_of(root, "grades.csv")
-        self.lms = rows_of(root, "grades_lms.csv")
+        lms = rows_of(root, "grades_lms.csv")  # Canvas's Points Possible row first, make grade's default
+        assert lms[0]["Student"].strip() == "Points Possible", lms[0]
+        self.lms = lms[1:]
         self.pages = {p.parent.name: p.read_bytes() for p in (root / "feedback").glob("*/index.html")}
 
     def of(self, student):
