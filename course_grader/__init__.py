@@ -23,6 +23,10 @@ Grading, in the order it happens:
 - ``sandbox/``: bubblewrap around the runner, the cgroups and the system-call allow-list;
 - ``workers``: the worker processes; ``stored``: ``grading.json`` and the history of earlier results;
 - ``profile``: where grading time goes, stage by stage, summed per learner and per exercise (``bench_grading``).
+- ``handin/``: the hand-in service on a JupyterHub (``handin.service``): a learner's hand-in taken under the hub's
+  name for their token, graded at once through a fair queue, its verdict shown as the course's setting allows;
+  ``make collect`` takes its hand-ins (``handin.collect``) and ``make grade`` its verdicts (``plan``); ``collected``:
+  what ``make collect`` says last (who on the roster has not handed in).
 
 What it reads and writes:
 
