@@ -21,6 +21,9 @@ from ..submissions import NOTEBOOK
 MODES = ("checks", "counts", "off")
 MACHINE_FAILED = ("not graded here: the grader's machine failed on it, not your answer ({why}); your teacher's "
                   "`make grade` grades it")
+#: Said where the visible checks pass and the points were lost on the hidden ones: what was measured, no input.
+HIDDEN_ONLY = ("Your answer passes every check you can see, but not the hidden ones, which draw other sizes, batch "
+               "axes and values from the whole input space the exercise's docstring allows: try yours on those.")
 FEEDBACK_OFF = ("Your teacher has turned immediate feedback off for this lesson: your hand-in is kept, and graded "
                 "with the class; the feedback comes after the due date.")
 
@@ -50,6 +53,8 @@ def _exercise(row, preview, *, full, counts):
         return item
     preview = preview or {}
     item["note"] = plain_text(preview.get("note") or "")
+    if preview.get("status") == "passed" and row["status"] != "passed":
+        item["note"] = HIDDEN_ONLY
     item["hint"] = preview.get("hint") or ""
     if isinstance(preview.get("visible"), list):
         item["visible"] = preview["visible"]

@@ -74,3 +74,10 @@ def test_the_setting_names_itself_and_what_it_may_be():
     assert feedback_mode(None) == "checks"
     with pytest.raises(ValueError, match=r"c.EncoderCourse.hand_in_feedback .* 'checks', 'counts', 'off'"):
         feedback_mode("all")
+
+
+def test_an_answer_right_only_on_the_visible_checks_is_told_the_hidden_ones_failed_and_nothing_of_them():
+    verdict = {**VERDICT, "previews": {**VERDICT["previews"], "scaled_dot_product_attention": {
+        "status": "passed", "note": "", "hint": "", "visible": [3, 3], "hidden": [4, 9]}}}
+    attention = view("checks", BEFORE, verdict=verdict)["exercises"][1]
+    assert attention["points"] == 0 and "not the hidden ones" in attention["note"] and HIDDEN_NOTE not in str(attention)
