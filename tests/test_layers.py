@@ -37,11 +37,12 @@ LAYERS = [
     ("the backward pass", {"grad", "__init__"}),  # encoder_lib itself re-exports the core and the backward pass
     ("built on both", {"training", "pretrained"}),
     ("what the lessons compute, and beside it the learner's side of the exercises", {"experiments", "grading"}),
-    ("the teacher's side (make grade, make report), and beside it the pictures", {GRADER, "plots", "widgets"}),
+    ("the teacher's side (make grade, make report), and beside it the pictures and the questions they answer",
+     {GRADER, "plots", "widgets", "questions"}),
 ]
 LEVEL = {part: level for level, (_, parts) in enumerate(LAYERS) for part in parts}
 #: Parts on one level that must not import each other either: no import runs between them.
-SIDE_BY_SIDE = [{"experiments", "grading"}, {GRADER, "plots"}, {GRADER, "widgets"}]
+SIDE_BY_SIDE = [{"experiments", "grading"}, {GRADER, "plots"}, {GRADER, "widgets"}, {GRADER, "questions"}]
 OUTSIDE = ("tools", "tests", "benchmarks")
 
 
@@ -236,7 +237,7 @@ def contributing_picture():
 #: Parts too small to draw: they sit with the core (``_checks``, ``threads``, ``fixtures``) or under it.
 UNDRAWN = ("__init__", "_checks", "threads", "fixtures", "_display")
 #: The picture's names stand in its first columns; what follows describes them in words.
-NAMES_WIDTH = 35
+NAMES_WIDTH = 45
 
 
 def picture_lines(picture):

@@ -58,6 +58,7 @@ BUDGETS = {
                                 [], 2782),
     "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 6225),
     "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 10126),
+    "the questions": (["encoder_lib/questions/*.py"], [], 857),
     "the site": (["tools/site/**/*.py", "tools/site/**/*.js", "tools/site/**/*.css"], [], 2530),
 }
 
