@@ -59,6 +59,9 @@ def test_the_wheel_is_installed_not_linked(server_env):
     assert (site_packages / "encoder_lib" / "widgets" / "_base.py").is_file()
     shipped = {p.name for p in (site_packages / "encoder_lib" / "grading" / "exercises").glob("*.toml")}
     assert shipped == {p.name for p in (ROOT / "encoder_lib" / "grading" / "exercises").glob("*.toml")}
+    # the course's solutions, for the hint ladder's fourth step (tests/test_solutions.py: the notebooks' own)
+    solutions = site_packages / "encoder_lib" / "grading" / "solutions.json"
+    assert solutions.read_bytes() == (ROOT / "encoder_lib" / "grading" / "solutions.json").read_bytes()
     assert not list(site_packages.glob("__editable__*encoder*")), "encoder_lib is an editable install"
 
 
