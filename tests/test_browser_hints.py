@@ -2,10 +2,12 @@
 
 Lesson 01's student version with a wrong softmax in its answer cell: after
 Run All, the self-check under it shows a hint button; pressed from the
-keyboard, it shows rung 1, then 2, then 3, and then says all are shown.
-axe-core finds no serious or critical violation in the outputs. The notebook
-is saved, its kernel restarted and the page reloaded: run again, the
-self-check shows the three rungs already opened, and the button says so.
+keyboard, it shows rung 1, then 2, then 3, then (self-study: no teacher's
+setting) the course's solution beside the learner's code, its differing lines
+marked by a character and highlighted, and then says all are shown. axe-core
+finds no serious or critical violation in the outputs. The notebook is saved,
+its kernel restarted and the page reloaded: run again, the self-check shows
+the three rungs and the solution already opened, and the button says so.
 
 Skipped with a reason when Playwright or Chromium is missing; in CI that is a failure.
 """
@@ -25,6 +27,7 @@ WRONG = '''def softmax(x, axis=-1):
     return e / e.sum()
 '''
 BUTTON = "button.encoder-course-hint-button"
+DONE = "All 3 hints and the course's solution shown"
 
 
 @pytest.fixture(scope="module")
@@ -87,10 +90,19 @@ def test_the_hint_button_climbs_the_ladder_and_the_count_survives_a_restart(brow
             cell.locator(".jp-OutputArea-output", has_text=words).wait_for(timeout=30_000)
             if rung < 3:
                 cell.locator(BUTTON, has_text=f"{rung + 1} of 3").wait_for(timeout=30_000)
-        cell.locator(f"{BUTTON}:disabled", has_text="All 3 hints shown").wait_for(timeout=30_000)
+        button = cell.locator(BUTTON, has_text="Show the course's solution")
+        button.wait_for(timeout=30_000)
         assert "keeps the reduced axis with length 1" in " ".join(hint_text(cell)), "the worked step shown"
+        assert "shifted = x - x.max" not in " ".join(hint_text(cell)), "the solution before it is asked for"
         link = cell.locator(".jp-OutputArea-output a[href^='#']").first
         assert link.get_attribute("href") == "#The-softmax"
+        press_from_the_keyboard(notebook, cell)
+        cell.locator(f"{BUTTON}:disabled", has_text=DONE).wait_for(timeout=30_000)
+        solution = cell.locator(".jp-OutputArea-output table", has_text="the course's")
+        assert "shifted = x - x.max" in solution.inner_text()
+        row = solution.locator("tr", has_text="return e / e.sum()")
+        assert row.locator("td").first.inner_text().strip() == "~", "a differing line is marked by a character"
+        assert solution.locator("mark").count() == 5, "the differing lines are highlighted as well as marked"
 
         found = notebook.axe_violations()
         assert "button-name" in notebook.axe_passed
@@ -108,8 +120,8 @@ def test_the_hint_button_climbs_the_ladder_and_the_count_survives_a_restart(brow
         notebook.page.wait_for_function(f"() => ({lab._JS_RUN_STATE})().kernel === 'idle'", timeout=60_000)
         notebook.run_all()
         cell = self_check_cell(notebook)
-        cell.locator(BUTTON, has_text="All 3 hints shown").wait_for(timeout=60_000)
+        cell.locator(BUTTON, has_text=DONE).wait_for(timeout=60_000)
         shown = " ".join(hint_text(cell))
-        for words in ("What is wrong.", "The idea.", "A worked step."):
+        for words in ("What is wrong.", "The idea.", "A worked step.", "The course's solution", "shifted = x"):
             assert words in shown, shown
         assert lab.LabNotebook.dialogs(notebook) == []

@@ -1,5 +1,6 @@
 """The hint ladder: three rungs for every exercise and named mistake, of the right length, with links that lead
-somewhere and nothing of the solutions, and a count that lives with the notebook."""
+somewhere and nothing of the solutions, and a count that lives with the notebook. The fourth step, the course's
+solution after the third rung, is tests/test_solutions.py's."""
 
 import contextlib
 import io
@@ -11,8 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from encoder_lib.grading import EXERCISES, hint_area, ladder
-from encoder_lib.grading.self_check import LAST, check as grading_check, hint, verdict_for
+from encoder_lib.grading import EXERCISES, hint_area, ladder, opening
+from encoder_lib.grading.self_check import FUNCTIONS, LAST, check as grading_check, hint, verdict_for
 from mistakes import MISTAKES
 from test_exercises import ANSWERS, define
 
@@ -121,14 +122,14 @@ def run_hint(name):
 
 
 @pytest.fixture
-def fresh_hints():
-    saved = dict(hint_area._opened), dict(LAST)
+def fresh_hints(monkeypatch):
+    monkeypatch.delenv(opening.VARIABLE, raising=False)  # self-study: the course's solution after the third rung
+    saved = dict(hint_area._opened), dict(LAST), dict(FUNCTIONS)
     hint_area._opened.clear()
     yield
-    hint_area._opened.clear()
-    hint_area._opened.update(saved[0])
-    LAST.clear()
-    LAST.update(saved[1])
+    for live, kept in zip((hint_area._opened, LAST, FUNCTIONS), saved):
+        live.clear()
+        live.update(kept)
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
@@ -140,8 +141,10 @@ def test_the_ladder_climbs_one_rung_at_a_time_from_the_named_mistake(mistake, fr
     second = run_hint(mistake.exercise)
     assert "**The idea.**" in second and first.strip() in second
     third = run_hint(mistake.exercise)
-    assert "**A worked step.**" in third
-    assert run_hint(mistake.exercise) == third, "three rungs in all"
+    assert "**A worked step.**" in third and "**The course's solution**" not in third
+    fourth = run_hint(mistake.exercise)
+    assert fourth.startswith(third.rsplit("\n\nOnce more", 1)[0]) and "**The course's solution**" in fourth
+    assert run_hint(mistake.exercise) == fourth, "three rungs and the solution in all"
 
 
 def test_a_hint_waits_for_a_self_check_and_a_right_answer_needs_none(fresh_hints):
@@ -233,10 +236,10 @@ def test_the_count_is_read_back_from_the_saved_notebook(tmp_path):
 @pytest.mark.parametrize("content", ["not json", json.dumps({"cells": "no"}), json.dumps([1, 2]),
                                      "[" * 100_000, json.dumps({"cells": [{"outputs": [{"metadata": {
                                          "encoder_course": {"hints": {"exercise": "softmax", "opened": 99}}}}]}]})])
-def test_a_broken_or_odd_notebook_gives_a_count_of_at_most_three_and_no_error(tmp_path, content):
+def test_a_broken_or_odd_notebook_gives_a_count_of_at_most_four_and_no_error(tmp_path, content):
     path = tmp_path / "odd.ipynb"
     path.write_text(content)
-    assert 0 <= hint_area.saved_count("softmax", path=str(path)) <= 3
+    assert 0 <= hint_area.saved_count("softmax", path=str(path)) <= ladder.STEPS
 
 
 def test_the_grader_reads_no_hint_count_and_a_submission_with_hints_is_not_tampered(tmp_path):

@@ -12,8 +12,12 @@ button (ipywidgets); each press calls back into the self-check's ``hint``,
 which shows the next rung in the same output (``update_display``). Without
 a notebook, the rungs are printed.
 
-It imports nothing of the course's package but the ladder's length (``ladder.RUNGS``, from a module that
-imports nothing either): what it shows is handed to it.
+After the third rung, where the teacher's setting opens it, a fourth step
+shows the course's solution (``solution_step``): the button offers it, and
+the count records it as a fourth rung opened.
+
+It imports nothing of the course's package but the ladder's length (``ladder.RUNGS``, ``ladder.STEPS``, from a
+module that imports nothing either): what it shows is handed to it.
 """
 
 import json
@@ -21,7 +25,7 @@ import os
 import re
 import uuid
 
-from .ladder import RUNGS
+from .ladder import RUNGS, STEPS
 
 META = "encoder_course"
 #: The largest notebook file read back for a count (a notebook is a few MB; anything larger is not read).
@@ -80,7 +84,7 @@ def _recorded(output):
             not isinstance(hints.get("opened"), int):
         return None
     failure = hints.get("failure")
-    return hints["exercise"], failure if isinstance(failure, str) else "", min(RUNGS, max(0, hints["opened"]))
+    return hints["exercise"], failure if isinstance(failure, str) else "", min(STEPS, max(0, hints["opened"]))
 
 
 def counts_in(notebook):
@@ -117,48 +121,74 @@ def _markdown(rungs):
     return Markdown(re.sub(r"\[([^\]]+)\]\(", r"[<u>\1</u>](", "\n\n".join(rungs)))
 
 
-def button_label(count, total=RUNGS):
+def button_label(count, total=RUNGS, solution=False):
+    """The button's words after ``count`` rungs; ``solution``: the course's solution is the next step."""
     if count == 0:
         return f"Show a hint (1 of {total})"
     if count < total:
         return f"Next hint ({count + 1} of {total})"
-    return f"All {total} hints shown"
+    if count == total and solution:
+        return "Show the course's solution"
+    return f"All {total} hints" + (" and the course's solution shown" if count > total else " shown")
 
 
-def show(name, failure, rungs):
-    """Show ``rungs`` (the first few of the ladder): in the self-check's hint area if it shows this failure, else
-    here (as plain text outside a notebook's kernel, where a terminal would print a Markdown object's name)."""
+def finished(count, solution=False):
+    """Whether the button has nothing more to show after ``count`` rungs."""
+    return count >= STEPS or (count >= RUNGS and not solution)
+
+
+class Part(str):
+    """A part shown as this markdown in a notebook, and printed as ``plain`` (the solution's table, as text)."""
+
+    def __new__(cls, markdown, plain):
+        part = super().__new__(cls, markdown)
+        part.plain = plain
+        return part
+
+
+def plain(part):
+    """A shown part as a terminal reads it."""
+    return getattr(part, "plain", part)
+
+
+def show(name, failure, parts, count=None, solution=False):
+    """Show ``parts`` (the first ``count`` rungs of the ladder, default all of them, and what follows the third):
+    in the self-check's hint area if it shows this failure, else here (as plain text outside a notebook's
+    kernel, where a terminal would print a Markdown object's name). ``solution``: the next step is the course's
+    solution."""
+    count = len(parts) if count is None else count
     if not _in_a_kernel():
-        print("\n\n".join(rungs))
+        more = f'\n\nOnce more, `grading.hint("{name}")` shows the course\'s solution beside your code.'
+        print("\n\n".join(plain(part) for part in parts) + (more if count == RUNGS and solution else ""))
         return
     from IPython.display import display
 
-    count = len(rungs)
     area = _areas.get(name)
     if area is not None and area[2] == failure:
         handle, button, _ = area
-        handle.update(_markdown(rungs), metadata=_metadata(name, failure, count))
+        handle.update(_markdown(parts), metadata=_metadata(name, failure, count))
         if button is not None:
             with button.hold_sync():  # one message: the label and the disabled state change together
-                button.description = button_label(count)
-                button.disabled = count >= RUNGS
+                button.description = button_label(count, solution=solution)
+                button.disabled = finished(count, solution)
         return
-    display(_markdown(rungs), metadata=_metadata(name, failure, count))
+    display(_markdown(parts), metadata=_metadata(name, failure, count))
 
 
-def offer(name, failure, rungs, on_press):
-    """Under a failed self-check: a hint area showing ``rungs`` (the ones already open for this failure) and its
-    button, which calls ``on_press()``; outside a notebook, a line that says how to ask for a hint."""
+def offer(name, failure, parts, on_press, count=None, solution=False):
+    """Under a failed self-check: a hint area showing ``parts`` (the ``count`` rungs already open for this failure,
+    default all of them) and its button, which calls ``on_press()``; outside a notebook, a line that says how to
+    ask for a hint. ``solution``: the course's solution follows the third rung."""
     widgets = _widgets() if _in_a_kernel() else None
     if widgets is None:
         print(f'Stuck? `grading.hint("{name}")` shows a hint: what is wrong, the idea it needs, then a worked step.')
         return
     from IPython.display import display
 
-    count = len(rungs)
-    handle = display(_markdown(rungs) if rungs else _markdown([""]), metadata=_metadata(name, failure, count),
+    count = len(parts) if count is None else count
+    handle = display(_markdown(parts) if parts else _markdown([""]), metadata=_metadata(name, failure, count),
                      display_id=f"encoder-course-hint-{name}-{uuid.uuid4().hex[:8]}")
-    button = widgets.Button(description=button_label(count), disabled=count >= RUNGS,
+    button = widgets.Button(description=button_label(count, solution=solution), disabled=finished(count, solution),
                             tooltip=f"A hint for {name}: what is wrong, the idea it needs, a worked step",
                             layout=widgets.Layout(width="auto"))
     button.add_class("encoder-course-hint-button")

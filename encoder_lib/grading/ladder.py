@@ -13,12 +13,15 @@ Where a catalogued mistake is named, rungs 2 and 3 are that mistake's own
 (``Mistake.hints``) if it has them; otherwise the exercise's
 (``Exercise.hints``). The ladder only words what it is given; where it is
 shown and how many rungs are open is ``hint_area``'s, and ``self_check.hint``
-climbs it.
+climbs it. After the third rung, a fourth step shows the course's solution where the teacher's setting
+opens it (``opening``, ``solution_step``): ``STEPS`` counts it.
 """
 
 import re
 
 RUNGS = 3
+#: The rungs and the fourth step, the course's solution beside the learner's code.
+STEPS = RUNGS + 1
 #: Words a rung may have, first to last: long enough to say something, short enough to read at once.
 WORDS = (40, 160)
 

@@ -17,7 +17,7 @@ from dataclasses import KW_ONLY, dataclass
 
 
 from ..threads import single_blas_thread
-from . import hint_area, ladder
+from . import hint_area, ladder, opening, solution_step
 from .compare import Raised, allowed_names, build_cases, callable_inputs, hidden_rngs, quietly
 from .exercises import EXERCISES
 from .verdict import Outcome, judge
@@ -113,8 +113,10 @@ def run_cases(fn, cases):
     return outcomes
 
 
-#: The last verdict of each exercise's self-check in this session: what ``failing_case`` and ``hint`` read.
+#: The last verdict of each exercise's self-check in this session: what ``failing_case`` and ``hint`` read; and the
+#: function it judged, whose code the ladder's fourth step shows beside the course's solution.
 LAST = {}
+FUNCTIONS = {}
 
 
 def verdict_for(fn, secret=None):
@@ -165,7 +167,7 @@ def check(fn, secret=None):
     if verdict is None:
         return False, f"`{exercise.name}`: not done yet. Write it in the cell above, run that cell, then run this one."
     if secret is None:
-        LAST[exercise.name] = verdict
+        LAST[exercise.name], FUNCTIONS[exercise.name] = verdict, fn
     return verdict.passed, verdict.report()
 
 
@@ -178,7 +180,8 @@ def self_check(fn):
         verdict = LAST[name]
         failure = verdict.failure_key()
         opened = hint_area.opened(name, failure)
-        hint_area.offer(name, failure, ladder.rungs(verdict)[:opened], lambda: hint(name))
+        parts, solution = steps(verdict, opened)
+        hint_area.offer(name, failure, parts, lambda: hint(name), count=opened, solution=solution)
 
 
 @single_blas_thread
@@ -234,8 +237,9 @@ def failing_case(name):
 
 def hint(name):
     """Show the next rung of the hint ladder for ``name`` (an exercise's name or function), after a failed
-    self-check: what is wrong, the idea it needs, then a worked step. The rungs opened count for this failure
-    only; a new, different failure starts at rung 1 again."""
+    self-check: what is wrong, the idea it needs, then a worked step; then, where the teacher's setting opens it
+    (``opening``), the course's solution beside your code. The rungs opened count for this failure only; a new,
+    different failure starts at rung 1 again."""
     name = getattr(name, "__name__", name)
     if name not in EXERCISES:
         raise ValueError(f"hint takes an exercise's name, one of {sorted(EXERCISES)}; got {name!r}")
@@ -247,9 +251,28 @@ def hint(name):
         print(f"`{name}` passes its self-check: no hint needed.")
         return
     failure = verdict.failure_key()
-    count = min(ladder.RUNGS, hint_area.opened(name, failure) + 1)
+    opened = hint_area.opened(name, failure)
+    most = ladder.STEPS if opening.opening(verdict.exercise.lesson).open else ladder.RUNGS
+    count = opened + 1 if opened < most else opened  # a count the setting now closes is kept, not lowered
     hint_area.record(name, failure, count)
-    hint_area.show(name, failure, ladder.rungs(verdict)[:count])
+    parts, solution = steps(verdict, count)
+    hint_area.show(name, failure, parts, count, solution=solution)
+
+
+def steps(verdict, count, now=None):
+    """``(parts, solution)``: what the hint area shows after ``count`` rungs of the failing ``verdict``'s ladder
+    (the rungs; after the third, the course's solution beside the learner's code if the teacher's setting opens
+    it at ``now``, else when it opens), and whether the solution is the next step. Never before rung 3."""
+    parts = ladder.rungs(verdict)[:count]
+    if count < ladder.RUNGS:
+        return parts, False
+    name = verdict.exercise.name
+    gate = opening.opening(verdict.exercise.lesson, now=now)
+    if not gate.open:
+        return parts + [opening.closed_note(gate)], False
+    if count > ladder.RUNGS:
+        return parts + [solution_step.step(name, FUNCTIONS.get(name))], False
+    return parts, solution_step.course_solution(name) is not None
 
 
 def friendly_not_implemented():
