@@ -5,7 +5,9 @@
 First `nbgrader generate_assignment "*" --force` writes every lesson's student
 version (solutions replaced by ``raise NotImplementedError()``, hidden tests
 removed) into release/<lesson>/ and records the lessons' tests in
-gradebook.db; each "Try it" answer (a markdown cell tagged ``try-it-answer``)
+gradebook.db, and each starts with the cell that installs the course's
+library where it is missing, as on Colab, and does nothing where it imports
+(``tools/colab.py``); each "Try it" answer (a markdown cell tagged ``try-it-answer``)
 is then folded into a disclosure, so that a learner predicts before reading
 (``fold_answers``). Then each file of release/<lesson>/ is copied to
 student/<lesson>/, where learners work:
@@ -28,6 +30,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import colab
 from .course import ROOT, jupyter_env, lesson_names
 
 MANIFEST = ".generated.json"
@@ -130,13 +133,26 @@ def nbgrader(args, root, **kwargs):
     return subprocess.run(command, cwd=root, env=jupyter_env(), **kwargs)
 
 
-def generate(root):
-    """Write every lesson's student version into release/ (and its tests into gradebook.db)."""
+def generate(root, course=None):
+    """Write every lesson's student version into release/ (and its tests into gradebook.db), each with the install
+    cell of ``tools/colab.py`` first, made of the course at ``course`` (default: ``colab.course_folder(root)``)."""
     result = nbgrader(["generate_assignment", "*", "--force", "--log-level=WARN"], root,
                       capture_output=True, text=True)
     if result.returncode != 0:
         sys.stderr.write(result.stdout + result.stderr)
         raise SystemExit(f"nbgrader generate_assignment failed (exit code {result.returncode})")
+    course = colab.course_folder(root) if course is None else Path(course)
+    for path in sorted(Path(root, "release").glob("*/*.ipynb")):
+        add_install_cell(path, course)
+
+
+def add_install_cell(path, course):
+    """Put the install cell first in the student version at ``path`` (``colab.first_cell`` of ``course``)."""
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    if colab.with_first_cell(notebook, colab.first_cell(notebook, course)):
+        write_atomically(Path(path), nbformat.writes(notebook).encode())
 
 
 TRY_IT_ANSWER = "try-it-answer"  # the tag of a markdown cell that answers a "Try it" question

@@ -14,7 +14,7 @@ import PIL.Image
 from encoder_lib._display import figure_alt_text
 from encoder_lib.widgets._base import canvas_png
 
-from .. import student
+from .. import colab, student
 from ..course import ROOT, lesson_names
 from . import pages, phone, search
 from .notebook_run import NotebookRun
@@ -90,8 +90,10 @@ def student_versions(root, lessons, log):
                             ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
         shutil.copy2(Path(root) / "nbgrader_config.py", copy)
         start = time.perf_counter()
-        student.generate(copy)
+        student.generate(copy, course=root)
         log(f"student versions written by nbgrader in {time.perf_counter() - start:.1f} s")
+        if colab.placeholder_warning(root):
+            log(colab.placeholder_warning(root))
         return {name: nbformat.read(copy / "release" / name / f"{name}.ipynb", as_version=4) for name in lessons}
 
 
@@ -156,6 +158,8 @@ def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, ur
         raise SiteError(f"{name}: the student version has no cell with the id of the widget cells {sorted(missing)}")
     for index, cell in enumerate(learner.cells):
         source = by_id.get(cell.get("id"))
+        if cell.get("id") == colab.CELL_ID:
+            continue  # the first cell installs the course's library where it is missing: the notebook's, not the page's
         if cell.cell_type == "markdown":
             parts.append(_markdown_cell(cell, source, markdown_html(cell.source, link_for, ids, headings)))
         elif cell.cell_type == "code":
