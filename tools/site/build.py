@@ -16,7 +16,7 @@ from encoder_lib.widgets._base import canvas_png
 
 from .. import colab, student
 from ..course import ROOT, lesson_names
-from . import pages, phone, search
+from . import pages, phone, questions, search
 from .notebook_run import NotebookRun
 from .render import SiteError, code_block, highlight_css, markdown_html, outputs_html
 from .states import Grid, plan
@@ -259,6 +259,9 @@ def _run_lessons(root, lessons, log):
         for cell_id, explorers in run.widgets.items():
             for k, explorer in enumerate(explorers):
                 grid = Grid(explorer, f"{name}, cell {cell_id}" + (f" widget {k}" if len(explorers) > 1 else ""))
+                for asked in run.questions.get(cell_id, []):  # the states its questions show, kept by any grid
+                    if asked.explorer is explorer:
+                        grid.wanted.update(questions.show_state(grid, a, grid.where) for a in asked.answers)
                 grids[name].append((cell_id, k, grid))
     plan({name: [g for _, _, g in found] for name, found in grids.items()}, log)
     return runs, grids
@@ -268,15 +271,19 @@ def _write(stage, course, log):
     """Write the site into ``stage``: its assets, every lesson's page, the index, the search index; returns the
     lessons' pages, the index and the search index's bytes."""
     (stage / "assets").mkdir()
-    (stage / "assets" / "site.css").write_text((STATIC / "site.css").read_text() + "\n/* code */\n"
+    (stage / "assets" / "site.css").write_text((STATIC / "site.css").read_text() + "\n"
+                                               + (STATIC / "questions.css").read_text() + "\n/* code */\n"
                                                + highlight_css() + "\n")
-    shutil.copy2(STATIC / "site.js", stage / "assets" / "site.js")
+    # the widgets, then the questions above them (one file: the pages' frame loads one script)
+    (stage / "assets" / "site.js").write_text((STATIC / "site.js").read_text() + "\n"
+                                              + (STATIC / "questions.js").read_text())
     built = [_write_lesson(stage, name, course, log) for name in course.lessons]
     index = Page("index", pages.TITLE, stage / "index.html")
     titles = {name: course.title(name) for name in course.lessons}
     index.path.write_text(pages.page(pages.TITLE, pages.index_body(
         course.readme, course.runs[course.lessons[0]].notebook, course.lessons, titles,
         {name: pages.minutes(course.runs[name].notebook) for name in course.lessons}, course.links), course.links))
+    _write_review(stage, course)
     documents = [section for page in built
                  for section in search.sections(page.name, page.title, page.path.read_text())]
     search_bytes = search.build_index(documents, stage / "assets")
@@ -290,6 +297,8 @@ def _write_lesson(stage, name, course, log):
     page = Page(name, course.title(name), stage / f"{name}.html", folder)
     widgets_html = {}
     for cell_id, k, grid in course.grids[name]:
+        widgets_html[cell_id] = widgets_html.get(cell_id, "") + _questions_html(
+            course, name, cell_id, grid, f"w-{cell_id}-{k}")
         widget = Widget(name, cell_id, f"w-{cell_id}-{k}", grid)
         start = time.perf_counter()
         widget.data = grid.render(folder / f"{cell_id}-{k}", f"{name}/{cell_id}-{k}/", log)
@@ -306,6 +315,30 @@ def _write_lesson(stage, name, course, log):
     page.path.write_text(pages.page(f"{page.title} · {pages.TITLE}", body, course.links,
                                     run=(name, course.links.binder(name))))
     return page
+
+
+def _asked(course, name, cell_id, grid):
+    """``[(Question, Answer)]`` asked above ``grid``'s widget in lesson ``name``'s cell ``cell_id``."""
+    return [pair for asked in course.runs[name].questions.get(cell_id, []) if asked.explorer is grid.explorer
+            for pair in zip(asked.questions, asked.answers)]
+
+
+def _questions_html(course, name, cell_id, grid, widget_id):
+    """The questions asked above one widget, as forms that move it to the state each answer names."""
+    asked = _asked(course, name, cell_id, grid)
+    if not asked:
+        return ""
+    records = [questions.record(q, a, name, course.title(name)) for q, a in asked]
+    return questions.asked_html(records, widget_id, [grid.key(questions.show_state(grid, a, grid.where))
+                                                     for _, a in asked])
+
+
+def _write_review(stage, course):
+    """The review page: every lesson's questions, asked again in the browser when due."""
+    records = [questions.record(q, a, name, course.title(name)) for name in course.lessons
+               for cell_id, _, grid in course.grids[name] for q, a in _asked(course, name, cell_id, grid)]
+    (stage / "review.html").write_text(pages.page(f"Review · {pages.TITLE}", questions.review_body(records),
+                                                  course.links))
 
 
 def _note(grid):

@@ -25,6 +25,7 @@ import nbformat
 import numpy as np
 
 from encoder_lib import _display
+from encoder_lib.questions import Questions
 from encoder_lib.widgets._base import Explorer
 
 from .render import SiteError
@@ -103,6 +104,7 @@ def _run_cell(source, namespace, where):
 
 class NotebookRun:
     """The notebook at ``path``, run once; ``widgets``: ``{cell id: [Explorer, ...]}`` in the order shown;
+    ``questions``: ``{cell id: [Questions, ...]}``, the questions a cell asked above its widgets;
     ``figures``: ``{cell id: [Figure, ...]}``, the matplotlib figures each cell showed (the site draws them
     again for phones)."""
 
@@ -111,7 +113,7 @@ class NotebookRun:
         if not self.path.is_file():
             raise SiteError(f"no notebook at {self.path}")
         self.notebook = nbformat.read(self.path, as_version=4)
-        self.widgets, self._before, self.output, self.figures = {}, {}, io.StringIO(), {}
+        self.widgets, self._before, self.output, self.figures, self.questions = {}, {}, io.StringIO(), {}, {}
         start = time.perf_counter()
         namespace = {"__name__": "__main__"}
         printing = np.get_printoptions()  # the notebook's numpy print options, as its cells set them
@@ -123,6 +125,9 @@ class NotebookRun:
             if figures:
                 self.figures[cell.id] = figures
             explorers = [obj for obj in shown if isinstance(obj, Explorer)]
+            asked = [obj for obj in shown if isinstance(obj, Questions)]
+            if asked:
+                self.questions[cell.id] = asked
             if explorers:
                 self.widgets[cell.id] = explorers
                 self._before[cell.id] = before

@@ -92,6 +92,7 @@ class Grid:
         self.states = self.space.states
         self.kept = list(self.states)
         self.reduced, self.why, self.note = False, "", ""
+        self.wanted = set()  # states a question shows once answered: a reduced grid keeps them too
         picks = sorted({round(i * (len(self.states) - 1) / max(SAMPLES - 1, 1)) for i in range(SAMPLES)})
         sample = [self.space.start, *(self.states[i] for i in picks)]
         self.drawn = self.name in DRAWN  # the page draws its states from their numbers (drawn.py)
@@ -133,6 +134,7 @@ class Grid:
         kept = {start}
         for i, name in enumerate(names):  # every value of each control, the others where they start
             kept.update(start[:i] + (value,) + start[i + 1:] for value in self.space.values[name])
+        kept.update(self.wanted)
         described = []
         for entry in question:
             kept.update(self._asked(entry))
@@ -184,9 +186,8 @@ class Grid:
         """Draw every kept state, for a wide screen and for a phone, into ``folder`` (``url``: that folder's address
         from the page); returns the page's data for the widget: its controls, its states (each one's two pictures,
         alt text and readout), its moves, the pictures' sizes and the smallest text in each (in their pixels)."""
-        names, space, kept = self.space.names, self.space, self.kept
+        names, space, kept, key = self.space.names, self.space, self.kept, self.key
         position = {n: {v: k for k, v in enumerate(space.values[n])} for n in names}
-        key = lambda state: ",".join(str(position[n][v]) for n, v in zip(names, state))  # noqa: E731
         extra, shown = self._drawing() if self.drawn else self._pictures(folder, url, log)
         records = []
         for state, (src, phone_src, alt, readout) in zip(kept, shown):
@@ -202,6 +203,10 @@ class Grid:
                     for name in names]
         return {"controls": controls, "keys": [key(state) for state in kept], "states": records,
                 "start": kept.index(space.start), "redirect": self._redirects(key), **extra}
+
+    def key(self, state):
+        """The page's name of ``state``: each control's value as its place among the control's values, "2,0,1"."""
+        return ",".join(str(self.space.values[n].index(v)) for n, v in zip(self.space.names, state))
 
     def _redirects(self, key):
         """``{"control index:key": state index}``: where a move leads elsewhere than to the state whose key it

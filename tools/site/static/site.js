@@ -60,6 +60,8 @@
     }
 
     show(current);
+    // a question above the widget, once answered, shows the state its answer names (questions.js)
+    box.courseShow = function (key) { if (index[key] !== undefined) show(index[key]); };
     box.classList.add('explorer-ready');
   }
 

@@ -1,0 +1,85 @@
+"""The lessons' questions on the website: asked above the widgets that answer them, and asked again on a review page.
+
+Each question's key, words and the state that shows it were computed when the
+notebook ran (``encoder_lib.questions``, by the widget itself); a page holds
+them as data, and ``static/questions.js`` judges an answer in the browser,
+moves the widget to that state and keeps the answer in the browser's own
+storage (no account, no server), from which the review page asks again the
+questions due, after the same intervals as the notebooks' review.
+"""
+
+import json
+
+from encoder_lib.questions import INTERVAL_DAYS, Questions
+from encoder_lib.questions.panel import key_words
+
+from . import pages
+from .render import SiteError
+
+REVIEW_LIMIT = 6
+
+
+def shown_questions(shown):
+    """The ``Questions`` among what a cell showed."""
+    return [obj for obj in shown if isinstance(obj, Questions)]
+
+
+def show_state(grid, answer, where):
+    """The state (a tuple of the widget's control values) that shows ``answer``, which the grid must keep."""
+    state = tuple(answer.show.get(name) for name in grid.space.names)
+    if state not in set(grid.states):
+        raise SiteError(f"{where}: a question shows the state {answer.show}, which the widget cannot reach")
+    return state
+
+
+def record(question, answer, lesson, title):
+    """What the page needs of one question: its words, choices, key and why, and where its widget is."""
+    return {"id": question.id, "lesson": lesson, "title": title, "prompt": question.prompt,
+            "choices": [[str(key), label] for key, label in (answer.choices or {}).items()],
+            "key": answer.key if not answer.choices else str(answer.key), "answer": key_words(answer),
+            "why": answer.why, "tolerance": question.tolerance, "relative": question.relative,
+            "anchor": anchor(question)}
+
+
+def anchor(question):
+    return "q-" + question.id.replace("/", "-")
+
+
+def _json(data):
+    return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+
+
+def form_html(data, number, widget_id=None, show_key=None):
+    """One question as a form: its words, its choices (radio buttons) or a box for a number, a button, a verdict."""
+    qid = data["anchor"]
+    if data["choices"]:
+        inputs = "".join(f'<label class="question-choice"><input type="radio" name="{qid}-answer" '
+                         f'value="{pages.esc(key)}"> {pages.esc(label)}</label>' for key, label in data["choices"])
+    else:
+        inputs = (f'<label class="question-number">Your answer <input type="text" name="{qid}-answer" '
+                  'inputmode="decimal" autocomplete="off" placeholder="a number"></label>')
+    page_data = {**data, "widget": widget_id, "show": show_key}
+    return (f'<form class="question" id="{qid}" aria-labelledby="{qid}-prompt">'
+            f'<fieldset><legend id="{qid}-prompt"><b>Predict {number}.</b> {pages.esc(data["prompt"])}</legend>'
+            f'{inputs}</fieldset><button type="submit">Check, then show me</button>'
+            f'<p class="question-verdict" role="status" aria-live="polite"></p>'
+            f'<script type="application/json" class="question-data">{_json(page_data)}</script></form>')
+
+
+def asked_html(records, widget_id, show_keys):
+    """The questions asked above one widget, each moving it to its own state (``show_keys``) once answered."""
+    forms = [form_html(data, f"{k + 1} of {len(records)}", widget_id, show_keys[k]) for k, data in enumerate(records)]
+    return (f'<div class="questions"><p class="questions-intro">{pages.esc(Questions.INTRO)} The ones you miss '
+            f'come back on the <a href="review.html">review page</a>.</p>{"".join(forms)}</div>')
+
+
+def review_body(records):
+    """The review page: every question's data for ``questions.js``, which asks again the ones due in this browser."""
+    data = {"intervals": list(INTERVAL_DAYS), "limit": REVIEW_LIMIT, "questions": records}
+    days = ", ".join(map(str, INTERVAL_DAYS[:-1])) + f" and {INTERVAL_DAYS[-1]}"
+    return (f'<h1 id="review-title">Review</h1>\n<p>The questions you answered in the lessons come back here: the ones '
+            f'you missed a day later, the ones you got right after {days} days, the missed ones first; a question '
+            f'right {len(INTERVAL_DAYS)} times in a row does not come back. Your answers stay in this browser: '
+            'nothing is sent anywhere.</p>\n<div id="review" aria-labelledby="review-title">'
+            '<p class="review-empty">The review needs JavaScript, which this browser does not run.</p></div>\n'
+            f'<script type="application/json" id="review-data">{_json(data)}</script>')
