@@ -23,7 +23,7 @@ export JUPYTER_PREFER_ENV_PATH := 1
 .PHONY: test-tools setup lab student publish-student site publish-site collect grade release-feedback report extension present check test \
         dask-certificates hand-in-service-config hand-ins \
         bench lock clean \
-        hub-install
+        hub-install solutions solutions-config
 
 setup: $(STAMP)
 
@@ -70,6 +70,12 @@ $(STUDENT_STAMP): $(LAB_STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.p
 student: setup
 	$(BIN)/python -m tools.student
 
+# The course's solutions, from the teachers' notebooks into encoder_lib/grading/solutions.json, which the hint
+# ladder's fourth step shows where the teacher's setting opens it: run it after changing an answer cell
+# (tests/test_solutions.py fails until then).
+solutions: setup
+	$(BIN)/python -m tools.solutions
+
 # Commit the student versions to the branch `student-versions` (working tree untouched), for
 # nbgitpuller links on a JupyterHub; then `git push origin student-versions` (README: For teachers).
 publish-student: setup
@@ -77,9 +83,10 @@ publish-student: setup
 
 # The course as a website anyone can read, in site/ (never committed): an index and a page per lesson,
 # whose widgets work without Python (every state drawn by the widget's own code at build time).
-# Open site/index.html, offline too (README: The course as a website).
+# Open site/index.html, offline too (README: The course as a website). Each exercise is followed by the course's
+# solution, folded; SITE_SOLUTIONS=off leaves them out (a graded class that reads the public site).
 site: setup $(NODE_STAMP)
-	$(BIN)/python -m tools.site
+	$(BIN)/python -m tools.site $(if $(SITE_SOLUTIONS),--solutions $(SITE_SOLUTIONS))
 
 # npm ci installs exactly what package-lock.json pins; only `make site` and `make test` need it (not `make lab`).
 $(NODE_STAMP): package.json package-lock.json
@@ -117,6 +124,13 @@ collect: setup
 # the account it runs as, where the hub runs as root.
 hand-in-service-config: setup
 	@$(BIN)/python -m tools.classroom --hand-in-service $(if $(HAND_IN_USER),--user "$(HAND_IN_USER)")
+
+# The line of jupyterhub_config.py that tells every learner's server when the hint ladder's fourth step, the
+# course's solution, opens: SOLUTIONS=due (the default: each lesson's due date in the gradebook, or its latest
+# extension), on, off, a time, or lesson=time,... (docs/teaching/hand-out.md). Without it a learner studies alone:
+# the solution opens after the third hint.
+solutions-config: setup
+	@$(BIN)/python -m tools.classroom --solutions "$(or $(SOLUTIONS),due)"
 
 # What the hand-in service holds: per lesson, the learners' latest hand-ins graded, waiting or failed, and each one
 # still waiting (read from hand-ins/, whether the service runs or not).

@@ -264,3 +264,42 @@ def test_the_fourth_step_is_counted_in_the_saved_notebook(tmp_path):
     nb.cells[0].outputs[0].metadata = json.loads(json.dumps(hint_area._metadata("softmax", "a failure", 99)))
     nbformat.write(nb, path)
     assert hint_area.saved_count("softmax", "a failure", path=str(path)) == ladder.STEPS
+
+
+# ------------------------------------------------------------------ the hub's line (tools/classroom.py)
+
+def test_the_hub_s_line_sets_the_setting_for_every_learner_s_server_and_refuses_a_wrong_one():
+    from tools import classroom
+
+    assert classroom.SOLUTIONS_VARIABLE == opening.VARIABLE
+    line = classroom.solutions_config("01_attention=2026-12-10T17:00:00+01:00")
+    assert "c.Spawner.environment.update({'ENCODER_COURSE_SOLUTIONS': '01_attention=2026-12-10T17:00:00+01:00'})" \
+        in line
+    config = {}
+    exec(line, {"c": type("C", (), {"Spawner": type("S", (), {"environment": config})})})  # noqa: S102
+    assert opening.opening("01_attention", config[opening.VARIABLE], DUE).open
+    assert not opening.opening("02_multi_head_attention", config[opening.VARIABLE], DUE).open
+    with pytest.raises(ValueError, match=opening.VARIABLE):
+        classroom.solutions_config("tomorrow")
+
+
+def test_at_the_due_dates_each_lesson_opens_at_its_latest_due_date_or_extension(tmp_path, monkeypatch):
+    from course_grader.deadlines import Deadlines
+    from tools import classroom
+
+    due = {"01_attention": datetime.datetime(2026, 12, 10, 16), "03_feed_forward": datetime.datetime(2026, 12, 17)}
+    extended = {("ada", "01_attention"): datetime.datetime(2026, 12, 12, 16),
+                ("bob", "03_feed_forward"): datetime.datetime(2026, 12, 16)}  # earlier than the lesson's: no matter
+    monkeypatch.setattr(Deadlines, "read", classmethod(lambda cls, root: cls(due, extended)))
+    setting = classroom.solutions_at_due_dates(tmp_path)
+    assert setting == "01_attention=2026-12-12T16:00:00+00:00,03_feed_forward=2026-12-17T00:00:00+00:00,off"
+    assert not opening.opening("01_attention", setting, DUE + datetime.timedelta(days=1)).open
+    assert opening.opening("01_attention", setting, DUE + datetime.timedelta(days=2)).open
+    assert not opening.opening("02_multi_head_attention", setting, DUE + datetime.timedelta(days=99)).open
+    assert "'ENCODER_COURSE_SOLUTIONS': '01_attention=2026-12-12" in classroom.solutions_config("due", tmp_path)
+
+
+def test_without_a_gradebook_every_lesson_s_solution_stays_closed(tmp_path):
+    from tools import classroom
+
+    assert classroom.solutions_at_due_dates(tmp_path) == "off"

@@ -14,6 +14,9 @@ JupyterHub: the page and the test cannot drift apart.
 - ``TEACHER``, ``LEARNER_PULLED``, ``LEARNER_FETCHED``, ``LEARNER_FEEDBACK``: the hand-in
   round trip and the feedback handed back, as shell commands (the teacher's in a copy of the course; a learner's in a
   terminal of their JupyterLab).
+- ``solutions_config(setting)``: the hub's line that tells every learner's
+  server when the hint ladder's fourth step, the course's solution, opens
+  (``due``: at each lesson's due date).
 - ``TLJH``, ``Z2JH_CONFIG``: a small hub (The Littlest JupyterHub on one
   server) and a large one (Zero to JupyterHub on Kubernetes, whose
   single-user image repo2docker builds from ``binder/``).
@@ -185,6 +188,41 @@ def hand_in_service_config(course, port=SERVICE_PORT, environment=None, user=Non
             f"c.Spawner.environment.update({{{SERVICE_URL_VARIABLE!r}: {url + '/services/' + SERVICE + '/'!r}}})\n")
 
 
+# ------------------------------------------------------------------ when the course's solutions open
+
+#: The variable that tells a learner's kernel when the hint ladder's fourth step, the course's solution, opens
+#: (``encoder_lib.grading.opening``; a graded class keeps it closed until the due date).
+SOLUTIONS_VARIABLE = "ENCODER_COURSE_SOLUTIONS"
+#: ``--solutions due``: each lesson's solutions open at its due date, or at its latest extension if later.
+AT_DUE_DATES = "due"
+
+
+def solutions_at_due_dates(root=ROOT):
+    """The setting that opens each lesson's solutions at its due date (nbgrader's, in the gradebook) or its latest
+    extension (``extensions.csv``) if later; ``off`` for every lesson without a due date."""
+    from course_grader.deadlines import Deadlines
+
+    deadlines = Deadlines.read(root)
+    items = []
+    for lesson, due in sorted(deadlines.due.items()):
+        latest = max([due] + [when for (_, other), when in deadlines.extended.items() if other == lesson])
+        items.append(f"{lesson}={latest:%Y-%m-%dT%H:%M:%S}+00:00")
+    return ",".join(items + ["off"])
+
+
+def solutions_config(setting, root=ROOT):
+    """The line of ``jupyterhub_config.py`` that tells every learner's server when the course's solutions open:
+    ``setting`` as ``ENCODER_COURSE_SOLUTIONS`` reads it, or ``due`` (``solutions_at_due_dates``). ValueError
+    naming the setting and what it expects, for a wrong one."""
+    from encoder_lib.grading import opening
+
+    setting = solutions_at_due_dates(root) if setting == AT_DUE_DATES else setting
+    opening.parse(setting)
+    return (f"# When the hint ladder's fourth step, the course's solution, opens for every learner (written by\n"
+            f"# `make solutions-config`; docs/teaching/hand-out.md): {'self-study' if not setting else setting}\n"
+            f"c.Spawner.environment.update({{{SOLUTIONS_VARIABLE!r}: {setting!r}}})\n")
+
+
 def _fence(lang, lines):
     body = lines if isinstance(lines, str) else "\n".join(lines) + "\n"
     return f"```{lang}\n{body}```"
@@ -217,9 +255,18 @@ def main(argv=None):
                         help="print the jupyterhub_config.py lines that start the hand-in service for this course")
     parser.add_argument("--user", default=None, help="the system account the service runs as (the teacher's)")
     parser.add_argument("--port", type=int, default=SERVICE_PORT)
+    parser.add_argument("--solutions", default=None, metavar="SETTING",
+                        help="print the jupyterhub_config.py line that opens the course's solutions at SETTING: "
+                             "'due' (each lesson's due date), 'on', 'off', a time, or lesson=time,...")
     args = parser.parse_args(argv)
     if args.hand_in_service:
         print(hand_in_service_config(ROOT, args.port, user=args.user), end="")
+        return
+    if args.solutions is not None:
+        try:
+            print(solutions_config(args.solutions), end="")
+        except ValueError as exc:
+            parser.error(str(exc))
         return
     for name, block in readme_blocks().items():
         print(f"<!-- {name} -->\n{block}\n")
