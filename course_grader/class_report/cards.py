@@ -9,10 +9,6 @@ from pathlib import Path
 
 from encoder_lib.grading.exercises import EXERCISES
 
-from .counts import NOTHING_MEASURED
-
-
-
 
 def heading_anchor(text):
     """The id JupyterLab gives a markdown heading: its text with spaces as hyphens."""
@@ -152,7 +148,8 @@ def card(group, links):
         measured = _measured(group.example_note)
         explanation = ("no catalogued mistake explains it; " + (
             f"what the grader measured on {group.example_student}'s answer: {measured}" if measured else
-            f"the grader measured: {group.key or NOTHING_MEASURED}"))
+            f"the grader measured: {group.key}" if group.key else
+            "the checks measured nothing the grader can say in words; the answer most of them wrote is below"))
     if not rungs:
         return Card(group.title, explanation, "", group.lesson, ())
     markdown = _CardMarkdown(links, group.lesson)

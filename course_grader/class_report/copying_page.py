@@ -3,7 +3,7 @@ side by side with what differs marked, the grader's verdict on each, and the sco
 common in this class folded below."""
 
 from ..files import code_html, html_text as esc
-from .similarity import NEAR, SHOWN_NOISE, SHOWN_WINDOW, fingerprints
+from .similarity import COMMON_LEAST, NEAR, SHOWN_NOISE, SHOWN_WINDOW, fingerprints
 
 #: The flags shown in full (the others are listed below them, folded).
 FLAGS_SHOWN = 12
@@ -118,7 +118,8 @@ def copying(made, over_bound_html=""):
     parts = ["<h2 id=\"copying\">Who may have copied</h2>",
              f"<p>Learners whose answer to an exercise is the same ({100 * NEAR:.0f}% or more of its code, once "
              f"names, comments and order are set aside: copydetect's winnowing fingerprints, as MOSS) and unusual in "
-             f"this class, highest score first. A flag to look at, never a penalty. {made.copying.compared} answers "
+             f"this class (written by {COMMON_LEAST} learners or fewer; more is a common answer, folded below), "
+             f"highest score first. A flag to look at, never a penalty. {made.copying.compared} answers "
              f"compared; marked: what an answer does not share with the one beside it.</p>", over_bound_html]
     if not flags:
         parts.append("<p>No two learners share an unusual answer.</p>")

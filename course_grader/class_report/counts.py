@@ -82,6 +82,8 @@ class Group:
     @property
     def label(self):
         """How mistakes.csv and the pictures name the group."""
+        if not self.named and not self.key and self.example:  # split by answer: each its own name
+            return UNNAMED + f"{self.example_count} wrote {_gist(self.example)}"
         return self.key if self.named else UNNAMED + (self.key or NOTHING_MEASURED)
 
     @property
@@ -89,13 +91,30 @@ class Group:
         """How a card names it: a group not yet named by what was measured, in words, where the notes say it."""
         if self.named:
             return self.key
-        return f"not yet named: {self.measured}" if self.measured else \
-            f"not yet named ({self.key or NOTHING_MEASURED})"
+        if self.measured:
+            return f"not yet named: {self.measured}"
+        if not self.key and self.example:  # nothing measured: the answer most of them wrote says what they did
+            return f"not yet named: {self.example_count} of them wrote {_gist(self.example)}"
+        return f"not yet named ({self.key or NOTHING_MEASURED})"
 
     @property
     def anchor(self):
         digest = hashlib.sha256(f"{self.lesson}\0{self.exercise}\0{self.label}".encode()).hexdigest()[:8]
         return "g-" + re.sub(r"[^A-Za-z0-9_-]+", "-", f"{self.exercise}-{self.label}")[:80] + f"-{digest}"
+
+
+def _gist(code, most=70):
+    """An answer's code in one line, ``def`` line left out, its end kept (where it returns what it computed) within
+    ``most`` characters: ``…; return gamma * row / np.sqrt(row.var() + eps) + beta``."""
+    lines = [line.strip() for line in code.splitlines() if line.strip() and not line.lstrip().startswith("def ")]
+    kept = []
+    for line in reversed(lines or [code.strip()]):
+        if kept and len("; ".join([line, *kept])) > most:
+            break
+        kept.insert(0, line)
+    text = "; ".join(kept)
+    text = text if len(text) <= most else "…" + text[-(most - 1):]
+    return f"`{'…; ' if len(kept) < len(lines) and not text.startswith('…') else ''}{text}`"
 
 
 def groups(rows, tallied):
@@ -167,10 +186,12 @@ def learners(rows):
 
 
 def need_help(found, share=HELP_SHARE):
-    """The learners with at least ``share`` of their exercises failed, unanswered or not handed in, most first."""
+    """The learners with at least ``share`` of their exercises failed, unanswered or not handed in, furthest behind
+    first: the smallest share of the points, then the most exercises not passed, then the most not handed in."""
     needing = [learner for learner in found.values() if learner.exercises and learner.not_passed / learner.exercises
                >= share]
-    return sorted(needing, key=lambda learner: (-learner.not_passed, -learner.missing, learner.student_id))
+    return sorted(needing, key=lambda learner: (learner.points / learner.max_points if learner.max_points else 0.0,
+                                                -learner.not_passed, -learner.missing, learner.student_id))
 
 
 def lesson_scores(rows, lesson):

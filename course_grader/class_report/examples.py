@@ -155,6 +155,22 @@ def _merged(together, notes, key):
                                share=sum(group.share for group in together))
 
 
+def _split_unmeasured(group, answers):
+    """A group not yet named whose grader measured nothing, split by its answers' forms: two different wrong answers
+    that share no measured fact are two groups, not one titled "(nothing measured)". Answers without a form (not
+    Python, over the bounds) stay together."""
+    if group.named or group.key:
+        return [group]
+    by_form = {}
+    for student in group.students:
+        by_form.setdefault(form(answers.source(student, group.lesson, group.exercise)), []).append(student)
+    if len(by_form) == 1:
+        return [group]
+    total = len(group.students)
+    return [dataclasses.replace(group, students=students, share=group.share * len(students) / total)
+            for students in by_form.values()]
+
+
 def merge_unnamed(found, answers, rows):
     """``found`` with the groups not yet named of each exercise merged where their answers have the same form or
     their notes the same measured words (four identical answers once made two groups, titled ``gelu:far`` and
@@ -163,7 +179,7 @@ def merge_unnamed(found, answers, rows):
     by_exercise = {}
     for group in found:
         if not group.named:
-            by_exercise.setdefault((group.lesson, group.exercise), []).append(group)
+            by_exercise.setdefault((group.lesson, group.exercise), []).extend(_split_unmeasured(group, answers))
     merged = [g for g in found if g.named]
     for groups_of in by_exercise.values():
         merged += [_merged(together, notes, answers.key) for together in _joined(groups_of, answers, notes)]

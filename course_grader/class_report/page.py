@@ -14,8 +14,8 @@ from ..files import page_head
 
 #: The re-teach cards shown in full at the top of the page.
 TOP_CARDS = 3
-#: The learners who may need help shown before the disclosure.
-HELP_SHOWN = 10
+#: The learners who may need help shown before the disclosure: the few furthest behind.
+HELP_SHOWN = 5
 #: The longest example answer shown on the page (the whole one is in autograded/).
 MAX_EXAMPLE_CHARS = 4000
 #: The page's style sheet, put inside the page (it fetches nothing).
@@ -167,15 +167,45 @@ def _glance(made):
     return "\n".join(parts)
 
 
+def by_idea(made, found):
+    """``found`` (groups, largest first) as lists of groups, one per idea to re-teach: the groups of one exercise
+    whose idea rung is the same (two mistakes the exercise's one idea explains) together, in the order of their
+    largest group. A group without an idea rung is its own."""
+    ideas = {}
+    for group in found:
+        idea = made.cards[id(group)].idea
+        ideas.setdefault((group.lesson, group.exercise, idea) if idea else id(group), []).append(group)
+    return list(ideas.values())
+
+
+def _idea_card_html(made, together):
+    """One card for the groups ``together`` (one idea): each group's title, count and what its learners did, then
+    the idea once, the lesson's links and everyone's ids."""
+    if len(together) == 1:
+        return card_html(made, together[0], prefix="top-")
+    first, built = together[0], made.cards[id(together[0])]
+    students = sorted({s for group in together for s in group.students})
+    did = "".join(f"<li><a href=\"#{g.anchor}\">{esc(g.title)}</a> ({len(g.students)}): "
+                  f"{esc(made.cards[id(g)].explanation)}</li>" for g in together)
+    return "\n".join([
+        f"<section class=\"card\" id=\"top-{first.anchor}\"><h3><code>{esc(first.exercise)}</code>: "
+        f"{len(together)} mistakes, one idea</h3>",
+        f"<p class=\"count\">{len(students)} learners lost its points to one of them</p>",
+        f"<p class=\"explanation\">What they did:</p><ul>{did}</ul>",
+        f"<h4>The idea to re-teach</h4>{built.idea}", _lesson_links(built, made.links),
+        _ids(students, made.names, f"The {len(students)} learners' ids"), "</section>"])
+
+
 def _reteach(made):
-    top = made.found[:TOP_CARDS]
+    ideas = by_idea(made, made.found)
+    top = ideas[:TOP_CARDS]
     if not top:
         return "<h2 id=\"reteach\">Re-teach first</h2><p>Nobody lost points to a mistake: nothing to re-teach.</p>"
     parts = ["<h2 id=\"reteach\">Re-teach first</h2>",
-             f"<p>The {len(top)} mistakes that cost the most learners points, each with the idea to explain again "
-             f"and the lesson's section that shows it.</p>"]
-    parts += [card_html(made, group, prefix="top-") for group in top]
-    rest = made.found[TOP_CARDS:TOP_CARDS + 7]
+             f"<p>The {len(top)} ideas whose mistakes cost the most learners points, one card each (two mistakes "
+             f"one idea explains share it), with the lesson's section that shows it.</p>"]
+    parts += [_idea_card_html(made, together) for together in top]
+    rest = [group for together in ideas[TOP_CARDS:] for group in together][:7]
     if rest:
         parts.append("<p>Then: " + "; ".join(f"<a href=\"#{g.anchor}\"><code>{esc(g.exercise)}</code> "
                                              f"{esc(g.label)}</a> ({len(g.students)})" for g in rest) + ".</p>")
@@ -197,7 +227,9 @@ def _hardest(made):
 
 def _help_row(learner, names):
     name = f" ({esc(names[learner.student_id])})" if names.get(learner.student_id) else ""
-    return (f"<tr><td class=\"ids\">{esc(learner.student_id)}{name}</td><td class=\"n\">{learner.failed}</td>"
+    points = percent(learner.points / learner.max_points) if learner.max_points else "–"
+    return (f"<tr><td class=\"ids\">{esc(learner.student_id)}{name}</td><td class=\"n\">{points}</td>"
+            f"<td class=\"n\">{learner.failed}</td>"
             f"<td class=\"n\">{learner.not_answered}</td><td class=\"n\">{learner.missing}</td>"
             f"<td class=\"n\">{learner.passed} of {learner.exercises}</td></tr>")
 
@@ -207,11 +239,13 @@ def _help(made):
     head = "<h2 id=\"help\">Learners who may need help</h2>"
     if not needing:
         return head + f"<p>No learner failed or left unanswered {percent(HELP_SHARE)} of their exercises.</p>"
-    table = ("<table><thead><tr><th scope=\"col\">learner</th><th scope=\"col\" class=\"n\">failed</th>"
+    table = ("<table><thead><tr><th scope=\"col\">learner</th><th scope=\"col\" class=\"n\">points</th>"
+             "<th scope=\"col\" class=\"n\">failed</th>"
              "<th scope=\"col\" class=\"n\">not answered</th><th scope=\"col\" class=\"n\">not handed in</th>"
              "<th scope=\"col\" class=\"n\">passed</th></tr></thead><tbody>{}</tbody></table>")
     parts = [head, f"<p>{len(needing)} learners failed, left unanswered or did not hand in at least "
-                   f"{percent(HELP_SHARE)} of their exercises (failed counts errors and timeouts too), most first.</p>",
+                   f"{percent(HELP_SHARE)} of their exercises (failed counts errors and timeouts too). The "
+                   f"{min(HELP_SHOWN, len(needing))} furthest behind, by the share of the points they earned:</p>",
              table.format("".join(_help_row(learner, made.names) for learner in needing[:HELP_SHOWN]))]
     if len(needing) > HELP_SHOWN:
         parts.append(f"<details><summary>The other {len(needing) - HELP_SHOWN}</summary>"

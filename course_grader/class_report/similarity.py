@@ -16,7 +16,8 @@ So, exercise by exercise:
    the other (copydetect's ``compare_files``, both ways);
 3. answers that are near, directly or through others, are one shared answer;
    it is common, and goes to the folded list, when more than ``COMMON_LEAST``
-   or ``COMMON_SHARE`` of the learners who answered wrote it, when it is near
+   learners wrote it (ten learners of 200 sharing one wrong answer is a
+   misconception taught or passed round, not a copy to look at), when it is near
    the course's own solution (public) or its released cell, when the grader
    named a catalogued mistake on every one of them (its model: learners make
    those on their own), or when it is too short to tell apart (``MIN_CHARS``);
@@ -42,8 +43,8 @@ from .examples import without_strings
 
 #: Two answers are near when each shares at least this much of its fingerprinted code with the other.
 NEAR = 0.8
-#: A shared answer is common when more than this many learners, or this share of those who answered, wrote it.
-COMMON_LEAST, COMMON_SHARE = 4, 0.05
+#: A shared answer is common when more than this many learners wrote it, in a class of any size.
+COMMON_LEAST = 4
 #: Normalised answers shorter than this (characters) are too short to tell apart; this long or longer count in full.
 MIN_CHARS, FULL_CHARS = 60, 400
 #: copydetect's noise threshold (the k of its k-grams, in characters of normalised code) and winnowing window.
@@ -248,8 +249,7 @@ def _common_why(exercise, forms, students, named):
     if None not in mistakes:
         return (f"the catalogued mistake{'s' * (len(mistakes) > 1)} {', '.join(sorted(mistakes))}, which learners "
                 f"make on their own")
-    limit = max(COMMON_LEAST, math.ceil(COMMON_SHARE * exercise.answered))
-    if len(students) > limit:
+    if len(students) > COMMON_LEAST:
         return f"written by {len(students)} of the {exercise.answered} learners who answered it"
     return ""
 
