@@ -12,9 +12,7 @@ third hint, where the teacher's setting opens it.
   be read.
 """
 
-import contextlib
 import datetime
-import io
 import json
 import linecache
 from pathlib import Path
@@ -23,9 +21,10 @@ import nbformat
 import pytest
 
 from encoder_lib.grading import EXERCISES, hint_area, ladder, opening, solution_step
-from encoder_lib.grading.self_check import FUNCTIONS, LAST, check as grading_check, hint, steps
+from encoder_lib.grading.self_check import LAST, check as grading_check, steps
 from grading_helpers import made_student
 from test_exercises import ANSWERS, define
+from test_hints import fresh_hints, run_hint  # noqa: F401 - a fixture: no setting, no hint opened, then as it was
 
 ROOT = Path(__file__).resolve().parent.parent
 UTC = datetime.timezone.utc
@@ -44,25 +43,6 @@ def defined_in_a_cell(source, cell="<ipython-input-1>"):
     exec(compile(source, cell, "exec"), namespace)  # noqa: S102
     linecache.cache[cell] = (len(source), None, source.splitlines(keepends=True), cell)
     return namespace
-
-
-@pytest.fixture
-def fresh(monkeypatch):
-    """No setting, no hints opened, no self-check run: then everything as it was."""
-    monkeypatch.delenv(opening.VARIABLE, raising=False)
-    saved = dict(hint_area._opened), dict(LAST), dict(FUNCTIONS)
-    hint_area._opened.clear()
-    yield
-    for live, kept in zip((hint_area._opened, LAST, FUNCTIONS), saved):
-        live.clear()
-        live.update(kept)
-
-
-def run_hint(name):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        hint(name)
-    return out.getvalue()
 
 
 # ------------------------------------------------------------------ the library's copy of the solutions
@@ -179,7 +159,7 @@ def failing_softmax(source=WRONG, readable=True):
     return LAST["softmax"]
 
 
-def test_the_solution_never_shows_before_rung_three(fresh):
+def test_the_solution_never_shows_before_rung_three(fresh_hints):
     verdict = failing_softmax()
     course = solution_step.course_solution("softmax")
     for setting in (None, "on", "off", "2020-01-01"):
@@ -198,7 +178,7 @@ def _with_setting(setting, call):
         return call()
 
 
-def test_before_the_due_date_the_fourth_step_says_when_and_after_it_shows_the_solution(fresh, monkeypatch):
+def test_before_the_due_date_the_fourth_step_says_when_and_after_it_shows_the_solution(fresh_hints, monkeypatch):
     verdict = failing_softmax()
     monkeypatch.setenv(opening.VARIABLE, "01_attention=2026-12-10T17:00:00+01:00,off")
     parts, solution = steps(verdict, ladder.STEPS, now=DUE - datetime.timedelta(hours=1))
@@ -207,7 +187,7 @@ def test_before_the_due_date_the_fourth_step_says_when_and_after_it_shows_the_so
     assert "**The course's solution**, beside your `softmax`" in parts[-1] and "shifted" in parts[-1]
 
 
-def test_the_fourth_step_sets_the_learner_s_code_beside_the_course_s_with_markers(fresh):
+def test_the_fourth_step_sets_the_learner_s_code_beside_the_course_s_with_markers(fresh_hints):
     verdict = failing_softmax()
     shown = hint_area.plain(steps(verdict, ladder.STEPS)[0][-1])
     table = [line for line in shown.splitlines() if "│" in line]
@@ -219,7 +199,7 @@ def test_the_fourth_step_sets_the_learner_s_code_beside_the_course_s_with_marker
     assert html.count("<mark>") == 5 and "<pre>" in html and "&#91;" not in shown
 
 
-def test_a_learner_s_code_that_cannot_be_read_shows_the_course_s_alone_and_says_why(fresh):
+def test_a_learner_s_code_that_cannot_be_read_shows_the_course_s_alone_and_says_why(fresh_hints):
     verdict = failing_softmax(readable=False)
     shown = steps(verdict, ladder.STEPS)[0][-1]
     assert "Your code cannot be shown beside it: Python cannot read its code here" in shown
@@ -228,7 +208,7 @@ def test_a_learner_s_code_that_cannot_be_read_shows_the_course_s_alone_and_says_
     assert solution_step.learner_source(len)[0] is None
 
 
-def test_grading_hint_climbs_to_the_solution_and_the_setting_can_keep_it_closed(fresh, monkeypatch):
+def test_grading_hint_climbs_to_the_solution_and_the_setting_can_keep_it_closed(fresh_hints, monkeypatch):
     failing_softmax()
     climbed = [run_hint("softmax") for _ in range(ladder.STEPS + 1)]
     assert "course's solution" not in "".join(climbed[:2])
