@@ -24,7 +24,7 @@ from .files import write_file
 
 MADE_FROM_FILE = ".made-from.json"
 #: Besides notebooks/: what `make student`'s student versions are made of, where the course folder has them.
-MADE_OF = ("nbgrader_config.py", "tools/student.py", "tools/course.py")
+MADE_OF = ("nbgrader_config.py", "tools/student.py", "tools/colab.py", "tools/course.py")
 SKIPPED = (".ipynb_checkpoints", "__pycache__")
 
 

@@ -18,15 +18,22 @@ touched, so it is safe with uncommitted changes (they are not published: the
 lessons are read from ``notebooks/`` as they are on disk, and the commit
 message names the commit they were generated from, marked ``+changes`` when
 ``notebooks/`` differs from it). When nothing changed, no commit is made.
+
+The same branch is what the website's **Open in Colab** links open: each
+notebook's first cell installs the course's library from the tag
+``v<version>`` (``tools/colab.py``); the tool warns when that tag is missing,
+when the library changed since it, or when the README's Binder badge still
+names the placeholder ``OWNER/REPO``.
 """
 
 import argparse
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
-from . import student  # the same generation `make student` runs
+from . import colab, student  # the same generation `make student` runs
 from .course import ROOT, lesson_names
 START = "00_start_here/00_start_here.ipynb"
 #: The published branch: a name that is no folder of the repository (`student/` is where
@@ -41,7 +48,8 @@ you to write. Start with `{start}`.
 Your teacher's link pulls this branch into your home folder. Clicking it again
 later fetches the teacher's updates and keeps the changes you made. The
 lessons need the course's Python packages and its `encoder_lib` library, which
-your teacher's JupyterHub provides.
+your teacher's JupyterHub provides; opened on Google Colab, each notebook's
+first cell installs them there.
 
 (Written by the course's `tools/publish_student.py`; its commit messages name
 the course's commit the lessons come from.)
@@ -127,6 +135,25 @@ def say_committed(branch, commit, what, then):
     print(f"publish it with `git push origin {branch}`; {then}")
 
 
+def colab_warnings(root):
+    """What stands between the published notebooks and Colab, as warnings: the README's Binder badge still naming
+    ``OWNER/REPO``, or no tag ``v<version>`` (``pyproject.toml``'s) for the first cell to install the library from,
+    or a library changed since that tag."""
+    if colab.placeholder_warning(root):
+        return [colab.placeholder_warning(root)]
+    tag = f"v{colab.course_version(root)}"
+    if not subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}"], cwd=root,
+                          capture_output=True).stdout:
+        return [f"warning: the notebooks' first cell installs encoder_lib on Colab from the tag {tag} (the version "
+                f"in pyproject.toml), which this repository does not have: git tag {tag} && git push origin {tag}"]
+    changed = git(["diff", "--name-only", tag, "HEAD", "--", "encoder_lib", "pyproject.toml"], root)
+    if changed:
+        return [f"warning: the library changed since the tag {tag}, which the notebooks' first cell installs on "
+                f"Colab ({len(changed.splitlines())} files): raise the version in pyproject.toml, publish again "
+                "and tag the new version"]
+    return []
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="the course's git repository (default: this one)")
@@ -141,6 +168,8 @@ def main(argv=None):
     lessons = len({path.split("/")[0] for path in files if "/" in path})
     say_committed(args.branch, commit, f"the student versions ({lessons} lessons)",
                   f"the nbgitpuller link then uses branch={args.branch}&urlpath=lab/tree/<folder>/{START}")
+    for warning in colab_warnings(root):
+        print(warning, file=sys.stderr)
     return commit
 
 
