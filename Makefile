@@ -106,10 +106,14 @@ publish-site: site
 # link or a special file, or more than 100 files or 50 MB is refused and named (make grade's summary lists them
 # too); each learner's latest hand-in by the exchange's own time is collected, replacing an earlier one (kept in
 # submitted/<student_id>/.replaced/). LESSON=01_attention (commas for several); STUDENT=ada just that learner
-# (README: For teachers).
+# (README: For teachers). FROM=submissions.zip RECORD=<the platform's record>[,...] [ZONE=Europe/Paris]: one lesson
+# from Canvas's or Moodle's download of its submissions instead (course_grader/collect_download.py).
 comma := ,
 collect: setup
 	@test -n "$(LESSON)" || { echo "usage: make collect LESSON=01_attention (the lesson to collect; commas for several)"; exit 2; }
+ifneq ($(FROM),)
+	@$(BIN)/python -m course_grader.collect_download "$(LESSON)" "$(FROM)" --record "$(RECORD)" --zone "$(ZONE)"
+else
 	@umask 077; for lesson in $(subst $(comma), ,$(LESSON)); do \
 	    PATH="$(abspath $(BIN)):$$PATH" $(BIN)/nbgrader collect "$$lesson" $(if $(STUDENT),--student="$(STUDENT)") \
 	        --ExchangeFactory.collect=course_grader.collect.CourseCollect || exit 1; \
@@ -117,6 +121,7 @@ collect: setup
 	        $(if $(STUDENT),--student="$(STUDENT)") || exit 1; fi; \
 	done; \
 	for lesson in $(subst $(comma), ,$(LESSON)); do $(BIN)/python -m course_grader.collected "$$lesson"; done
+endif
 
 # The lines of jupyterhub_config.py that make the hub start the course's hand-in service (course_grader/handin)
 # from this copy of the course, and tell every learner's server where it is: learners hand in with

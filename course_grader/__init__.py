@@ -13,7 +13,9 @@ Grading, in the order it happens:
 
 - ``collect``: ``make collect``, nbgrader's collect through the course's own collector, which trusts nothing in
   a hand-in; ``exchange``: nbgrader's exchange as the course reads it (a hand-in's name, what it holds, its
-  time, the record of what was collected, refused and skipped);
+  time, the record of what was collected, refused and skipped); ``collect_download``: ``make collect FROM=``, a
+  learning platform's download of one assignment's submissions (Canvas's, Moodle's: ``downloads``), matched to the
+  roster through the platform's record, each hand-in timed by it;
 - ``grade``: ``make grade``, the command: the course's lock, then a plan, then the run, then the report;
 - ``plan``: what a run will do, decided before anything runs (``plan_run`` returns a ``Plan``); ``roster``: each
   id found set against the course's roster first (one learner, one name: look-alikes held);

@@ -256,6 +256,9 @@ def _collected_time(stamp_text, exchange, grace=datetime.timedelta(0)):
 #: What make collect's record says of a hand-in taken from the hand-in service (``handin.collect``), timed by its
 #: clock: no learner's stamp is read.
 SERVICE = "the hand-in service"
+#: What it says of a hand-in taken from a learning platform's download (``collect_download``), timed by the
+#: platform's own record of it.
+PLATFORMS = ("Canvas", "Moodle")
 
 
 def hand_in_time(notebook, record, digest=None, grace=datetime.timedelta(0)):
@@ -270,6 +273,8 @@ def hand_in_time(notebook, record, digest=None, grace=datetime.timedelta(0)):
     if exchange is not None and (record.get("files") or {}).get(notebook.name) == (digest or file_digest(notebook)):
         if record.get("source") == SERVICE:
             return HandInTime(exchange, "the hand-in service's clock")
+        if record.get("source") in PLATFORMS:
+            return HandInTime(exchange, f"{record['source']}'s record of the hand-in")
         return _collected_time(record.get("stamp"), exchange, grace)
     text = read_stamp(notebook.parent)
     if text is None:
@@ -363,4 +368,10 @@ def collect_notices(submitted, lessons):
             if more > 0:
                 said.append(f"make collect {lesson} {kind} {more} more folder{'s' * (more > 1)} of inbound/, "
                             f"counted, not named")
+        download = record.get("download") or {}
+        for entry, why in download.get("refused") or ():
+            said.append(plain_text(f"make collect {lesson} FROM={download.get('from')} refused {entry!r}: {why}"))
+        more = int(download.get("refused_count") or 0) - len(download.get("refused") or ())
+        if more > 0:
+            said.append(f"make collect {lesson} FROM={download.get('from')} refused {more} more files, counted")
     return said
