@@ -9,8 +9,10 @@ Then, without a browser:
   every notebook is a widget on its page;
 - the pages' prose is the notebooks' markdown word for word (nothing
   dropped, nothing added), every formula a ``<math>`` holding its LaTeX;
-- no solution line and no hidden test appears in any file under the site;
-  the exercises' cells are the student version's, without outputs;
+- no hidden test appears in any file under the site, and a solution only in
+  the closed "Show the course's solution" disclosure under its exercise (not
+  in the search index; none at all when built with solutions off); the
+  exercises' cells are the student version's, without outputs;
 - the stored pictures, alt texts and readouts of a sample of states are what
   a fresh widget (the cell run again) draws for them; every move the page can
   make leads to a state it keeps; a reduced grid keeps every value of each
@@ -246,16 +248,21 @@ def solution_lines(notebook):
     return found
 
 
+SOLUTION = re.compile(r'<details class="solution".*?</details>', re.S)
+
+
 def site_texts(site):
-    """Every file under the site as text: a page's text content and its raw HTML, a script or style sheet."""
+    """Every file under the site as text: a page's text content and its raw HTML, a script or style sheet; a page's
+    folded solutions (which a learner opens by asking) left out."""
     for path in sorted(site.out.rglob("*")):
         if path.suffix == ".html":
-            yield path, "".join(read_page(path).text) + "\n" + path.read_text()
+            raw = SOLUTION.sub("", path.read_text())
+            yield path, "".join(Page(raw).text) + "\n" + raw
         elif path.suffix in (".js", ".css", ".json", ".txt"):
             yield path, path.read_text()
 
 
-def test_no_solution_and_no_hidden_test_appears_anywhere_under_the_site(site):
+def test_no_solution_and_no_hidden_test_appears_under_the_site_but_in_its_folded_disclosure(site):
     leaks = []
     texts = list(site_texts(site))
     for lesson in LESSONS:
@@ -269,6 +276,56 @@ def test_no_solution_and_no_hidden_test_appears_anywhere_under_the_site(site):
         leaks += [f"{path.name}: {marker}" for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS")
                   if marker in text]
     assert not leaks, "\n".join(leaks[:20])
+
+
+def test_each_exercise_is_followed_by_the_course_s_solution_folded_and_nothing_else_is(site):
+    """A closed ``<details>`` (keyboard-operable, nothing fetched) right after each answer cell holds the course's
+    solution as tools/solutions.py writes it into the library: the whole function, no marker line."""
+    from encoder_lib.grading import EXERCISES
+    from encoder_lib.grading.solution_step import course_solutions
+
+    shown = {}
+    for lesson in LESSONS:
+        text = (site.out / f"{lesson}.html").read_text()
+        for answer_id, body in re.findall(r'<div class="cell code exercise" data-cell="([^"]+)">.*?</div></div>\n'
+                                          r'<details class="solution" data-cell="\1">(.*?)</details>', text, re.S):
+            page = Page(f'<div class="cell code" data-cell="x">{body}</div>')
+            assert body.startswith('<summary class="solution-summary">Show the course\'s solution</summary>')
+            shown[answer_id] = html.unescape(re.sub(r"<[^>]+>", "", body.split("</summary>", 1)[1]))
+            assert "open" not in body.split(">", 1)[0] and not page.tags
+        assert len(re.findall(r'<details class="solution"', text)) == len(
+            [c for c in teacher(lesson).cells if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_answer")])
+    library = course_solutions()
+    assert sorted(name.removesuffix("_answer") for name in (
+        c.metadata["nbgrader"]["grade_id"] for lesson in LESSONS for c in teacher(lesson).cells
+        if c.id in shown)) == sorted(EXERCISES)
+    for lesson in LESSONS:
+        for cell in teacher(lesson).cells:
+            if cell.id in shown:
+                name = cell.metadata["nbgrader"]["grade_id"].removesuffix("_answer")
+                assert shown[cell.id].strip() == library[name]["source"].strip(), name
+
+
+def test_a_site_built_with_solutions_off_shows_none(tmp_path):
+    from tools.site import __main__ as command
+    from tools.site.build import lesson_body
+    from tools.site.pages import CourseLinks
+
+    answer = next(c for c in teacher("03_feed_forward").cells
+                  if c.metadata.get("nbgrader", {}).get("grade_id") == "gelu_answer")
+    stub = nbformat.from_dict({**answer, "source": "def gelu(x):\n    raise NotImplementedError()"})
+    teachers, learners = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    teachers.cells, learners.cells = [nbformat.v4.new_markdown_cell("# GELU"), answer], [stub]
+    links = CourseLinks("o", "r", "main", "student/")
+    on = lesson_body("03_x", learners, teachers, {}, links, ["03_x"], tmp_path, "03_x/")
+    off = lesson_body("03_x", learners, teachers, {}, links, ["03_x"], tmp_path, "03_x/", solutions=False)
+    assert on.count('<details class="solution"') == 1 and "erf" in SOLUTION.search(on).group(0)
+    assert '<details class="solution"' not in off and "erf" not in off and "SOLUTION" not in on + off
+    with pytest.raises(SystemExit):
+        command.main(["--solutions", "maybe"])
+    dry = subprocess.run(["make", "-C", str(ROOT), "-n", "site", "SITE_SOLUTIONS=off"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "-m tools.site --solutions off" in dry
 
 
 def test_exercise_cells_are_the_student_versions_without_outputs(site):

@@ -409,3 +409,20 @@ def test_lesson_05_printed_has_no_code_cut_at_the_edge_no_controls_and_its_widge
             return [a.getAttribute('href'), getComputedStyle(a, '::after').content]; }""")
         assert after[0] in after[1], f"a link printed without its address: {after}"
         assert not page.problems, page.problems
+
+
+# ------------------------------------------------------------------ the course's solutions
+
+def test_an_exercise_s_solution_opens_from_the_keyboard_when_asked_and_fetches_nothing(site, chromium):
+    with site_pages.offline(chromium) as context:
+        page = site_pages.open_page(context, site.out / "01_attention.html")
+        details = page.locator("details.solution").first
+        assert details.get_attribute("open") is None and not details.locator("pre").is_visible()
+        details.locator("summary").focus()
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.querySelector('details.solution').open", timeout=site_pages.WAIT_MS)
+        assert "shifted = x - x.max(axis=axis, keepdims=True)" in details.locator("pre").inner_text()
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => !document.querySelector('details.solution').open", timeout=site_pages.WAIT_MS)
+        assert not [u for u in context.requests if not u.startswith("file:")]
+        assert not page.problems, page.problems

@@ -59,7 +59,7 @@ BUDGETS = {
     "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 6533),
     "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 10729),
     "the questions": (["encoder_lib/questions/*.py"], [], 857),
-    "the site": (["tools/site/**/*.py", "tools/site/**/*.js", "tools/site/**/*.css"], [], 2822),
+    "the site": (["tools/site/**/*.py", "tools/site/**/*.js", "tools/site/**/*.css"], [], 2844),
 }
 
 

@@ -33,9 +33,12 @@ def summary(site):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0].strip("`"))
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="the folder to write (default: site/)")
+    parser.add_argument("--solutions", choices=("on", "off"), default="on",
+                        help="each exercise followed by the course's solution, folded (default: on; off for a graded "
+                             "class that reads the public site)")
     args = parser.parse_args(argv)
     try:
-        site = build(args.out)
+        site = build(args.out, solutions=args.solutions == "on")
     except SiteError as exc:
         print(f"make site: {exc}", file=sys.stderr)
         return 1

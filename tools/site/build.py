@@ -16,6 +16,7 @@ from encoder_lib.widgets._base import canvas_png
 
 from .. import colab, student
 from ..course import ROOT, lesson_names
+from ..solutions import without_markers
 from . import pages, phone, questions, search
 from .notebook_run import NotebookRun
 from .render import SiteError, code_block, highlight_css, markdown_html, outputs_html
@@ -24,6 +25,7 @@ from .states import Grid, plan
 STATIC = Path(__file__).resolve().parent / "static"
 TRY_IT_ANSWER = "try-it-answer"  # the tag of a markdown cell that answers a "Try it" question
 ANSWER_SUMMARY = "The answer: open it once you have tried"
+SOLUTION_SUMMARY = "Show the course's solution"
 
 
 @dataclass
@@ -143,12 +145,13 @@ class FigureStore:
         return save_figure
 
 
-def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, url, figures=None):
+def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, url, figures=None, solutions=True):
     """A lesson's cells as HTML: ``learner`` is its student version (what the learner sees), ``teacher``
     the teachers' version (its stored outputs); ``widgets_html[cell id]`` the widgets a cell shows; under the
     first cell, where to open the lesson (its student notebook is ``url``/<name>.ipynb) and its contents;
     ``figures[cell id]`` the matplotlib figures a cell showed when it ran (``NotebookRun.figures``), each
-    drawn again for phones beside its stored picture."""
+    drawn again for phones beside its stored picture. ``solutions``: each exercise's answer cell is followed by the
+    course's solution, folded (``solution_html``)."""
     by_id = {cell.get("id"): cell for cell in teacher.cells}
     link_for = pages.link_rewriter(links, f"notebooks/{name}/{name}.ipynb", lessons)
     ids, parts, headings = set(), [], []
@@ -164,6 +167,8 @@ def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, ur
             parts.append(_markdown_cell(cell, source, markdown_html(cell.source, link_for, ids, headings)))
         elif cell.cell_type == "code":
             parts.append(_code_cell(cell, source, widgets_html, store, f"{name}, cell {index} (id {cell.get('id')})"))
+            if solutions and source is not None and pages.exercise_part(source) == "answer":
+                parts.append(solution_html(source))
     # under the lesson's first cell (its title, time and what it teaches): where to open it, and its contents
     parts[1:1] = [pages.open_lesson(name, links, f"{url}{name}.ipynb"),
                   pages.contents([h for h in headings if h[0] in (2, 3)])]
@@ -196,10 +201,20 @@ def _code_cell(cell, source, widgets_html, store, where):
             f'{code_block(cell.source, label="code")}<div class="outputs">{shown}</div></div>')
 
 
-def build(out=None, root=ROOT, lessons=None, log=print):
+def solution_html(source):
+    """The course's solution of an answer cell (``source``, the teachers' version's, its marker lines taken out)
+    in a closed ``<details>`` under the exercise: a learner opens it by asking, from the keyboard too, and nothing
+    is fetched. The search leaves it out."""
+    code = code_block(without_markers(source.get("source", "")), label="the course's solution")
+    return (f'<details class="solution" data-cell="{pages.esc(source.get("id"))}"><summary class="solution-summary">'
+            f'{SOLUTION_SUMMARY}</summary>\n{code}</details>')
+
+
+def build(out=None, root=ROOT, lessons=None, log=print, solutions=True):
     """Write the site into ``out`` (default ``root/site``), replacing what is there; returns the ``Site``.
 
-    ``lessons``: the lessons to build (default: all). The site is written
+    ``lessons``: the lessons to build (default: all). ``solutions=False``: no exercise shows the course's solution
+    (a teacher whose graded class reads the public site). The site is written
     into a new folder beside ``out`` and moved into place when complete, so a
     failed build leaves the last site as it was.
     """
@@ -213,7 +228,7 @@ def build(out=None, root=ROOT, lessons=None, log=print):
         raise ValueError(f"lessons must be some of {every}, got {lessons}")
     readme = (root / "README.md").read_text()
     course = Course(readme, pages.course_links(readme), lessons, student_versions(root, lessons, log),
-                    *_run_lessons(root, lessons, log))
+                    *_run_lessons(root, lessons, log), solutions=solutions)
     if out.exists() and any(out.iterdir()) and not (out / "index.html").is_file():
         raise SiteError(f"{out} exists and is not a site this tool wrote (no index.html): not replacing it")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -244,6 +259,7 @@ class Course:
     students: dict
     runs: dict
     grids: dict
+    solutions: bool = True  # each exercise followed by the course's solution, folded
 
     def title(self, name):
         return pages.notebook_title(self.runs[name].notebook, name)
@@ -308,7 +324,7 @@ def _write_lesson(stage, name, course, log):
             widget.widget_id, cell_id, grid.explorer, widget.data, _note(grid))
         page.widgets.append(widget)
     body = lesson_body(name, course.students[name], course.runs[name].notebook, widgets_html, course.links,
-                       course.lessons, folder, f"{name}/", course.runs[name].figures)
+                       course.lessons, folder, f"{name}/", course.runs[name].figures, solutions=course.solutions)
     folder.mkdir(parents=True, exist_ok=True)
     nbformat.write(course.students[name], folder / f"{name}.ipynb")  # the student version, to download
     body += pages.lesson_nav(course.lessons, name, {n: course.title(n) for n in course.lessons})

@@ -55,9 +55,11 @@ def sections(name, lesson_title, page_html):
     one under the lesson's own title, each with its plain words (formulas as their LaTeX source, code as written)."""
     body = page_html.split("<main", 1)[-1].split("</main>", 1)[0]
     body = re.sub(r"<script.*?</script>", " ", body, flags=re.S)
-    # what every page has (where to open it, its contents, the lessons before and after, a widget's printed copy)
+    # what every page has (where to open it, its contents, the lessons before and after, a widget's printed copy),
+    # and the course's solutions, which a learner opens by asking, never by searching
     body = re.sub(r'<section class="open-lesson".*?</section>|<nav class="(?:toc|lessons)".*?</nav>'
-                  r'|<div class="explorer-print">.*?</div>\n', " ", body, flags=re.S)
+                  r'|<div class="explorer-print">.*?</div>\n|<details class="solution".*?</details>', " ", body,
+                  flags=re.S)
     body = re.sub(r"<math.*?<annotation[^>]*>(.*?)</annotation>.*?</math>", r" \1 ", body, flags=re.S)
     found = [Section(lesson_title, lesson_title, f"{name}.html")]
     for piece in re.split(r"(<h2 id=\"[^\"]*\">.*?</h2>)", body, flags=re.S):
