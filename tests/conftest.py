@@ -209,7 +209,7 @@ BROWSER_FIXTURES = {"browser", "chromium"}
 BROWSER_MODULES = {"test_present.py"}
 HUB_MODULES = {"test_classroom_hub.py"}
 #: Set-ups of seconds to minutes: a server's environment, the website, the student versions (``make student``).
-SLOW_FIXTURES = {"server_env", "site", "student_versions"}
+SLOW_FIXTURES = {"server_env", "site", "student_versions", "fork_student_versions"}
 #: Modules whose every test runs the real grader, or ``make student``, or nbgrader's exchange.
 SLOW_MODULES = {"test_grader_resilience.py", "test_publish_student.py", "test_release_feedback.py",
                 "test_hand_in_service.py"}
@@ -221,8 +221,9 @@ SHARED_SET_UP = {"test_site.py": "site", "test_site_reading.py": "site",
                  "test_install.py": "server_env", "test_classroom_hub.py": "server_env"}
 #: Handed to the workers first, the longest first, so that no long file starts last and runs alone.
 LONGEST_FIRST = ("test_site.py", "test_site_reading.py", "test_browser_lab.py", "test_classroom_hub.py",
-                 "test_install.py", "test_grading_pipeline.py", "test_grading_cluster.py", "test_grader_resilience.py",
-                 "test_feedback.py", "test_hand_in_attacks.py", "test_grade_selection.py", "test_regrade_costs.py")
+                 "test_install.py", "test_colab.py", "test_grading_pipeline.py", "test_grading_cluster.py",
+                 "test_grader_resilience.py", "test_feedback.py", "test_hand_in_attacks.py", "test_grade_selection.py",
+                 "test_regrade_costs.py")
 
 
 if importlib.util.find_spec("xdist") is not None:
