@@ -16,6 +16,7 @@ from encoder_lib.grading.exercises import BY_LESSON
 
 from . import gradebook_writer, submissions
 from .files import plain_text
+from .sections import read_sections
 
 MOST_NAMED = 50
 
@@ -30,6 +31,11 @@ def summary(root, lesson):
                 f"to say who has not: docs/teaching/grading.md)"]
     missing = [s for s in roster if unicodedata.normalize("NFC", s) not in handed]
     lines = [f"{lesson}: {len(roster) - len(missing)} of the roster's {len(roster)} handed in"]
+    sections = read_sections(root)
+    if len(set(sections.values())) > 1:  # each section's count (course_grader.sections)
+        lines.append("  " + "; ".join(
+            f"section {plain_text(name)}: {sum(s not in missing for s in roster if sections.get(s) == name)} of "
+            f"{sum(sections.get(s) == name for s in roster)}" for name in sorted(set(sections.values()))))
     if missing:
         named = ", ".join(plain_text(s) for s in missing[:MOST_NAMED])
         more = f" and {len(missing) - MOST_NAMED} more" if len(missing) > MOST_NAMED else ""

@@ -26,7 +26,9 @@ Its row type, ``Result``, is also what ``make report`` reads back.
   ``Final Points``): Canvas matches a row by ``SIS User ID`` or ``SIS
   Login ID`` and ignores ``Final Points`` (a column of its own exports);
   Moodle maps ``Email address`` or ``SIS Login ID`` (as the username) to
-  its users and each lesson's column to a grade item.
+  its users and each lesson's column to a grade item. Where the course has
+  sections (``sections``), each row says its learner's, and each section has
+  its own file beside it, ``grades_lms_<section>.csv``, the same rows.
 
 Every text a learner wrote is written as plain text, every file whole (``files``).
 """
@@ -38,6 +40,7 @@ from pathlib import Path
 
 from . import gradebook
 from .files import plain_text, write_csv
+from .sections import SETTING as SECTION_SETTING, file_name as section_file, read_sections
 from .submissions import NOTEBOOK
 
 COLUMNS = ("student_id", "lesson", "exercise", "points", "max_points", "status", "note")
@@ -137,10 +140,10 @@ LMS_TOTAL = "Final Points"
 POINTS_POSSIBLE = "    Points Possible"
 
 
-def lms_rows(results, lessons, roster, penalties=None):
+def lms_rows(results, lessons, roster, penalties=None, sections=None):
     """grades_lms.csv's rows: one per learner (in the order of ``results``), with the roster's name ("Last,
-    First" as Canvas writes it; the id where the roster has no name) and e-mail, each lesson's points (less the
-    late penalty the gradebook recorded, at least 0) and the total."""
+    First" as Canvas writes it; the id where the roster has no name), section (``sections``) and e-mail, each
+    lesson's points (less the late penalty the gradebook recorded, at least 0) and the total."""
     points, learners = {}, {}
     for r in results:
         learners.setdefault(r.student_id, None)
@@ -152,7 +155,8 @@ def lms_rows(results, lessons, roster, penalties=None):
         name = ", ".join(p for p in (known.last_name, known.first_name) if p) if known else ""
         scores = [max(0.0, points.get((student, lesson), 0.0) - (penalties or {}).get((student, lesson), 0.0))
                   for lesson in lessons]
-        rows.append((name or student, "", student, student, "", known.email if known else "", *scores, sum(scores)))
+        rows.append((name or student, "", student, student, (sections or {}).get(student, ""),
+                     known.email if known else "", *scores, sum(scores)))
     return rows
 
 
@@ -173,10 +177,20 @@ def write_lms_csv(root, results, lessons, penalties=None, points_possible=False)
     without)."""
     if penalties is None:
         penalties = {key: late.penalty for key, late in gradebook.late(root).items() if late.penalty}
-    rows = lms_rows(results, list(lessons), gradebook.students(root), penalties)
-    if points_possible:
-        rows.insert(0, points_possible_row(results, list(lessons)))
-    write_csv(Path(root) / "grades_lms.csv", LMS_COLUMNS + tuple(lessons) + (LMS_TOTAL,), rows)
+    sections = read_sections(root)
+    rows = lms_rows(results, list(lessons), gradebook.students(root), penalties, sections)
+    first = [points_possible_row(results, list(lessons))] if points_possible else []
+    columns = LMS_COLUMNS + tuple(lessons) + (LMS_TOTAL,)
+    write_csv(Path(root) / "grades_lms.csv", columns, first + rows)
+    for old in Path(root).glob("grades_lms_*.csv"):  # a section's file of an earlier run: the sections may differ
+        old.unlink()
+    by_file = {}
+    for section in sorted(set(sections.values())):
+        if by_file.setdefault(section_file(section), section) != section:
+            raise ValueError(f"sections {by_file[section_file(section)]!r} and {section!r} would write one file, "
+                             f"{section_file(section)}: rename one in {SECTION_SETTING}")
+        mine = [row for row in rows if row[4] == section]
+        write_csv(Path(root) / section_file(section), columns, first + mine)
 
 
 # ---------------------------------------------------------------- the summary

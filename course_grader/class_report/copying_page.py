@@ -3,6 +3,7 @@ side by side with what differs marked, the grader's verdict on each, and the sco
 common in this class folded below."""
 
 from ..files import code_html, html_text as esc
+from ..sections import in_words
 from .similarity import COMMON_LEAST, NEAR, SHOWN_NOISE, SHOWN_WINDOW, fingerprints
 
 #: The flags shown in full (the others are listed below them, folded).
@@ -90,6 +91,9 @@ def _flag(made, n, flag):
                 for s in item.students}
     same = f"the grader's verdict on each: {esc(verdicts.pop())}" if len(verdicts) == 1 else \
         "the grader's verdicts differ"
+    sections = {made.known.sections[s] for s in flag.students if s in made.known.sections}
+    if len(sections) > 1:
+        same += f"; across sections {esc(in_words(sections))}"
     return (f"<section class=\"flag card\" id=\"flag-{n}\"><h3>{n}. <span class=\"ids\">{who}</span>: score "
             f"{flag.score:.2f}</h3><p class=\"count\">The same unusual answer to {exercises}; {same}.</p>"
             + "".join(_item(made, item) for item in flag.shared) + "</section>")

@@ -8,6 +8,7 @@ from encoder_lib.grading.exercises import EXERCISES
 
 from .. import gradebook
 from ..deadlines import Deadlines
+from ..sections import read_sections
 from .rows import roster
 from .similarity import find_copying
 from .examples import add_examples, merge_unnamed
@@ -35,6 +36,7 @@ class FromGradebook:
     names: dict = field(default_factory=dict)
     manual: dict = field(default_factory=dict)
     late: list = field(default_factory=list)
+    sections: dict = field(default_factory=dict)  # {student: section} (course_grader.sections); empty: one section
 
     @classmethod
     def read(cls, root, rows):
@@ -45,7 +47,7 @@ class FromGradebook:
             for (student, lesson), seconds in flagged.items():
                 hand_in = recorded.get((student, lesson))
                 late.append(LateHandIn(student, lesson, seconds, hand_in.penalty if hand_in else 0.0))
-            return cls(roster(root), gradebook.manual_marks(root), late)
+            return cls(roster(root), gradebook.manual_marks(root), late, read_sections(root))
         rules = Deadlines.read(root)
         handed = dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing")
         for student, lesson in handed:
@@ -53,7 +55,7 @@ class FromGradebook:
             seconds = rules.seconds_late(student, lesson, hand_in.handed_in) if hand_in else 0.0
             if seconds > 0:
                 late.append(LateHandIn(student, lesson, seconds, hand_in.penalty))
-        return cls(roster(root), gradebook.manual_marks(root), late)
+        return cls(roster(root), gradebook.manual_marks(root), late, read_sections(root))
 
     def marked(self, rows):
         """The rows with the points given by hand as the gradebook has them now: the teacher's score where there

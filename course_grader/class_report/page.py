@@ -9,6 +9,7 @@ from ..deadlines import late_words
 from .answers import ANSWER_SECONDS, MAX_ANSWER_CHARS, MAX_ANSWER_NODES
 from .copying_page import copying as copying_section
 from .data import by_exercise
+from .sections_page import sections_html
 from ..files import code_html, html_text as esc
 from ..files import page_head
 
@@ -111,9 +112,26 @@ CONTENTS = (("glance", "Exercise by exercise, at a glance"), ("reteach", "Re-tea
 GLANCE_ROWS = 6
 
 
+def _sectioned(made):
+    """The course's sections, where the learners counted are in two or more; else None."""
+    sections = made.known.sections
+    counted = {sections[s] for s in made.learners if s in sections}
+    return sections if len(counted) >= 2 else None
+
+
+def _contents(made):
+    if not _sectioned(made):
+        return CONTENTS
+    return CONTENTS[:1] + (("sections", "Sections side by side"),) + CONTENTS[1:]
+
+
+def _sections(made):
+    return sections_html(made, _sectioned(made))
+
+
 def _intro(made):
     handed = sum(1 for learner in made.learners.values() if learner.missing < learner.exercises)
-    items = "".join(f"<li><a href=\"#{anchor}\">{title}</a></li>" for anchor, title in CONTENTS)
+    items = "".join(f"<li><a href=\"#{anchor}\">{title}</a></li>" for anchor, title in _contents(made))
     return ("<h1>What the class got wrong, and what to re-teach</h1>"
             f"<p class=\"meta\">{len(made.learners)} learners ({handed} handed something in); lessons counted: "
             f"{', '.join(esc(lesson) for lesson in made.lessons) or 'none'}.</p>"
@@ -385,7 +403,8 @@ def _by_hand(made):
 
 def page(made):
     """The report's HTML."""
-    sections = [_glance, _reteach, _hardest, _help, _copying, _lessons, _mistakes, _unnamed, _late, _by_hand, _about]
+    sections = [_glance, *([_sections] if _sectioned(made) else []), _reteach, _hardest, _help, _copying, _lessons,
+                _mistakes, _unnamed, _late, _by_hand, _about]
     parts = [page_head(esc("What the class got wrong"), REPORT_STYLE) + "<main>", _intro(made)]
     parts += [f"<section>\n{section(made)}\n</section>" for section in sections]
     parts.append("</main></body></html>\n")

@@ -386,3 +386,6 @@ def test_make_collect_ends_with_who_on_the_roster_has_not_handed_in(course, tmp_
     lines = collected.summary(root, LESSON)
     assert lines[0] == f"{LESSON}: 1 of the roster's 62 handed in"
     assert lines[1].startswith("  not handed in (61): bo, learner00, ") and lines[1].endswith(" and 11 more")
+    with open(root / "nbgrader_config.py", "a") as config:  # two sections: each one's count under the whole's
+        config.write("\nc.EncoderCourse.sections = {'A': ['ada', 'bo'], 'B': ['learner00']}\n")
+    assert collected.summary(root, LESSON)[1] == "  section A: 1 of 2; section B: 0 of 1"

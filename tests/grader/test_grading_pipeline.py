@@ -456,11 +456,17 @@ class Course:
         return set(self.lessons[attack.lesson]) if attack.exercise == "*" else {attack.exercise}
 
 
+#: The course's sections in this class: a few learners each; the others in none.
+SECTIONS = {"Section A": ["solutions", "untouched"], "Section B": ["one-lesson-only"]}
+
+
 def _course_copy(root):
     shutil.copytree(ROOT / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     for name in ("Makefile", "nbgrader_config.py", "requirements.txt", "pyproject.toml"):
         shutil.copy(ROOT / name, root / name)
+    with open(root / "nbgrader_config.py", "a") as config:  # two sections, graded in the one run (issue 42)
+        config.write(f"\nc.EncoderCourse.sections = {SECTIONS!r}\n")
     shutil.copytree(ROOT / "tools", root / "tools", ignore=shutil.ignore_patterns("__pycache__"))
     (root / ".venv").symlink_to(BIN.parent)
     (root / ".grading-secret").write_text(f"{SECRET:x}\n")
@@ -669,6 +675,12 @@ def test_every_output_file_is_written_with_a_row_for_every_learner(course):
     assert sorted(row["SIS User ID"] for row in lms) == sorted(expected), "one row per learner"
     solutions = next(row for row in lms if row["SIS User ID"] == "solutions")
     assert float(solutions["Final Points"]) == sum(e.points for e in encoder_lib.grading.EXERCISES.values())
+    in_sections = {student: section for section, students in SECTIONS.items() for student in students}
+    assert {row["SIS User ID"]: row["Section"] for row in lms} == {s: in_sections.get(s, "") for s in expected}
+    for section, students in SECTIONS.items():  # each section's own file: its learners' rows, as the whole's
+        own = list(csv.DictReader((course.root / f"grades_lms_{section.replace(' ', '_')}.csv").read_text()
+                                  .splitlines()))
+        assert own[0] == possible[0] and own[1:] == [row for row in lms if row["SIS User ID"] in students]
 
 
 @pytest.mark.grading
