@@ -54,8 +54,11 @@ def course_folder(root):
 
 
 def repository(root=ROOT):
-    """``(owner, repository)`` the README's Binder badge names, or None where it names the placeholder."""
+    """``(owner, repository)`` the README's Binder badge names, or None where it names the placeholder or the course
+    has no README (a copy of its lessons and tools alone)."""
     readme = Path(root) / "README.md"
+    if not readme.is_file():
+        return None
     found = BADGE.search(readme.read_text())
     if found is None:
         raise ValueError(f"{readme} has no Binder badge (https://mybinder.org/v2/gh/<owner>/<repo>/...): the one "

@@ -463,7 +463,7 @@ SECTIONS = {"Section A": ["solutions", "untouched"], "Section B": ["one-lesson-o
 def _course_copy(root):
     shutil.copytree(ROOT / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    for name in ("Makefile", "nbgrader_config.py", "requirements.txt", "pyproject.toml"):
+    for name in ("Makefile", "nbgrader_config.py", "requirements.txt", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, root / name)
     with open(root / "nbgrader_config.py", "a") as config:  # two sections, graded in the one run (issue 42)
         config.write(f"\nc.EncoderCourse.sections = {SECTIONS!r}\n")
