@@ -61,7 +61,8 @@ $(LAB_STAMP): requirements-learners.txt requirements-model.txt pyproject.toml ju
 	$(PYTHON) -m tools.hub_install --learner-only $(LAB_VENV)
 	@touch $@
 
-$(STUDENT_STAMP): $(LAB_STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py tools/student.py tools/course.py
+$(STUDENT_STAMP): $(LAB_STAMP) $(wildcard notebooks/*/*.ipynb) nbgrader_config.py tools/student.py tools/colab.py \
+                  tools/course.py README.md
 	$(LAB_BIN)/python -m tools.student
 
 # The student versions of the lessons (exercises without their solutions) in
