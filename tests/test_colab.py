@@ -108,6 +108,12 @@ def test_a_bad_repository_is_refused_naming_the_argument(bad, expected):
     assert expected in str(error.value)
 
 
+def test_a_pyproject_without_a_version_is_refused_naming_the_file_and_the_field(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = \"encoder-course\"\n")
+    with pytest.raises(ValueError, match=r"pyproject.toml should give the course's version as \[project\] version"):
+        colab.course_version(tmp_path)
+
+
 def run_cell_without_kernel(source, python, hide_library=False):
     """Run a first cell's code in ``python`` outside Jupyter, where ``get_ipython()`` (the pip call) must not be
     called: its ``CompletedProcess``. ``hide_library``: as if encoder_lib were not installed."""

@@ -68,8 +68,12 @@ def repository(root=ROOT):
 
 def course_version(root=ROOT):
     """The course's version, ``[project] version`` of ``pyproject.toml`` (``0.1.0``)."""
-    with open(Path(root) / "pyproject.toml", "rb") as file:
-        return tomllib.load(file)["project"]["version"]
+    path = Path(root) / "pyproject.toml"
+    with open(path, "rb") as file:
+        version = tomllib.load(file).get("project", {}).get("version")
+    if not isinstance(version, str) or not re.fullmatch(r"[0-9][0-9A-Za-z.+-]*", version):
+        raise ValueError(f"{path} should give the course's version as [project] version = \"0.1.0\"; got {version!r}")
+    return version
 
 
 def model_requirement(root=ROOT):
