@@ -312,6 +312,7 @@ _JS_WIDGETS = """(indices) => {
             const htmls = [...out.querySelectorAll('.widget-html-content')];
             return {
                 widget: !!view,
+                questions: !!out.querySelector('.course-questions'),
                 images: imgs.map(img => ({loaded: img.complete && img.naturalWidth > 0,
                                           width: img.naturalWidth, src: img.src.slice(0, 80), alt: img.alt})),
                 readout: htmls.length ? htmls[htmls.length - 1].textContent : null,
@@ -451,7 +452,8 @@ class LabNotebook:
         try:
             self.page.wait_for_function(
                 f"""(indices) => ({_JS_WIDGETS})(indices).every(cell => cell.outputs.length > 0 &&
-                    cell.outputs.every(o => o.widget && o.images.length > 0 && o.images.every(i => i.loaded)))""",
+                    cell.outputs.every(o => o.questions ||
+                                         (o.widget && o.images.length > 0 && o.images.every(i => i.loaded))))""",
                 arg=indices, timeout=timeout * 1000, polling=100)
         except Exception as exc:
             raise AssertionError(f"{self.path}: the widgets of cells {indices} were not all shown after "
@@ -475,8 +477,8 @@ class LabNotebook:
         return self.page.locator(f"{_CELL_CSS}").nth(index)
 
     def widget_view(self, index):
-        """The outermost widget box of the cell's (first) output."""
-        return self.cell(index).locator(".jp-OutputArea-output .widget-vbox").first
+        """The outermost box of the cell's (first) course widget: the questions asked above it are not it."""
+        return self.cell(index).locator(".jp-OutputArea-output .course-explorer").first
 
     def image(self, index):
         """The widget's picture: a new <img> after each redraw, so this finds the current one each time."""

@@ -426,11 +426,11 @@ _JS_STATE = """() => {
 # A widget is shown: its box in an output, with a picture that has loaded (an ipywidgets Image, or an
 # <img> inside an HTML widget; both are an <img> in the box).
 _JS_WIDGET_SHOWN = """() => [...document.querySelectorAll(
-        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .widget-vbox img')]
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .course-explorer img')]
     .some(img => img.complete && img.naturalWidth > 0)"""
 
 _JS_PICTURE = """() => { const img = document.querySelector(
-        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .widget-vbox img');
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .course-explorer img');
     return img ? img.src.length + ':' + img.src.slice(-64) + ':' + img.alt : null; }"""
 
 
@@ -483,7 +483,7 @@ async def widget_responds(page, timeout=120):
     """Move one control of the start notebook's widget as a learner would (a slider one step with the
     keyboard, else a click on a toggle button not selected); True once the picture changed."""
     before = await page.evaluate(_JS_PICTURE)
-    view = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .widget-vbox").first
+    view = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output .course-explorer").first
     await view.scroll_into_view_if_needed()
     handles = view.locator(".widget-slider .noUi-handle")
     if await handles.count():

@@ -153,7 +153,9 @@ def test_run_all_shows_every_widget_and_stops_only_at_the_first_exercise(name, r
     assert lesson.widget_cells, f"{name} shows no widget"
     for cell in notebook.widgets(lesson.widget_cells):
         assert cell["outputs"], f"cell {cell['index']} shows nothing after Run All"
-        for output in cell["outputs"]:
+        asked = [k for k, output in enumerate(cell["outputs"]) if output["questions"]]
+        assert asked == list(range(len(asked))), f"cell {cell['index']}: its questions are not above its widget"
+        for output in cell["outputs"][len(asked):]:
             assert output["widget"], f"cell {cell['index']} shows no widget but: {output['text'][:200]!r}"
             assert output["images"] and all(i["loaded"] for i in output["images"]), \
                 f"cell {cell['index']}: the widget's picture did not load: {output['images']}"

@@ -167,13 +167,13 @@ def test_lesson_04_presents_its_widget_offline_and_without_code(chromium, voila)
         page.route("**/*", lambda route: route.continue_() if is_loopback(route.request.url) else route.abort())
         started = time.monotonic()
         page.goto(url, wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
-        picture = page.locator(".widget-vbox img")
+        picture = page.locator(".course-explorer img")
         page.wait_for_function(
-            "() => { const img = document.querySelector('.widget-vbox img');"
+            "() => { const img = document.querySelector('.course-explorer img');"
             " return img !== null && img.complete && img.naturalWidth > 0; }",
             timeout=RENDER_SECONDS * 1000)
         render_seconds = time.monotonic() - started
-        readout = page.locator(".widget-vbox .widget-html").last
+        readout = page.locator(".course-explorer .widget-html").last
         body = page.inner_text("body")
 
         # the lesson, its printed numbers and its widget; no code, no self-check
@@ -198,15 +198,15 @@ def test_lesson_04_presents_its_widget_offline_and_without_code(chromium, voila)
         explorer = AddNormExplorer()
         assert readout.inner_text().strip() == explorer.describe(explorer.state)
         SCREENSHOT.parent.mkdir(exist_ok=True)
-        page.locator(".widget-vbox").first.scroll_into_view_if_needed()
+        page.locator(".course-explorer").first.scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOT))
 
         def click_and_wait(target, **values):
             before_src, before_text = picture.get_attribute("src"), readout.inner_text()
             target.click()
             page.wait_for_function(
-                "([src, text]) => { const img = document.querySelector('.widget-vbox img');"
-                " const html = [...document.querySelectorAll('.widget-vbox .widget-html')].pop();"
+                "([src, text]) => { const img = document.querySelector('.course-explorer img');"
+                " const html = [...document.querySelectorAll('.course-explorer .widget-html')].pop();"
                 " return img.getAttribute('src') !== src && html.innerText !== text; }",
                 arg=[before_src, before_text], timeout=CHANGE_SECONDS * 1000)
             for name, value in values.items():
@@ -219,7 +219,7 @@ def test_lesson_04_presents_its_widget_offline_and_without_code(chromium, voila)
         assert pre["variances"] != post_variances and not pre["unit_rows"]
         no_residual = click_and_wait(page.locator(".widget-checkbox input"), residual=False)
         assert no_residual["variances"] != pre["variances"]
-        page.locator(".widget-vbox").first.screenshot(path=str(SCREENSHOT.with_name("present_04_pre_norm_no_residual.png")))
+        page.locator(".course-explorer").first.screenshot(path=str(SCREENSHOT.with_name("present_04_pre_norm_no_residual.png")))
     finally:
         browser.close()
 
@@ -284,7 +284,7 @@ def test_on_a_projector_text_is_18_px_and_plot_labels_14_px(chromium, voila, tmp
         assert page.evaluate("() => [innerWidth, innerHeight, devicePixelRatio]") == [1280, 720, 1]
         texts = page.evaluate(_JS_TEXT_SIZES)
         picture = page.evaluate(_JS_PICTURE)
-        page.locator(".widget-vbox").first.scroll_into_view_if_needed()
+        page.locator(".course-explorer").first.scroll_into_view_if_needed()
         shot = tmp_path / "present_04_projector.png"
         page.screenshot(path=str(shot))
     finally:
@@ -353,7 +353,7 @@ def test_a_closed_page_s_kernel_ends_and_an_open_page_s_stays(chromium, tmp_path
             pages = [browser.new_page() for _ in range(2)]
             for page in pages:
                 page.goto(present.url(port), wait_until="domcontentloaded", timeout=RENDER_SECONDS * 1000)
-                page.wait_for_function("() => { const img = document.querySelector('.widget-vbox img');"
+                page.wait_for_function("() => { const img = document.querySelector('.course-explorer img');"
                                        " return img !== null && img.complete && img.naturalWidth > 0; }",
                                        timeout=RENDER_SECONDS * 1000)
             assert len(kernels_of(process.pid)) == 2, log.read_text()[-2000:]
@@ -364,7 +364,7 @@ def test_a_closed_page_s_kernel_ends_and_an_open_page_s_stays(chromium, tmp_path
             assert len(kernels_of(process.pid)) == 1, "the closed page's kernel is still running"
             time.sleep(8)  # several culling periods: the open page's kernel is kept
             assert len(kernels_of(process.pid)) == 1, "the open page's kernel was ended"
-            assert pages[1].locator(".widget-vbox img").count() > 0
+            assert pages[1].locator(".course-explorer img").count() > 0
         finally:
             browser.close()
     finally:

@@ -18,7 +18,9 @@ from . import record
 # that the verdict written into it later is announced.
 VERDICT_JS = ("var box = this.closest('.course-question-verdict'); "
               "if (box) { box.setAttribute('role', 'status'); box.setAttribute('aria-live', 'polite'); }")
-LIVE = f"<img alt=\"\" src=\"data:,\" style=\"display: none\" onerror=\"{html.escape(VERDICT_JS)}\">"
+#: A 1x1 transparent GIF: an image that loads, so that its onload runs (a broken one would show as broken).
+PIXEL = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
+LIVE = f"<img alt=\"\" src=\"{PIXEL}\" width=\"1\" height=\"1\" onload=\"{html.escape(VERDICT_JS)}\">"
 
 
 def key_words(answer):
