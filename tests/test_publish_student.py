@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.student import ANSWER_SUMMARY
+
 from conftest import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +52,8 @@ def test_the_branch_holds_every_lesson_s_student_version_and_a_readme(published)
         notebook = json.loads(git(repo, "show", f"{BRANCH}:{name}/{name}.ipynb"))
         source = "".join("".join(cell["source"]) for cell in notebook["cells"])
         assert "BEGIN SOLUTION" not in source and "BEGIN HIDDEN TESTS" not in source, name
+        answers = [c for c in notebook["cells"] if "try-it-answer" in c.get("metadata", {}).get("tags", [])]
+        assert all(ANSWER_SUMMARY in "".join(c["source"]) for c in answers), f"{name}: a Try it answer not folded"
 
 
 def test_the_branch_shares_no_history_with_main_and_names_its_source(published):

@@ -162,6 +162,8 @@ def main(argv=None):
     root = args.root.resolve()
     refuse_checked_out(root, args.branch)
     student.generate(root)
+    for path in sorted((root / "release").glob("*/*.ipynb")):  # each "Try it" answer folded, as make student folds it
+        student.fold_answers(path)
     source = source_name(root)
     commit, files = publish(root, args.branch, lambda folder: files_to_publish(root, folder),
                             f"Student versions of the lessons, from {source}")
