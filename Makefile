@@ -167,12 +167,13 @@ grade: setup
 	    $(if $(LESSONS),--lessons "$(LESSONS)") $(if $(STUDENT),--student "$(STUDENT)") \
 	    $(if $(LESSON),--lesson "$(LESSON)") $(if $(filter 1,$(POINTS_POSSIBLE)),--points-possible)
 
-# Hand every learner's page (make grade's feedback/<student_id>/index.html) back: through nbgrader's feedback
-# exchange for the hand-ins make collect collected (nbgrader release_feedback; each learner runs
-# `nbgrader fetch_feedback <lesson>` and gets their own page only), and in feedback.zip with
-# feedback_mail_merge.csv (student_id, e-mail, file) for a course without a hub (README: For teachers).
+# Hand every learner's pages (make grade's feedback/<student_id>/) back: through nbgrader's feedback exchange for
+# the hand-ins make collect collected, each lesson's page alone and only those changed since they were last
+# released (nbgrader release_feedback; each learner runs `nbgrader fetch_feedback <lesson>` and gets their own page
+# of that lesson only; FORCE=1 releases every page again), and the whole page in feedback.zip with
+# feedback_mail_merge.csv (student_id, e-mail, file) for a course without a hub (docs/teaching/feedback.md).
 release-feedback: setup
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m course_grader.release
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m course_grader.release $(if $(FORCE),--force)
 
 # What the class got wrong and what to re-teach, from what make grade left (grades_by_exercise.csv, the
 # gradebook, autograded/), without grading again: report/index.html and report/mistakes.csv. make grade

@@ -138,11 +138,11 @@ def _lesson_html(lesson, lesson_rows, lateness, links=None):
     return parts
 
 
-def feedback_page(student, rows, late=None, links=None, name=""):
+def feedback_page(student, rows, late=None, links=None, name="", *, lesson=None):
     """One learner's page; ``late`` (``{lesson: deadlines.Lateness}``) says which lessons came late, how late and
     the penalty, which the lesson's points and the total are less; ``links`` (``lesson_links.LessonLinks``) where
     an exercise that lost points sends the learner: its lesson's section; ``name``: the roster's name, which greets
-    them (else their id)."""
+    them (else their id). With ``lesson``, that lesson's page: its rows only, and its points as the heading's."""
     late = late or {}
     lessons = {}
     for r in rows:
@@ -150,19 +150,33 @@ def feedback_page(student, rows, late=None, links=None, name=""):
     total = sum(max(0.0, sum(r.points for r in lesson_rows if r.exercise != NOTEBOOK)
                     - (late[lesson].penalty if late.get(lesson) else 0.0)) for lesson, lesson_rows in lessons.items())
     maximum = sum(r.max_points for r in rows if r.exercise != NOTEBOOK)
-    parts = [page_head(f"Feedback for {html.escape(student)}", FEEDBACK_STYLE),
-             f"<h1>Your exercises, {html.escape(plain_text(name) or student)}: {total:g} of {maximum:g} points</h1>",
+    which = f" in {html.escape(lesson)}" if lesson else ""
+    title = f"Feedback for {html.escape(student)}" + (f": {html.escape(lesson)}" if lesson else "")
+    parts = [page_head(title, FEEDBACK_STYLE),
+             f"<h1>Your exercises{which}, {html.escape(plain_text(name) or student)}: {total:g} of {maximum:g} "
+             f"points</h1>",
              "<p>Each exercise was graded on its own: its answer cell ran alone, on the checks its self-check shows "
              "and on hidden ones with other shapes and values. Where you lost points, the row links to the lesson's "
              "section that shows the idea, and says how to open the exercise's hint ladder in your notebook.</p>"]
-    for lesson, lesson_rows in lessons.items():
-        parts += _lesson_html(lesson, lesson_rows, late.get(lesson), links)
+    if lesson:
+        parts.append(f"<p>This page is {html.escape(lesson)}'s: each lesson you handed in has its own, which "
+                     f"<code>nbgrader fetch_feedback &lt;lesson&gt;</code> fetches.</p>")
+    for shown, lesson_rows in lessons.items():
+        parts += _lesson_html(shown, lesson_rows, late.get(shown), links)
     parts.append("</body></html>\n")
     return "\n".join(parts)
 
 
+def lesson_page_path(root, student, lesson):
+    """Where ``write_feedback`` puts ``student``'s page of ``lesson`` alone: beside their whole page,
+    ``feedback/<student_id>/<lesson>.html``, which ``make release-feedback`` hands back for that lesson."""
+    return Path(root) / "feedback" / ids.folder(student) / f"{lesson}.html"
+
+
 def write_feedback(root, results, late=None):
-    """One page per learner; ``late``: ``{(student, lesson): deadlines.Lateness}``."""
+    """One page per learner, ``index.html``, and one per lesson of theirs beside it (``lesson_page_path``);
+    ``late``: ``{(student, lesson): deadlines.Lateness}``. A page that holds what it would be written with is
+    left as it is."""
     by_student, own = {}, {}
     for r in results:
         by_student.setdefault(r.student_id, []).append(r)
@@ -172,7 +186,11 @@ def write_feedback(root, results, late=None):
     make_folder(Path(root) / "feedback")
     links, roster = lesson_links(root), gradebook.students(root)
     for student, rows in by_student.items():
+        name = roster[student].name if student in roster else ""
         write_file(make_folder(Path(root) / "feedback" / ids.folder(student)) / "index.html",
-                   feedback_page(student, rows, own.get(student), links,
-                                 roster[student].name if student in roster else ""))
+                   feedback_page(student, rows, own.get(student), links, name))
+        for lesson in dict.fromkeys(r.lesson for r in rows):
+            write_file(lesson_page_path(root, student, lesson),
+                       feedback_page(student, [r for r in rows if r.lesson == lesson], own.get(student), links,
+                                     name, lesson=lesson))
 

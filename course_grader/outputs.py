@@ -20,7 +20,8 @@ Its row type, ``Result``, is also what ``make report`` reads back.
   ``late`` is the seconds after its due date (or the learner's extension,
   ``deadlines``) the lesson was handed in, by the exchange's time, on each of
   its rows (empty: on time, no due date, or no exchange time).
-- ``feedback/<student_id>/index.html``: one page per learner (``feedback_page``).
+- ``feedback/<student_id>/index.html``: one page per learner, and ``<lesson>.html`` beside it, each lesson's alone
+  (``feedback_page``).
 - ``grades_lms.csv``: one row per learner for a learning platform's
   gradebook import (``LMS_COLUMNS``, then one column per lesson set, then
   ``Final Points``): Canvas matches a row by ``SIS User ID`` or ``SIS

@@ -1,23 +1,29 @@
-"""`make release-feedback`: every learner's page handed back, through nbgrader's feedback exchange and by mail.
+"""`make release-feedback`: every learner's pages handed back, through nbgrader's feedback exchange and by mail.
 
-    python -m course_grader.release [--root .]
+    python -m course_grader.release [--root .] [--force]
 
 After ``make grade`` (which wrote ``feedback/<student_id>/index.html``, one
-page per learner):
+page per learner, and beside it ``<lesson>.html``, each lesson's alone):
 
 1. **nbgrader's feedback exchange**, for the hand-ins ``make collect``
-   collected: each one's page goes where ``nbgrader generate_feedback``
+   collected: each one's lesson page goes where ``nbgrader generate_feedback``
    puts its own, ``feedback/<student_id>/<lesson>/<lesson>.html``, beside the
    hand-in's ``timestamp.txt`` and ``submission_secret.txt`` (the secret
    ``nbgrader submit`` wrote, which only that learner's own copy of the
    hand-in also holds), and ``nbgrader release_feedback <lesson>`` puts it
    in the exchange under a name made from that secret. A learner then runs
-   ``nbgrader fetch_feedback <lesson>`` and gets their own page only, in
-   ``<lesson>/feedback/<time>/``; no learner can list the exchange's
-   feedback folder or guess another's name. The page is readable by the
-   learners' accounts there, and by no one else in ``feedback/``.
-2. **For a course without a hub**: ``feedback.zip``, every learner's page
-   (``<student_id>/index.html``, the folder names of ``feedback/``), and
+   ``nbgrader fetch_feedback <lesson>`` and gets their own page of that
+   lesson only, in ``<lesson>/feedback/<time>/``; no learner can list the
+   exchange's feedback folder or guess another's name. The page is readable
+   by the learners' accounts there, and by no one else in ``feedback/``.
+   Only what changed is sent: ``feedback/.released/<lesson>.json`` (the
+   teacher's, like the rest of ``feedback/``) keeps, per learner, the digest
+   of the page, secret and stamp last released, written once nbgrader said
+   it released them; a hand-in whose digest is the record's is not staged or
+   released again (``--force``: every one is), and ``nbgrader
+   release_feedback`` leaves out every other learner's folder.
+2. **For a course without a hub**: ``feedback.zip``, every learner's whole
+   page (``<student_id>/index.html``, the folder names of ``feedback/``), and
    ``feedback_mail_merge.csv`` (``student_id,email,file``: the roster's
    e-mail, the page's path in the course folder and in the zip), for a mail
    merge or a learning platform's upload.
@@ -31,7 +37,9 @@ exchange.
 """
 
 import argparse
+import hashlib
 import io
+import json
 import os
 import re
 import stat
@@ -43,6 +51,7 @@ from pathlib import Path
 from . import gradebook, ids
 from .course_config import counted_lessons
 from .exchange import read_stamp
+from .feedback_page import lesson_page_path
 from .lesson_links import unlinked_warning
 from .files import make_folder, plain_text, write_csv, write_file
 
@@ -51,6 +60,11 @@ SECRET = "submission_secret.txt"
 SECRET_FORM = re.compile(r"[0-9a-f]{32,256}")
 ZIP, MAIL_MERGE = "feedback.zip", "feedback_mail_merge.csv"
 MAIL_COLUMNS = ("student_id", "email", "file")
+#: Where the digests of what was released are kept, in ``feedback/`` (hidden: no learner's folder, and never in
+#: nbgrader's ``feedback/*/<lesson>``), one file per lesson; the largest read.
+RECORDS, MOST_RECORD_BYTES = ".released", 16 * 2**20
+#: What ``nbgrader release_feedback --log-level=INFO`` says of each page it releases.
+RELEASING = re.compile(r"Releasing feedback for student '([^'\n]*)' on assignment")
 
 
 def pages(root):
@@ -84,25 +98,23 @@ def read_secret(folder):
 
 def stage(root, student, lesson, page):
     """nbgrader's feedback layout for one hand-in: ``feedback/<folder>/<lesson>/<lesson>.html`` (readable by the
-    learners' accounts once in the exchange), its stamp and secret; returns a reason where it cannot be."""
-    handed = Path(root) / "submitted" / student / lesson
-    secret, why = read_secret(handed)
-    if secret is None:
-        return why
+    learners' accounts once in the exchange), its stamp and secret; ``page``: ``(its bytes, secret, stamp)``."""
+    content, secret, stamp = page
     folder = make_folder(Path(root) / "feedback" / ids.folder(student) / lesson)
-    write_file(folder / f"{lesson}.html", page.read_bytes())
+    write_file(folder / f"{lesson}.html", content)
     os.chmod(folder / f"{lesson}.html", 0o644)  # the exchange's copy keeps this mode; feedback/<folder>/ is yours
     write_file(folder / SECRET, secret)
-    write_file(folder / "timestamp.txt", (read_stamp(handed) or "").strip()[:64])
-    return ""
+    write_file(folder / "timestamp.txt", stamp)
 
 
-def nbgrader_release(root, lesson):
-    """``nbgrader release_feedback <lesson>`` in the course folder; its output (RuntimeError if it failed)."""
+def nbgrader_release(root, lesson, exclude=()):
+    """``nbgrader release_feedback <lesson>`` in the course folder, leaving out the folders of ``feedback/`` named
+    in ``exclude``; its output (RuntimeError if it failed)."""
     nbgrader = Path(sys.executable).parent / "nbgrader"
     env = dict(os.environ, PATH=f"{nbgrader.parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    done = subprocess.run([str(nbgrader), "release_feedback", lesson], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run([str(nbgrader), "release_feedback", lesson, "--log-level=INFO",
+                           f"--CourseDirectory.student_id_exclude={','.join(sorted(exclude))}"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"nbgrader release_feedback {lesson} failed:\n{(done.stdout + done.stderr)[-2000:]}")
     return done.stdout + done.stderr
@@ -123,36 +135,101 @@ def secrets_of_others(root, lesson, students):
     return held
 
 
-def through_exchange(root, found, lessons, out=print):
-    """Stage every hand-in collected from the exchange and release them, lesson by lesson; ``(released,
-    refused)``."""
-    released, refused = 0, []
+def page_digest(lesson, page):
+    """The SHA-256 of what releasing ``page`` (``(its bytes, secret, stamp)``) for ``lesson`` puts in the
+    exchange and says: the page, and the name the secret gives it there."""
+    digest = hashlib.sha256()
+    for part in (lesson.encode(), *page[:1], *(text.encode() for text in page[1:])):
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
+
+
+def read_released(root, lesson):
+    """``({student_id: digest}, problem)``: what the last release of ``lesson`` recorded (empty where none ran);
+    a record that cannot be read, or is not one, is taken as empty (every page is sent again) and said."""
+    path = Path(root) / "feedback" / RECORDS / f"{lesson}.json"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return {}, ""
+    except OSError as exc:
+        return {}, f"{path} cannot be read ({exc.strerror}): every page of {lesson} is sent again"
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(MOST_RECORD_BYTES + 1) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    try:
+        record = json.loads(data) if len(data) <= MOST_RECORD_BYTES else None
+    except ValueError:
+        record = None
+    if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()):
+        return {}, f"{path} is not a record of what was released: every page of {lesson} is sent again"
+    return record, ""
+
+
+def write_released(root, lesson, record):
+    make_folder(Path(root) / "feedback" / RECORDS)
+    write_file(Path(root) / "feedback" / RECORDS / f"{lesson}.json", json.dumps(record, indent=0, sort_keys=True))
+
+
+def releasable(root, found, lesson, refused):
+    """``{student: (page bytes, secret, stamp)}`` of the hand-ins of ``lesson`` collected from the exchange whose
+    lesson page may be released; why the others cannot is added to ``refused``."""
+    shared = {secret: holders for secret, holders in secrets_of_others(root, lesson, found).items()
+              if len(holders) > 1}
+    ready = {}
+    for student in found:
+        handed = Path(root) / "submitted" / student / lesson
+        secret, why = read_secret(handed) if handed.is_dir() else (None, "no submission_secret")
+        page = lesson_page_path(root, student, lesson)
+        if secret in shared:
+            others = ", ".join(sorted(shared[secret] - {student}))
+            why = (f"its submission_secret.txt is also in the hand-in of {others}: not released, as it would "
+                   f"replace a classmate's page; ask them to hand in again")
+        elif secret is not None and not page.is_file():
+            why = "make grade wrote no page of this lesson alone: run make grade again"
+        elif secret is not None:
+            ready[student] = (page.read_bytes(), secret, (read_stamp(handed) or "").strip()[:64])
+            continue
+        if not why.startswith("no submission_secret"):
+            refused.append(plain_text(f"{student} {lesson}: {why}"))
+    return ready
+
+
+def release_lesson(root, lesson, ready, force=False):
+    """Stage and release the pages of ``ready`` (``releasable``'s) that differ from what the record says was
+    released, then record those nbgrader says it released; ``(released, unchanged, not released, the record's
+    problem)``."""
+    record, problem = read_released(root, lesson)
+    changed = {s: page for s, page in ready.items() if force or record.get(s) != page_digest(lesson, page)}
+    if not changed:
+        return [], len(ready), [], problem
+    for student, page in changed.items():
+        stage(root, student, lesson, page)
+    folders = ids.by_folder(changed)
+    staged = {p.parent.name for p in (Path(root) / "feedback").glob(f"*/{lesson}") if p.is_dir()}
+    said = nbgrader_release(root, lesson, exclude=staged - set(folders))
+    sent = [folders[f] for f in dict.fromkeys(RELEASING.findall(said)) if f in folders]
+    record.update({student: page_digest(lesson, changed[student]) for student in sent})
+    write_released(root, lesson, record)
+    missed = [plain_text(f"{s} {lesson}: nbgrader release_feedback did not release it") for s in changed
+              if s not in sent]
+    return sent, len(ready) - len(changed), missed, problem
+
+
+def through_exchange(root, found, lessons, out=print, force=False):
+    """Release every lesson's pages that changed since they were last released (``release_lesson``), lesson by
+    lesson; ``(released, unchanged, refused)``."""
+    released, unchanged, refused = 0, 0, []
     for lesson in lessons:
-        staged = 0
-        shared = {secret: holders for secret, holders in secrets_of_others(root, lesson, found).items()
-                  if len(holders) > 1}
-        for student, page in found.items():
-            if not (Path(root) / "submitted" / student / lesson).is_dir():
-                continue
-            secret, _ = read_secret(Path(root) / "submitted" / student / lesson)
-            if secret in shared:
-                others = ", ".join(sorted(shared[secret] - {student}))
-                refused.append(plain_text(f"{student} {lesson}: its submission_secret.txt is also in the hand-in of "
-                                          f"{others}: not released, as it would replace a classmate's page; ask "
-                                          f"them to hand in again"))
-                continue
-            why = stage(root, student, lesson, page)
-            if why.startswith("no submission_secret"):
-                continue
-            if why:
-                refused.append(f"{student} {lesson}: {why}")
-            else:
-                staged += 1
-        if staged:
-            nbgrader_release(root, lesson)
-            out(f"{lesson}: {staged} page{'s' * (staged != 1)} released through nbgrader's feedback exchange")
-            released += staged
-    return released, refused
+        ready = releasable(root, found, lesson, refused)
+        sent, same, missed, problem = release_lesson(root, lesson, ready, force)
+        refused += missed
+        if problem:
+            out(plain_text(problem))
+        if sent or same:
+            out(f"{lesson}: {len(sent)} page{'s' * (len(sent) != 1)} released through nbgrader's feedback exchange, "
+                f"{same} unchanged")
+        released, unchanged = released + len(sent), unchanged + same
+    return released, unchanged, refused
 
 
 def write_mail(root, found):
@@ -170,17 +247,19 @@ def write_mail(root, found):
                 f"feedback/{ids.folder(student)}/index.html") for student in found])
 
 
-def release(root, out=print):
-    """Hand every learner's page back (the module's docstring); returns what was released, in words."""
+def release(root, out=print, force=False):
+    """Hand every learner's pages back (the module's docstring); returns what was released, in words."""
     root = Path(root).resolve()
     found = pages(root)
     lessons = counted_lessons(root)[0] or sorted({p.name for s in found for p in (root / "submitted" / s).glob("*")
                                                  if p.is_dir() and not p.name.startswith(".")})
-    released, refused = through_exchange(root, found, lessons, out)
+    released, unchanged, refused = through_exchange(root, found, lessons, out, force)
     write_mail(root, found)
-    said = [f"{released} page{'s' * (released != 1)} released through nbgrader's feedback exchange: each learner "
-            f"fetches their own with `nbgrader fetch_feedback <lesson>`",
-            f"{len(found)} pages in {ZIP}, with {MAIL_MERGE} (student_id, e-mail, file) for a mail merge"]
+    said = [f"{len(found)} pages in {ZIP}, with {MAIL_MERGE} (student_id, e-mail, file) for a mail merge",
+            f"{released} page{'s' * (released != 1)} released through nbgrader's feedback exchange, each one "
+            f"learner's page of one lesson, which they fetch with `nbgrader fetch_feedback <lesson>`",
+            f"{unchanged} page{'s' * (unchanged != 1)} unchanged since {'they were' if unchanged != 1 else 'it was'} "
+            f"last released: not sent again (FORCE=1 sends every page again)"]
     said += [plain_text(f"not released through the exchange: {why}") for why in refused]
     return "\n".join(said)
 
@@ -188,13 +267,14 @@ def release(root, out=print):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="make release-feedback", description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the course folder (default: here)")
+    parser.add_argument("--force", action="store_true", help="release every page again, changed or not")
     args = parser.parse_args(argv)
     if not args.root.is_dir():
         print(f"{args.root} is not a folder: --root must be the course folder", file=sys.stderr)
         return 2
     mask = os.umask(0o077)  # what it writes in the course folder is the teacher's, as make grade's is
     try:
-        print(release(args.root))
+        print(release(args.root, force=args.force))
         warning = unlinked_warning(args.root)
         if warning:
             print(warning, file=sys.stderr)

@@ -5,10 +5,16 @@ Without a hub, on nbgrader's own exchange in a scratch folder: hand-ins as
 beside the notebook), pages as ``make grade`` writes them; ``make
 release-feedback`` releases them with ``nbgrader release_feedback``, and each
 learner's ``nbgrader fetch_feedback`` (their own settings and cache, as
-``nbgrader submit`` left it) gets their own page only. ``feedback.zip`` and
-``feedback_mail_merge.csv`` hold every page, with the roster's e-mails. The
-page links each exercise lost to its lesson's section and says how to open
-the hint ladder. The real classroom's round trip is tests/test_classroom_hub.py.
+``nbgrader submit`` left it) gets their own page of that lesson only.
+``feedback.zip`` and ``feedback_mail_merge.csv`` hold every whole page, with
+the roster's e-mails. The page links each exercise lost to its lesson's
+section and says how to open the hint ladder. The real classroom's round
+trip is tests/test_classroom_hub.py.
+
+Issue 42, item 4: a re-release sends only what changed (``release_class``:
+every learner hands every lesson in; the files each release writes are
+counted in the course folder and the exchange), and one lesson's feedback is
+that lesson's.
 """
 
 import csv
@@ -25,6 +31,7 @@ import pytest
 from course_grader.class_report.rows import read_rows
 from course_grader.feedback_page import write_feedback
 from course_grader.lesson_links import LessonLinks, exercise_section, lesson_links
+from release_class import build, counts, fetch, grade, hand_in as hand_in_again, lessons_of, release
 from report_class import copy_notebooks, write_roster, write_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +104,7 @@ def test_each_learner_fetches_their_own_page_only_through_nbgrader(released):
     assert "2 pages released through nbgrader's feedback exchange" in said, said
     for student, other in (("ada", "bob"), ("bob", "ada")):
         [page] = fetched(homes[student])
-        assert page == (root / "feedback" / student / "index.html").read_text()
+        assert page == (root / "feedback" / student / f"{LESSON}.html").read_text(), "the lesson's own page"
         assert f"Feedback for {student}" in page and f"Feedback for {other}" not in page
 
 
@@ -186,13 +193,134 @@ def test_a_hand_in_carrying_a_classmate_s_secret_releases_neither_page(tmp_path,
         (handed / "submission_secret.txt").write_text(text)
     pages = {}
     for student in ("ada", "eve", "bob"):
-        page = tmp_path / "feedback" / student / "index.html"
+        page = tmp_path / "feedback" / student / f"{LESSON}.html"
         page.parent.mkdir(parents=True)
         page.write_text(f"Feedback for {student}")
         pages[student] = page
-    monkeypatch.setattr(release, "nbgrader_release", lambda root, lesson: "")
-    released, refused = release.through_exchange(tmp_path, pages, [LESSON], out=lambda line: None)
-    assert released == 2  # eve's current hand-in and bob's: their secrets are their own
+    monkeypatch.setattr(release, "nbgrader_release", nbgrader_saying_it_released)
+    released, unchanged, refused = release.through_exchange(tmp_path, pages, [LESSON], out=lambda line: None)
+    assert (released, unchanged) == (2, 0)  # eve's current hand-in and bob's: their secrets are their own
     assert len(refused) == 1 and refused[0].startswith(f"ada {LESSON}: its submission_secret.txt is also in the "
                                                        f"hand-in of eve")
     assert not (tmp_path / "feedback" / "ada" / LESSON).exists()
+
+
+def nbgrader_saying_it_released(root, lesson, exclude=()):
+    """What ``nbgrader release_feedback --log-level=INFO`` says, releasing every staged folder not excluded."""
+    staged = {p.parent.name for p in (Path(root) / "feedback").glob(f"*/{lesson}")} - set(exclude)
+    return "".join(f"[ReleaseFeedbackApp | INFO] Releasing feedback for student '{s}' on assignment "
+                   f"'encoder-course/{lesson}/{lesson}' (...)\n" for s in sorted(staged))
+
+
+# ---------------------------------------------------------------- issue 42, item 4: only what changed, per lesson
+
+LEARNERS = ("ada", "bob", "cy")
+
+
+def class_released(scratch):
+    """Three learners who handed two lessons in, graded and released once: ``(course, exchange, lessons)``."""
+    lessons = lessons_of(2)
+    root, exchange = build(scratch, LEARNERS, lessons)
+    grade(root, LEARNERS, lessons)
+    said, _ = release(root, exchange)
+    assert counts(said) == (6, 0), said
+    return root, exchange, list(lessons)
+
+
+@pytest.fixture(scope="module")
+def unchanged_class(tmp_path_factory):
+    scratch = tmp_path_factory.mktemp("released")
+    return scratch, *class_released(scratch)
+
+
+def written_where(root, exchange, written):
+    """``(written in the course folder, relative to it; how many written in the exchange)``."""
+    return ({str(Path(p).relative_to(root)) for p in written if p.startswith(f"{root}/")},
+            sum(p.startswith(f"{exchange}/") for p in written))
+
+
+def test_an_unchanged_class_is_released_again_with_nothing_written(unchanged_class):
+    _, root, exchange, _ = unchanged_class
+    said, written = release(root, exchange)
+    assert written == [], "nothing staged, nothing copied into the exchange, no record or zip rewritten"
+    assert counts(said) == (0, 6)
+    last = said.strip().splitlines()[-2:]
+    assert last[0].startswith("0 pages released") and last[1].startswith("6 pages unchanged since they were last")
+
+
+def test_one_lesson_s_fetch_gets_that_lesson_and_all_lessons_get_each_lesson_once(unchanged_class):
+    scratch, root, _, lessons = unchanged_class
+    [(path, page)] = fetch(scratch, "ada", lessons[:1]).items()
+    assert path.endswith(f"{lessons[0]}.html") and page == (root / "feedback" / "ada" / f"{lessons[0]}.html").read_text()
+    assert f"<h2>{lessons[0]}: " in page and f"<h2>{lessons[1]}" not in page and "Feedback for ada" in page
+    assert f"<h1>Your exercises in {lessons[0]}, " in page
+    pages = fetch(scratch, "ada", lessons).values()
+    assert len(pages) == 2 and all("".join(pages).count(f"<h2>{lesson}: ") == 1 for lesson in lessons)
+    whole = (root / "feedback" / "ada" / "index.html").read_text()
+    assert all(f"<h2>{lesson}: " in whole for lesson in lessons), "the whole page: feedback.zip's"
+
+
+def test_a_regrade_of_one_learner_re_releases_that_learner_s_page_only(tmp_path):
+    root, exchange, lessons = class_released(tmp_path)
+    grade(root, LEARNERS, lessons_of(2), failing={("bob", lessons[0])})
+    said, written = release(root, exchange)
+    assert counts(said) == (1, 5), said
+    course, copies = written_where(root, exchange, written)
+    assert copies == 1, "one page copied into the exchange"
+    assert course == {f"feedback/bob/{lessons[0]}/{lessons[0]}.html", f"feedback/.released/{lessons[0]}.json",
+                      "feedback.zip"}, course
+    [page] = fetch(tmp_path, "bob", lessons[:1]).values()
+    assert "it differs" in page and page == (root / "feedback" / "bob" / f"{lessons[0]}.html").read_text()
+
+
+def test_a_regraded_lesson_re_releases_that_lesson_for_those_whose_page_changed(tmp_path):
+    root, exchange, lessons = class_released(tmp_path)
+    grade(root, LEARNERS, lessons_of(2), failing={("ada", lessons[1]), ("cy", lessons[1])})
+    said, written = release(root, exchange)
+    assert counts(said) == (2, 4), said
+    course, copies = written_where(root, exchange, written)
+    assert copies == 2 and {p for p in course if p.endswith(".html")} == {
+        f"feedback/{s}/{lessons[1]}/{lessons[1]}.html" for s in ("ada", "cy")}
+    assert f"{lessons[0]}: 0 pages released through nbgrader's feedback exchange, 3 unchanged" in said
+    grade(root, LEARNERS, lessons_of(2), failing={("ada", lessons[1]), ("cy", lessons[1])}, note="a new note")
+    assert counts(release(root, exchange)[0]) == (2, 4), "the catalogue's words changed: the same two again"
+
+
+def test_the_record_is_not_fooled_by_a_learner_editing_what_they_fetched(tmp_path):
+    root, exchange, lessons = class_released(tmp_path)
+    [path] = fetch(tmp_path, "cy", lessons[:1])
+    (tmp_path / "homes" / "cy" / path).write_text("<h1>Your exercises: 100 of 4 points</h1>")
+    said, written = release(root, exchange)
+    assert counts(said) == (0, 6) and written == []
+    assert fetch(tmp_path, "cy", lessons[:1])[path] == (root / "feedback" / "cy" / f"{lessons[0]}.html").read_text()
+    record = root / "feedback" / ".released" / f"{lessons[0]}.json"
+    assert record.stat().st_mode & 0o077 == 0 and (root / "feedback").stat().st_mode & 0o077 == 0, "yours alone"
+    hand_in_again(tmp_path, "cy", lessons[0])  # a new hand-in, a new secret: the same page under a new name
+    assert counts(release(root, exchange)[0]) == (1, 5)
+    assert len(fetch(tmp_path, "cy", lessons[:1])) == 1
+    assert counts(release(root, exchange, "--force")[0]) == (6, 0), "FORCE=1: every page again"
+
+
+def test_an_interrupted_release_records_nothing_it_did_not_send(tmp_path, monkeypatch):
+    from course_grader import release as releasing
+
+    root, exchange, lessons = class_released(tmp_path)
+    grade(root, LEARNERS, lessons_of(2), failing={("bob", lessons[0])})
+    record = root / "feedback" / ".released" / f"{lessons[0]}.json"
+    before = record.read_bytes()
+
+    def fails(root, lesson, exclude=()):
+        raise RuntimeError(f"nbgrader release_feedback {lesson} failed: interrupted")
+
+    monkeypatch.setattr(releasing, "nbgrader_release", fails)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        releasing.release(root, out=lambda line: None)
+    assert record.read_bytes() == before, "the record still says what was last sent"
+    monkeypatch.setattr(releasing, "nbgrader_release", lambda root, lesson, exclude=(): "")  # said nothing of bob
+    said = releasing.release(root, out=lambda line: None)
+    assert f"not released through the exchange: bob {lessons[0]}: nbgrader release_feedback did not" in said
+    assert record.read_bytes() == before
+    monkeypatch.undo()
+    assert counts(release(root, exchange)[0]) == (1, 5), "sent on the next release"
+    [page] = fetch(tmp_path, "bob", lessons[:1]).values()
+    assert "it differs" in page
