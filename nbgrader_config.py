@@ -8,7 +8,8 @@ committed:
     release/<lesson>/               student versions, as `nbgrader generate_assignment` writes them
     submitted/<student>/<lesson>/   what learners handed in (`nbgrader collect`, or copied by hand)
     autograded/<student>/<lesson>/  the submissions as graded, with grading.json (make grade)
-    feedback/<student>/index.html   a learner's feedback page (make grade; make release-feedback hands it back)
+    feedback/<student>/index.html   a learner's feedback page (make grade), and <lesson>.html each lesson's alone,
+                                    which make release-feedback hands back
     gradebook.db                    the scores; `make grade` exports them to grades.csv
     .grading-secret                 the seed of the grader's hidden cases; never hand it out
 """
