@@ -154,8 +154,7 @@ Z2JH_COMMANDS = [
 ]
 
 BINDER_HAND_IN = [
-    "mkdir -p submitted/<student_id>/01_attention",
-    "cp ~/Downloads/01_attention.ipynb submitted/<student_id>/01_attention/",
+    "make collect LESSON=01_attention FROM=submissions.zip RECORD=submissions.json",
     "make grade",
 ]
 
