@@ -87,13 +87,13 @@ def test_a_gap_between_sections_is_named_and_a_small_difference_is_not():
 @pytest.fixture(scope="module")
 def two_sections(tmp_path_factory):
     """The copying class of 200, learners 0 to 99 in section A and 100 to 199 in B, with the roster's section
-    column; in B, 30 more learners fail ``pre_norm``."""
+    column; in B, 30 more learners fail ``pre_norm`` (written as post-norm)."""
     root = tmp_path_factory.mktemp("sections")
     seeded, _ = copying_class(root)
     rows = [list(r) for r in seeded.rows]
     for row in rows:
         if row[2] == "pre_norm" and 100 <= int(row[0][-3:]) < 130:
-            row[3], row[5] = 0.0, "failed"
+            row[3], row[5], row[7], row[8] = 0.0, "failed", "pre_norm_written_as_post_norm", ""
     write_rows(root, [tuple(r) for r in rows])
     lines = ["id,first_name,last_name,email,section"] + [f"learner{i:03d},,,,{'A' if i < 100 else 'B'}"
                                                          for i in range(200)]
