@@ -59,8 +59,20 @@ def utc_text(when):
     return f"{when:%Y-%m-%d %H:%M:%S.%f} UTC"
 
 
+#: The times nbgrader's exchange and make collect's record write (``utc_text``), which ``read_time`` reads itself.
+UTC_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
+
+
 def read_time(text):
-    """nbgrader's reading of a time (naive UTC), or None for anything that is not one."""
+    """nbgrader's reading of a time (naive UTC), or None for anything that is not one. A time written as nbgrader and
+    ``utc_text`` write them (``UTC_FORMAT``) is read as nbgrader reads it without importing nbgrader (a second);
+    ``None`` (``str`` of a record's missing time) is none."""
+    if not isinstance(text, str) or text.strip() in ("None", ""):
+        return None
+    try:
+        return datetime.datetime.strptime(text.strip(), UTC_FORMAT)
+    except ValueError:
+        pass
     from nbgrader import utils
 
     try:

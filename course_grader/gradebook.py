@@ -129,3 +129,30 @@ def manual_marks(root):
             had = found.get(key, Manual())
             found[key] = Manual(had.points, had.extra_credit, str(comment))
     return found
+
+
+def roster(root):
+    """The learners' ids, in the order nbgrader's ``Gradebook.students`` gives them (by last and first name)."""
+    return [str(sid) for (sid,) in _rows(root, "SELECT id FROM student ORDER BY last_name, first_name")]
+
+
+#: SQLAlchemy's ``Interval`` on SQLite: a time after this one (``gradebook_writer`` compares extensions).
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def recorded(root):
+    """``({(student, lesson): (timestamp, {grade cell: (auto score, needs manual grade)}, extension, penalty)}
+    of the graded hand-ins, every (student, lesson) with a submission)``, read as nbgrader's models give them
+    (``gradebook_writer.GradebookWriter`` compares what it would record with them)."""
+    query = ("SELECT sa.student_id, a.name, sa.timestamp, c.name, g.auto_score, g.needs_manual_grade, sa.extension, "
+             "sn.late_submission_penalty FROM grade g JOIN submitted_notebook sn ON g.notebook_id = sn.id "
+             "JOIN submitted_assignment sa ON sn.assignment_id = sa.id JOIN assignment a ON sa.assignment_id = a.id "
+             "JOIN base_cell c ON g.cell_id = c.id")
+    held = {}
+    for student, lesson, when, cell, score, manual, extension, penalty in _rows(root, query):
+        extension = None if extension is None else stored_time(extension) - _EPOCH
+        entry = held.setdefault((str(student), str(lesson)), (stored_time(when), {}, extension, penalty))
+        entry[1][str(cell)] = (score, None if manual is None else bool(manual))
+    submitted = {(str(s), str(l)) for s, l in _rows(root, "SELECT sa.student_id, a.name FROM submitted_assignment sa "
+                                                         "JOIN assignment a ON sa.assignment_id = a.id")}
+    return held, submitted

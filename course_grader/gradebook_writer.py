@@ -8,13 +8,21 @@ gradebook without nbgrader is ``gradebook``'s.
 """
 
 import datetime
+import hashlib
 import os
 import warnings
+from importlib import metadata
 from pathlib import Path
 
+from . import files
 from .course_config import course_id
-from .files import write_csv
+from .gradebook import recorded, roster
+from .files import _umask, write_csv, write_file
 from .submissions import NOTEBOOK
+
+#: What grades.csv was last made from (``grades_csv_inputs``), beside it: a regrade that recorded nothing and finds
+#: it unchanged leaves grades.csv as it is without opening nbgrader.
+GRADES_CSV_MADE_FROM = ".grades.csv.made-from"
 
 
 def open_gradebook(root):
@@ -24,42 +32,9 @@ def open_gradebook(root):
 
 
 def gradebook_students(root):
-    """The learners the gradebook knows (so that one who handed nothing in shows as missing)."""
-    if not (Path(root) / "gradebook.db").is_file():
-        return []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy warnings
-        with open_gradebook(root) as gradebook:
-            return [student.id for student in gradebook.students]
-
-
-def _held(gradebook):
-    """What the gradebook holds now, in one query: {(student, lesson): (timestamp, {grade cell: (score, manual?)},
-    extension, late penalty)}."""
-    from nbgrader.api import Assignment, BaseCell, Grade, Student, SubmittedAssignment, SubmittedNotebook
-
-    query = (gradebook.db.query(Student.id, Assignment.name, SubmittedAssignment.timestamp, BaseCell.name,
-                                Grade.auto_score, Grade.needs_manual_grade, SubmittedAssignment.extension,
-                                SubmittedNotebook.late_submission_penalty)
-             .select_from(Grade)
-             .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
-             .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
-             .join(Student, SubmittedAssignment.student_id == Student.id)
-             .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
-             .join(BaseCell, Grade.cell_id == BaseCell.id))
-    held = {}
-    for student, lesson, timestamp, cell, score, manual, extension, penalty in query:
-        held.setdefault((student, lesson), (timestamp, {}, extension, penalty))[1][cell] = (score, manual)
-    return held
-
-
-def _submitted(gradebook):
-    """Every (student, lesson) the gradebook has a submission of, in one query."""
-    from nbgrader.api import Assignment, Student, SubmittedAssignment
-
-    return set(gradebook.db.query(Student.id, Assignment.name).select_from(SubmittedAssignment)
-               .join(Student, SubmittedAssignment.student_id == Student.id)
-               .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id))
+    """The learners the gradebook knows (so that one who handed nothing in shows as missing), read with sqlite3
+    as nbgrader's ``Gradebook.students`` orders them (importing nbgrader takes a second)."""
+    return roster(root)
 
 
 class GradebookWriter:
@@ -75,19 +50,26 @@ class GradebookWriter:
 
     def __init__(self, root, students, lessons=None):
         self.root, self.lessons = Path(root), lessons
+        self.gradebook = None  # nbgrader's, opened only when something is to be written (``_open``)
+        self.held, self.submitted = recorded(root)  # read with sqlite3, as nbgrader's models give them
+        self._lessons, self._students = {}, {}
+        missing = sorted(set(students) - set(roster(root)))
+        if missing:
+            self._open()
+        for student in missing:
+            self.gradebook.update_or_create_student(student)
+
+    def _open(self):
+        """nbgrader's gradebook, opened on the first change (importing nbgrader takes a second)."""
+        if self.gradebook is not None:
+            return
         self._warnings = warnings.catch_warnings()
         self._warnings.__enter__()
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy warnings
-        self.gradebook = open_gradebook(root).__enter__()
+        self.gradebook = open_gradebook(self.root).__enter__()
         # nbgrader's objects stay loaded across commits: only this writer changes them while make grade holds
         # its lock (by default each commit expired them all, to be loaded again for the next learner)
         self.gradebook.db().expire_on_commit = False  # (db is a scoped_session: its session)
-        known = {student.id for student in self.gradebook.students}
-        for student in sorted(set(students) - known):
-            self.gradebook.update_or_create_student(student)
-        self.held = _held(self.gradebook)
-        self.submitted = _submitted(self.gradebook)
-        self._lessons, self._students = {}, {}
 
     def record(self, student, lesson, notebook, results, late=None, when=None):
         """Record one submission (committed by ``commit``) with its ``late`` penalty and extension (a
@@ -104,6 +86,7 @@ class GradebookWriter:
         if there and there[0] == timestamp and there[2] == extension and there[3] == penalty and \
                 all(there[1].get(cell) == (points, False) for cell, points in scores.items()):
             return  # already recorded
+        self._open()
         if (student, lesson) not in self.submitted:
             self._add(student, lesson, timestamp, scores, penalty, extension)
             return
@@ -146,15 +129,53 @@ class GradebookWriter:
 
     def commit(self):
         """Write what was recorded since the last commit (a learner's lessons) to the gradebook."""
-        self.gradebook.db.commit()
+        if self.gradebook is not None:
+            self.gradebook.db.commit()
 
     def close(self):
+        """Commit, and write grades.csv, unless nothing was recorded and it holds what it would (``grades_csv_made``:
+        the gradebook, the lessons and the code that write it are as when it was last written)."""
         try:
+            if self.gradebook is None:
+                made_from = grades_csv_inputs(self.root, self.lessons)
+                if made_from is not None and grades_csv_made(self.root) == made_from:
+                    return
+                self._open()
             self.gradebook.db.commit()
             write_grades_csv(self.gradebook, self.root / "grades.csv", self.lessons)
         finally:
-            self.gradebook.__exit__(None, None, None)
-            self._warnings.__exit__(None, None, None)
+            if self.gradebook is not None:
+                self.gradebook.__exit__(None, None, None)
+                self._warnings.__exit__(None, None, None)
+        made_from = grades_csv_inputs(self.root, self.lessons)
+        if made_from is not None:
+            write_file(self.root / GRADES_CSV_MADE_FROM, made_from + "\n")
+
+
+def grades_csv_inputs(root, lessons):
+    """A digest of what grades.csv is made from, and of grades.csv itself (its bytes and mode, with the umask's):
+    the gradebook's bytes, the lessons counted, nbgrader_config.py, and the code and nbgrader that write it;
+    None while the gradebook has a journal (a write not settled)."""
+    root = Path(root)
+    if any((root / f"gradebook.db{end}").exists() for end in ("-journal", "-wal")):
+        return None
+    digest = hashlib.sha256(repr((lessons, metadata.version("nbgrader"), _umask())).encode())
+    for path in (root / "gradebook.db", root / "grades.csv", root / "nbgrader_config.py", Path(__file__),
+                 Path(files.__file__)):
+        try:
+            info = path.lstat()
+            digest.update(f"\0{path.name}:{info.st_mode:o}\0".encode() + hashlib.sha256(path.read_bytes()).digest())
+        except OSError:
+            digest.update(f"\0{path.name}: none\0".encode())
+    return digest.hexdigest()
+
+
+def grades_csv_made(root):
+    """What grades.csv was last made from (``grades_csv_inputs``), or None."""
+    try:
+        return (Path(root) / GRADES_CSV_MADE_FROM).read_text().strip() or None
+    except OSError:
+        return None
 
 
 def write_grades_csv(gradebook, path, lessons=None):

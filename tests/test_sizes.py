@@ -56,8 +56,8 @@ BUDGETS = {
     "the math core": (["encoder_lib/*.py"], ["encoder_lib/plots.py"], 2951),
     "widgets and experiments": (["encoder_lib/widgets/*.py", "encoder_lib/experiments/*.py", "encoder_lib/plots.py"],
                                 [], 2782),
-    "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 6533),
-    "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 11073),
+    "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 6538),
+    "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 11133),
     "the questions": (["encoder_lib/questions/*.py"], [], 859),
     "the site": (["tools/site/**/*.py", "tools/site/**/*.js", "tools/site/**/*.css"], [], 2844),
 }

@@ -389,3 +389,21 @@ def test_make_collect_ends_with_who_on_the_roster_has_not_handed_in(course, tmp_
     with open(root / "nbgrader_config.py", "a") as config:  # two sections: each one's count under the whole's
         config.write("\nc.EncoderCourse.sections = {'A': ['ada', 'bo'], 'B': ['learner00']}\n")
     assert collected.summary(root, LESSON)[1] == "  section A: 1 of 2; section B: 0 of 1"
+
+
+@pytest.mark.parametrize("text", ["2026-12-05 13:13:01.914647 UTC", "2026-1-5 3:13:01.5 UTC", "2026-12-05 13:13:01 UTC",
+                                  " 2026-12-05 13:13:01.914647 UTC\n", "2026-12-05 13:13:01.914647 Europe/Paris",
+                                  "2026-12-05T13:13:01+01:00", "2026-12-05 13:13:01.914647 +0100", "None", "",
+                                  "not a time", "2026-02-30 13:13:01.000000 UTC"])
+def test_a_time_is_read_as_nbgrader_reads_it_also_without_nbgrader(text):
+    """``read_time`` reads nbgrader's own format (``utc_text``'s) itself, without importing nbgrader: the same
+    time, or none, as nbgrader's ``parse_utc`` gives."""
+    from nbgrader import utils
+
+    try:
+        expected = utils.parse_utc(text.strip())
+    except Exception:
+        expected = None
+    assert exchange.read_time(text) == expected
+    when = datetime.datetime(2026, 1, 2, 3, 4, 5, 6)
+    assert exchange.read_time(exchange.utc_text(when)) == when

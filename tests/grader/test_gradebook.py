@@ -275,3 +275,82 @@ def test_make_grade_records_the_penalty_and_the_extension_as_nbgrader_does(tmp_p
             assert [n.late_submission_penalty for n in submission.notebooks] == [late.penalty if penalised else None]
         grades = (tmp_path / "grades.csv").read_text().splitlines()  # ...,penalty,score,max_score as nbgrader's
         assert grades[1].split(",")[-3:] == (["2.0", "0.0", "4.0"] if penalised else ["0.0", "2.0", "4.0"])
+
+
+# ------------------------------------------------------------------ a regrade that records nothing opens no nbgrader
+
+
+def _held_by_nbgrader(root):
+    """What nbgrader's models give of the gradebook: the oracle ``gradebook.recorded`` is held to."""
+    import warnings
+
+    from nbgrader.api import Assignment, BaseCell, Grade, SubmittedAssignment, SubmittedNotebook
+
+    held = {}
+    with warnings.catch_warnings(), open_gradebook(root) as book:
+        warnings.simplefilter("ignore")
+        query = (book.db.query(SubmittedAssignment.student_id, Assignment.name, SubmittedAssignment.timestamp,
+                               BaseCell.name, Grade.auto_score, Grade.needs_manual_grade,
+                               SubmittedAssignment.extension, SubmittedNotebook.late_submission_penalty)
+                 .select_from(Grade).join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+                 .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+                 .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+                 .join(BaseCell, Grade.cell_id == BaseCell.id))
+        for student, lesson, when, cell, score, manual, extension, penalty in query:
+            held.setdefault((student, lesson), (when, {}, extension, penalty))[1][cell] = (score, manual)
+        submitted = {(s.student_id, s.assignment.name) for s in book.db.query(SubmittedAssignment)}
+    return held, submitted
+
+
+def _recorded_once(root, late, students=("ada",)):
+    """A GradebookWriter that records ada's lesson with ``late``; returns it, closed."""
+    from course_grader.outputs import Result
+
+    notebook = root / "submitted" / "ada" / "01_attention" / "01_attention.ipynb"
+    if not notebook.is_file():  # recorded at its file's time: written once
+        notebook.parent.mkdir(parents=True)
+        notebook.write_text("{}")
+    writer = GradebookWriter(root, list(students))
+    try:
+        writer.record("ada", "01_attention", notebook, [Result("ada", "01_attention", "softmax", 2.0, 2.0, "passed")],
+                      late)
+        writer.commit()
+    finally:
+        writer.close()
+    return writer
+
+
+def test_the_gradebook_is_read_back_as_nbgrader_s_models_give_it_and_the_same_record_opens_no_nbgrader(tmp_path):
+    from report_class import add_lesson
+
+    with new_gradebook(tmp_path) as book:
+        add_lesson(book, "01_attention", due="2026-12-10 17:00:00 UTC")
+    for late in (deadlines.Lateness(86400, 2.0, None), deadlines.Lateness(0, 0.0, datetime.timedelta(days=2, hours=3)),
+                 None):
+        assert _recorded_once(tmp_path, late).gradebook is not None, "a change is written through nbgrader"
+        assert gradebook.recorded(tmp_path) == _held_by_nbgrader(tmp_path)
+        before = {name: (tmp_path / name).stat().st_mtime_ns for name in ("gradebook.db", "grades.csv")}
+        assert _recorded_once(tmp_path, late).gradebook is None, "the same record again: nbgrader is not opened"
+        assert {name: (tmp_path / name).stat().st_mtime_ns for name in before} == before
+    assert gradebook.roster(tmp_path) == ["ada"]
+
+
+def test_grades_csv_is_written_again_whenever_what_it_is_made_of_changed(tmp_path):
+    from report_class import add_lesson
+
+    with new_gradebook(tmp_path) as book:
+        add_lesson(book, "01_attention")
+    _recorded_once(tmp_path, None)
+    with new_gradebook(tmp_path) as book:  # the teacher imports a roster: the gradebook changed, not the results
+        book.update_or_create_student("bob", first_name="Bob")
+    assert _recorded_once(tmp_path, None).gradebook is not None
+    assert ",bob,,Bob," in (tmp_path / "grades.csv").read_text()
+    written = (tmp_path / "grades.csv").read_text()
+    (tmp_path / "grades.csv").write_text("edited by hand\n")
+    _recorded_once(tmp_path, None)
+    assert (tmp_path / "grades.csv").read_text() == written, "an edited grades.csv is written again"
+    (tmp_path / "grades.csv").unlink()
+    _recorded_once(tmp_path, None)
+    assert (tmp_path / "grades.csv").read_text() == written, "and a removed one"
+    (tmp_path / "gradebook.db-journal").write_bytes(b"")  # a write not settled: never taken as unchanged
+    assert _recorded_once(tmp_path, None).gradebook is not None

@@ -184,7 +184,7 @@ TIME_LIMIT = 5  # seconds per exercise in the copy, so that the endless loops co
 MARKER = "ZZ-attack-marker-4242"
 LIBRARY = Path(encoder_lib.__file__).resolve().parent
 OUTPUTS = {"autograded", "feedback", "grades.csv", "grades_by_exercise.csv", "grades_lms.csv", "report", "gradebook.db",
-           ".grading-secret", ".grading.lock", "student", "release"}
+           ".grading-secret", ".grading.lock", "student", "release", ".grades.csv.made-from"}
 #: The course's secret in the copy: the test knows it, to draw hidden cases as the grader does.
 SECRET = 0x5EC2E7 * 2**200 + 23
 #: A secret in the teacher's environment while `make grade` runs: it must reach no file a learner can be sent.

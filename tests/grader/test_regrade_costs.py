@@ -27,10 +27,18 @@ LEARNERS = ("ada", "bob", "cy")
 WRONG = "def softmax(x, axis=-1):\n    e = np.exp(x)\n    return e / e.sum(axis=axis, keepdims=True)\n"
 
 
-def make_grade(root):
-    """`make grade`'s command, `make student`'s as its --release, in a fresh process; its output."""
+#: `make grade`'s command run as it runs, then what it imported of the packages only grading needs.
+SAYS_IMPORTED = ("import runpy, sys\nsys.argv[0] = 'make grade'\ntry:\n    runpy.run_module('course_grader.grade', "
+                 "run_name='__main__')\nexcept SystemExit as ended:\n    assert not ended.code, ended.code\n"
+                 "print('imported:', sorted({'nbgrader', 'sqlalchemy', 'scipy'} & set(sys.modules)))")
+
+
+def make_grade(root, imported=False):
+    """`make grade`'s command, `make student`'s as its --release, in a fresh process; its output (``imported``: its
+    last line says which of nbgrader, SQLAlchemy and SciPy it imported)."""
     release = f"{shlex.quote(sys.executable)} -m tools.student --root {shlex.quote(str(root))}"
-    done = subprocess.run([sys.executable, "-m", "course_grader.grade", "--root", str(root),
+    command = ["-c", SAYS_IMPORTED] if imported else ["-m", "course_grader.grade"]
+    done = subprocess.run([sys.executable, *command, "--root", str(root),
                            "--seconds", "5", "--release", release], capture_output=True, text=True, timeout=900,
                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))  # the release runs in the course
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -69,6 +77,15 @@ def test_a_regrade_of_nothing_rewrites_nothing(graded):
     assert changed(before, times(graded)) == []
     assert "student versions: as make student last wrote them" in said
     assert "0 graded now, 6 unchanged since the last run" in said
+
+
+@pytest.mark.grading
+def test_a_regrade_of_nothing_imports_neither_nbgrader_nor_scipy(graded):
+    """Nothing changed is decided without them (a second and more of a regrade of nothing, issue 42): the gradebook
+    read with sqlite3, grades.csv left as it is, the times read as nbgrader reads them."""
+    make_grade(graded)  # whatever another test handed in is graded first
+    said = make_grade(graded, imported=True)
+    assert "0 graded now" in said and said.splitlines()[-1] == "imported: []"
 
 
 @pytest.mark.grading

@@ -7,7 +7,6 @@ here.
 import numpy as np
 
 from ... import fixtures
-from scipy.special import erf
 
 from ...ffn import feed_forward, gelu  # feed_forward: feed_forward.toml's reference
 from ..in_words import number
@@ -111,9 +110,15 @@ def gelu_tanh_approximation(x):
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
 
 
-def gelu_erf_of_x(x):
-    from scipy.special import erf
+def erf(x):
+    """SciPy's erf, imported when first called, as the library's gelu does: the grader's plan imports the exercises,
+    and scipy.special takes a quarter of a second (a regrade of nothing never calls it)."""
+    from scipy.special import erf as scipy_erf
 
+    return scipy_erf(x)
+
+
+def gelu_erf_of_x(x):
     return 0.5 * x * (1 + erf(x))
 
 
