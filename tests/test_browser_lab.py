@@ -302,3 +302,28 @@ def test_02_head_1_reads_the_position_encoder_lib_says(run_lessons):
     assert int(match.group(1)) == int(mean_per_key.argmax()) == 1, text
     notebook.screenshot(SCREENSHOTS / "02_multi_head_attention-4-head-1.png", index)
     assert console_errors(notebook) == []
+
+
+def test_04_a_question_answered_wrong_is_told_the_widget_s_answer_and_the_widget_shows_it(run_lessons, student_dir):
+    """Predict, then look, in JupyterLab: a wrong answer by mouse and keyboard, the verdict announced (a live
+    region), the widget moved to the state that shows the answer, the answer kept for the review."""
+    lesson, notebook = run_lessons("04_add_and_norm")
+    (index,) = lesson.widget_cells
+    notebook.wait_for_widgets(lesson.widget_cells)
+    cards = notebook.cell(index).locator(".course-question")
+    card = cards.nth(1)  # "Pre-norm with the residual off: are the output rows of mean 0 and variance 1?" (no)
+    card.scroll_into_view_if_needed()
+    assert "Pre-norm with the residual off" in card.text_content()
+    old = notebook.image_src(index)
+    card.locator("label", has_text=re.compile(r"^yes$")).click()
+    card.locator("button").focus()
+    notebook.page.keyboard.press("Enter")
+    verdict = card.locator(".course-question-verdict")
+    verdict.filter(has_text="Not this time").wait_for(timeout=20_000)
+    assert verdict.get_attribute("role") == "status" and "The widget's answer: no" in verdict.text_content()
+    notebook.wait_for_new_picture(index, old)
+    assert "pre" in notebook.readout(index).lower()
+    assert card.locator("button").is_disabled()
+    kept = json.loads((student_dir / ".encoder-course-answers.json").read_text())  # the course folder's record
+    assert kept["questions"]["04_add_and_norm/pre-no-residual"]["answers"][-1][1] is False
+    assert console_errors(notebook) == []
