@@ -6,6 +6,8 @@ with the numbers the widget shows. ``asks`` registers it under
 ``<lesson>/<name>``.
 """
 
+import functools
+
 import numpy as np
 
 from .bank import YES_NO, Answer, Question, QuestionError, clear_best, ratio_trend, trend, yes_no
@@ -295,28 +297,21 @@ def _gradient(look, norm, residual, reason):
                   f"{deepest}'s.")
 
 
-@asks(**GRADIENTS, name="post-norm-depth", choices=SIZES,
-      prompt="After 24 post-norm blocks with residuals, is the gradient reaching block 1 larger or smaller than "
-             "the one reaching block 24?")
-def _post_gradient(look):
-    return _gradient(look, "post", True, "With residuals, each block's input reaches the loss along the sum too, "
-                     "not only through the blocks above it.")
-
-
-@asks(**GRADIENTS, name="pre-norm-depth", choices=SIZES,
-      prompt="After 24 pre-norm blocks with residuals, is the gradient reaching block 1 larger or smaller than "
-             "the one reaching block 24?")
-def _pre_gradient(look):
-    return _gradient(look, "pre", True, "In pre-norm the residual stream runs untouched from every block to the end: "
-                     "each block's gradient arrives along it.")
-
-
-@asks(**GRADIENTS, name="no-residual-depth", choices=SIZES,
-      prompt="After 24 post-norm blocks without residual connections, is the gradient reaching block 1 larger or "
-             "smaller than the one reaching block 24?")
-def _no_residual_gradient(look):
-    return _gradient(look, "post", False, "Without residuals, the gradient reaching block 1 has passed back through "
-                     "all the blocks above it, one after the other.")
+#: The three gradient questions: (name, the stack in words, its norm, residuals, why in a sentence).
+GRADIENT_QUESTIONS = (
+    ("post-norm-depth", "post-norm blocks with residuals", "post", True,
+     "With residuals, each block's input reaches the loss along the sum too, not only through the blocks above it."),
+    ("pre-norm-depth", "pre-norm blocks with residuals", "pre", True,
+     "In pre-norm the residual stream runs untouched from every block to the end: each block's gradient arrives "
+     "along it."),
+    ("no-residual-depth", "post-norm blocks without residual connections", "post", False,
+     "Without residuals, the gradient reaching block 1 has passed back through all the blocks above it, one after "
+     "the other."),
+)
+for _name, _words, _norm, _residual, _reason in GRADIENT_QUESTIONS:
+    asks(**GRADIENTS, name=_name, choices=SIZES,
+         prompt=f"After 24 {_words}, is the gradient reaching block 1 larger or smaller than the one reaching block 24?"
+         )(functools.partial(_gradient, norm=_norm, residual=_residual, reason=_reason))
 
 
 # --- 08 -----------------------------------------------------------------------------------------------------------
