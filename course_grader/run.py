@@ -41,10 +41,11 @@ def limits_text(session, limits):
     return f"{per_exercise}; no cgroups here: limits per process only ({threads})"
 
 
-def penalties_of(root, due):
-    """nbgrader's late-penalty plugin, made before anything is graded where a lesson has a due date (None
-    otherwise); ``Refused`` with a sentence when the course's setting cannot be used."""
-    if not due:
+def penalties_of(root, due, late=True):
+    """nbgrader's late-penalty plugin, made before anything is graded where a lesson has a due date and a hand-in
+    came after it (``late``; None otherwise: importing nbgrader's preprocessors takes seconds); ``Refused`` with a
+    sentence when the course's setting cannot be used."""
+    if not due or not late:
         return None
     try:
         return deadlines.Penalties(root)
@@ -60,7 +61,9 @@ class Recorder:
         self.plan = plan
         self.results = dict(plan.known)  # (student, lesson) -> [Result]
         self.deadlines = deadlines.Deadlines.read(plan.root)  # the gradebook's due dates, extensions.csv
-        self.penalties = penalties_of(plan.root, self.deadlines.due)
+        self.penalties = penalties_of(plan.root, self.deadlines.due, any(
+            self.deadlines.seconds_late(student, lesson, when.when) > 0 for (student, lesson), when in
+            plan.exchange.items()))  # every lateness below is of a hand-in timed there
         self.late = {}  # (student, lesson) -> deadlines.Lateness
         self.notices, self.machine = list(plan.notices), []  # machine: (student, lesson, why)
         self.notices += [f"{student} {lesson}: {when.flag}" for (student, lesson), when in sorted(plan.exchange.items())

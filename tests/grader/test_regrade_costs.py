@@ -12,6 +12,7 @@ modification times. The times themselves are ``benchmarks/bench_regrade.py``'s
 import json
 import os
 import shlex
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,24 @@ def test_a_regrade_of_nothing_imports_neither_nbgrader_nor_scipy(graded):
     make_grade(graded)  # whatever another test handed in is graded first
     said = make_grade(graded, imported=True)
     assert "0 graded now" in said and said.splitlines()[-1] == "imported: []"
+
+
+@pytest.mark.grading
+def test_a_due_date_nobody_missed_makes_no_late_penalty_plugin(graded):
+    """nbgrader's late-penalty plugin (its preprocessors: seconds to import) is made only where a hand-in came
+    after its due date; these hand-ins were copied in by hand, untimed, so never late."""
+    def due(when):
+        with sqlite3.connect(graded / "gradebook.db") as db:
+            db.execute("UPDATE assignment SET duedate = ? WHERE name = ?", (when, LESSONS[0]))
+
+    due("2026-01-10 17:00:00.000000")
+    try:
+        make_grade(graded)  # grades.csv takes the due date
+        said = make_grade(graded, imported=True)
+        assert "0 graded now" in said and said.splitlines()[-1] == "imported: []"
+    finally:
+        due(None)
+        make_grade(graded)
 
 
 @pytest.mark.grading
