@@ -44,6 +44,7 @@ from pathlib import Path
 
 from encoder_lib.grading.exercises import BY_LESSON
 
+from .exchange import utc_time
 from .files import csv_value, write_csv
 from .gradebook import due_dates
 from .ids import id_problem
@@ -56,11 +57,13 @@ def parse_time(text, name="due"):
     """A time as nbgrader reads one (``2026-12-10 17:00:00 Europe/Paris``, ``2026-12-10T17:00:00+01:00``; no
     zone is UTC), as a naive UTC ``datetime``. ValueError naming ``name`` for anything else, and for a zone
     nbgrader would silently take as UTC."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{name} must be a time such as '2026-12-10 17:00:00 Europe/Paris'; got {text!r}")
+    if (quick := utc_time(text)) is not None:  # make extension's own format: no nbgrader to import
+        return quick
     import dateutil.tz
     from nbgrader import utils
 
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{name} must be a time such as '2026-12-10 17:00:00 Europe/Paris'; got {text!r}")
     parts = text.strip().split(" ")
     if len(parts) == 3 and not parts[2].lstrip("+-").isdigit() and dateutil.tz.gettz(parts[2]) is None:
         raise ValueError(f"{name}'s time zone {parts[2]!r} is not one nbgrader knows (Europe/Paris, UTC, "

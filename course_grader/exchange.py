@@ -59,20 +59,29 @@ def utc_text(when):
     return f"{when:%Y-%m-%d %H:%M:%S.%f} UTC"
 
 
-#: The times nbgrader's exchange and make collect's record write (``utc_text``), which ``read_time`` reads itself.
-UTC_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
+#: The times nbgrader's exchange, make collect's record (``utc_text``) and make extension write, which ``utc_time``
+#: reads without importing nbgrader (a second).
+UTC_FORMATS = ("%Y-%m-%d %H:%M:%S.%f UTC", "%Y-%m-%d %H:%M:%S UTC")
+
+
+def utc_time(text):
+    """``text`` written in one of ``UTC_FORMATS``, as the naive UTC ``datetime`` nbgrader's ``parse_utc`` gives;
+    None for any other text (nbgrader reads it)."""
+    for form in UTC_FORMATS:
+        try:
+            return datetime.datetime.strptime(text.strip(), form)
+        except ValueError:
+            pass
+    return None
 
 
 def read_time(text):
-    """nbgrader's reading of a time (naive UTC), or None for anything that is not one. A time written as nbgrader and
-    ``utc_text`` write them (``UTC_FORMAT``) is read as nbgrader reads it without importing nbgrader (a second);
-    ``None`` (``str`` of a record's missing time) is none."""
+    """nbgrader's reading of a time (naive UTC), or None for anything that is not one; ``utc_time`` reads the
+    course's own formats, and ``None`` (``str`` of a record's missing time) is none, without nbgrader."""
     if not isinstance(text, str) or text.strip() in ("None", ""):
         return None
-    try:
-        return datetime.datetime.strptime(text.strip(), UTC_FORMAT)
-    except ValueError:
-        pass
+    if (quick := utc_time(text)) is not None:
+        return quick
     from nbgrader import utils
 
     try:

@@ -84,7 +84,8 @@ def test_a_score_extra_credit_and_comment_given_in_formgrader_are_read_back(tmp_
 @pytest.mark.parametrize("text, expected", [
     ("2026-12-10 17:00:00 Europe/Paris", UTC(2026, 12, 10, 16, 0)),
     ("2026-12-10T17:00:00+01:00", UTC(2026, 12, 10, 16, 0)),
-    ("2026-12-10 17:00:00 UTC", UTC(2026, 12, 10, 17, 0)),
+    ("2026-12-10 17:00:00 UTC", UTC(2026, 12, 10, 17, 0)),  # make extension's, read without nbgrader
+    ("2026-12-10 17:00:00.250000 UTC", UTC(2026, 12, 10, 17, 0, 0, 250000)),
     ("2026-12-10 17:00", UTC(2026, 12, 10, 17, 0)),
 ])
 def test_a_time_is_read_as_nbgrader_reads_it_in_utc(text, expected):

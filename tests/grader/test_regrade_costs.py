@@ -90,20 +90,23 @@ def test_a_regrade_of_nothing_imports_neither_nbgrader_nor_scipy(graded):
 
 
 @pytest.mark.grading
-def test_a_due_date_nobody_missed_makes_no_late_penalty_plugin(graded):
+def test_a_due_date_and_an_extension_nobody_missed_import_no_nbgrader(graded):
     """nbgrader's late-penalty plugin (its preprocessors: seconds to import) is made only where a hand-in came
-    after its due date; these hand-ins were copied in by hand, untimed, so never late."""
+    after its due date (these were copied in by hand, untimed: never late), make extension's times are read
+    without nbgrader, and the extension the gradebook holds is read back as nbgrader recorded it."""
     def due(when):
         with sqlite3.connect(graded / "gradebook.db") as db:
             db.execute("UPDATE assignment SET duedate = ? WHERE name = ?", (when, LESSONS[0]))
 
     due("2026-01-10 17:00:00.000000")
+    (graded / "extensions.csv").write_text(f"student_id,lesson,due\nada,{LESSONS[0]},2026-01-12 17:00:00 UTC\n")
     try:
-        make_grade(graded)  # grades.csv takes the due date
+        make_grade(graded)  # the gradebook and grades.csv take them
         said = make_grade(graded, imported=True)
         assert "0 graded now" in said and said.splitlines()[-1] == "imported: []"
     finally:
         due(None)
+        (graded / "extensions.csv").unlink()
         make_grade(graded)
 
 
