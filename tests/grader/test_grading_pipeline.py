@@ -48,6 +48,7 @@ from attacks import ATTACKS, ISSUE_23
 from grading_helpers import leftovers_of, make_measured
 from course_grader.cases import hidden_cases, visible_cases
 from course_grader import ids
+from course_grader.sections import file_name as section_file
 from course_grader.files import csv_field
 from conftest import load_tool, need_bubblewrap
 from mistakes import MISTAKES
@@ -183,8 +184,11 @@ def test_without_a_manifest_an_existing_different_file_counts_as_the_learner_s(t
 TIME_LIMIT = 5  # seconds per exercise in the copy, so that the endless loops cost little
 MARKER = "ZZ-attack-marker-4242"
 LIBRARY = Path(encoder_lib.__file__).resolve().parent
+#: The course's sections in this class: a few learners each; the others in none.
+SECTIONS = {"Section A": ["solutions", "untouched"], "Section B": ["one-lesson-only"]}
 OUTPUTS = {"autograded", "feedback", "grades.csv", "grades_by_exercise.csv", "grades_lms.csv", "report", "gradebook.db",
-           ".grading-secret", ".grading.lock", "student", "release", ".grades.csv.made-from"}
+           ".grading-secret", ".grading.lock", "student", "release", ".grades.csv.made-from",
+           *(section_file(section) for section in SECTIONS)}
 #: The course's secret in the copy: the test knows it, to draw hidden cases as the grader does.
 SECRET = 0x5EC2E7 * 2**200 + 23
 #: A secret in the teacher's environment while `make grade` runs: it must reach no file a learner can be sent.
@@ -456,10 +460,6 @@ class Course:
         return set(self.lessons[attack.lesson]) if attack.exercise == "*" else {attack.exercise}
 
 
-#: The course's sections in this class: a few learners each; the others in none.
-SECTIONS = {"Section A": ["solutions", "untouched"], "Section B": ["one-lesson-only"]}
-
-
 def _course_copy(root):
     shutil.copytree(ROOT / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
@@ -678,7 +678,7 @@ def test_every_output_file_is_written_with_a_row_for_every_learner(course):
     in_sections = {student: section for section, students in SECTIONS.items() for student in students}
     assert {row["SIS User ID"]: row["Section"] for row in lms} == {s: in_sections.get(s, "") for s in expected}
     for section, students in SECTIONS.items():  # each section's own file: its learners' rows, as the whole's
-        own = list(csv.DictReader((course.root / f"grades_lms_{section.replace(' ', '_')}.csv").read_text()
+        own = list(csv.DictReader((course.root / section_file(section)).read_text()
                                   .splitlines()))
         assert own[0] == possible[0] and own[1:] == [row for row in lms if row["SIS User ID"] in students]
 
