@@ -257,9 +257,10 @@ def test_make_collect_from_a_moodle_download_end_to_end(course, tmp_path):
         shutil.copy(ROOT / name, course / name)
     (course / ".venv").symlink_to(ROOT / ".venv")
     download, worksheet = moodle_download(tmp_path)
-    done = subprocess.run(["make", "-o", ".venv/.installed", "collect", f"LESSON={LESSON}", f"FROM={download}",
-                           f"RECORD={worksheet}", "ZONE=Europe/Paris"], cwd=course, capture_output=True,
-                          text=True, timeout=300)
+    # --no-print-directory: under make test (make within make) make names the folders it enters on stdout
+    done = subprocess.run(["make", "--no-print-directory", "-o", ".venv/.installed", "collect", f"LESSON={LESSON}",
+                           f"FROM={download}", f"RECORD={worksheet}", "ZONE=Europe/Paris"], cwd=course,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert out[0] == f"collected 2 hand-ins of {LESSON} from moodle.zip (Moodle)"
