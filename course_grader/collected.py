@@ -33,8 +33,9 @@ def summary(root, lesson):
     lines = [f"{lesson}: {len(roster) - len(missing)} of the roster's {len(roster)} handed in"]
     sections = read_sections(root)
     if len(set(sections.values())) > 1:  # each section's count (course_grader.sections)
+        absent = set(missing)
         lines.append("  " + "; ".join(
-            f"section {plain_text(name)}: {sum(s not in missing for s in roster if sections.get(s) == name)} of "
+            f"section {plain_text(name)}: {sum(s not in absent for s in roster if sections.get(s) == name)} of "
             f"{sum(sections.get(s) == name for s in roster)}" for name in sorted(set(sections.values()))))
     if missing:
         named = ", ".join(plain_text(s) for s in missing[:MOST_NAMED])

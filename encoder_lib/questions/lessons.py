@@ -169,29 +169,34 @@ def _unit_rows(look):
     key = "both" if all(unit.values()) else "neither" if not any(unit.values()) else \
         "post" if unit["post"] else "pre"
     return Answer(key, look.full(norm="post" if key == "neither" else key.replace("both", "post"), residual=True),
-                  f"Post-norm ends in a layer norm (largest |row mean| {post['max_abs_mean']:.0e}); pre-norm ends "
+                  f"Post-norm ends in a layer norm (largest |row mean| {_tiny(post['max_abs_mean'])}); pre-norm ends "
                   f"in the sum x + f(LN(x)), whose rows keep x's scale (largest |row mean| "
                   f"{pre['max_abs_mean']:.2f}, a variance off by up to {pre['max_var_error']:.2f}).")
 
 
-@asks(**ADD_NORM, name="pre-no-residual", choices=YES_NO,
-      prompt="Pre-norm with the residual off: are the output rows of mean 0 and variance 1?")
-def _pre_no_residual(look):
-    state = look(norm="pre", residual=False)
-    return Answer(yes_no(_distance(state), 1e-3, 0.05), look.full(norm="pre", residual=False),
-                  f"Without the residual, pre-norm's output is f(LN(x)): the sublayer's output, which no norm "
-                  f"follows (largest |row mean| {state['max_abs_mean']:.2f}, variance off by up to "
-                  f"{state['max_var_error']:.2f}).")
+def _tiny(value):
+    """A row statistic in words: "less than 1e-6" where rounding is all there is (its digits move with the machine)."""
+    return "less than 1e-6" if value < 1e-6 else f"{value:.2g}"
 
 
-@asks(**ADD_NORM, name="post-no-residual", choices=YES_NO,
-      prompt="Post-norm with the residual off: are the output rows of mean 0 and variance 1?")
-def _post_no_residual(look):
-    state = look(norm="post", residual=False)
-    return Answer(yes_no(_distance(state), 1e-3, 0.05), look.full(norm="post", residual=False),
-                  f"Post-norm's output is LN(f(x)), a layer norm's output whatever comes in: largest |row mean| "
-                  f"{state['max_abs_mean']:.0e}, variance off by at most {state['max_var_error']:.0e} (the "
-                  f"norm's eps).")
+#: The residual off: (placement, why its rows are, or are not, of mean 0 and variance 1).
+NO_RESIDUAL = (
+    ("pre", "Without the residual, pre-norm's output is f(LN(x)): the sublayer's output, which no norm follows"),
+    ("post", "Post-norm's output is LN(f(x)), a layer norm's output whatever comes in"),
+)
+
+
+def _no_residual(look, norm, reason):
+    state = look(norm=norm, residual=False)
+    return Answer(yes_no(_distance(state), 1e-3, 0.05), look.full(norm=norm, residual=False),
+                  f"{reason}: its largest |row mean| is {_tiny(state['max_abs_mean'])}, its variance off by up to "
+                  f"{_tiny(state['max_var_error'])}.")
+
+
+for _norm, _reason in NO_RESIDUAL:
+    asks(**ADD_NORM, name=f"{_norm}-no-residual", choices=YES_NO,
+         prompt=f"{_norm.capitalize()}-norm with the residual off: are the output rows of mean 0 and variance 1?"
+         )(functools.partial(_no_residual, norm=_norm, reason=_reason))
 
 
 # --- 05 -----------------------------------------------------------------------------------------------------------
@@ -217,7 +222,7 @@ def _unmasked(look):
     return Answer(yes_no(-off["max_change"], -1e-2, -1e-6), look.full(n_pad=3, use_mask=False),
                   f"Without the mask the real queries put up to {off['max_weight_on_padding']:.2f} of their weight "
                   f"on the padding, so their outputs move by up to {off['max_change']:.2f}; with the mask, by "
-                  f"{on['max_change']:.1g}.")
+                  f"{_tiny(on['max_change'])}.")
 
 
 PERMUTE = dict(lesson=BLOCK, widget="PermutationExplorer")
@@ -235,7 +240,7 @@ def _no_positions(look):
     most, first = _shuffled(look, False)
     return Answer(yes_no(-most, -1e-2, -1e-4), look.full(shuffle=first, use_pe=False),
                   f"Attention compares every word with every other, with no idea of where they sit: each word's "
-                  f"output only moves with it (differences up to {most:.1g}, rounding).")
+                  f"output only moves with it (differences of {_tiny(most)}: rounding).")
 
 
 @asks(**PERMUTE, name="with-positions", choices=YES_NO,

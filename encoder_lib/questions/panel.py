@@ -26,7 +26,7 @@ LIVE = f"<img alt=\"\" src=\"{PIXEL}\" width=\"1\" height=\"1\" onload=\"{html.e
 def key_words(answer):
     """The answer's key as a learner reads it: a choice's label, or the number."""
     if answer.choices:
-        return answer.choices[answer.key]
+        return answer.choices.get(answer.key, str(answer.key))  # a review's record names choices it may not have
     return f"{answer.key:g}" if isinstance(answer.key, float) else str(answer.key)
 
 
