@@ -174,8 +174,8 @@ def feed_forward(x, params, activation="relu"):
     return x
 '''),
     Attack("leaves_a_process_running", "feed_forward", "03_feed_forward", "error", answer='''
-import subprocess
-subprocess.Popen(["sleep", "4242"], start_new_session=True)   # {marker}
+import subprocess, sys
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(4242)  # {marker}"], start_new_session=True)
 def feed_forward(x, params, activation="relu"):
     return x
 '''),

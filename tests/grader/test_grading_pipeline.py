@@ -36,6 +36,7 @@ import socket
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -182,7 +183,9 @@ def test_without_a_manifest_an_existing_different_file_counts_as_the_learner_s(t
 # The whole pipeline, in a temporary copy of the course
 
 TIME_LIMIT = 5  # seconds per exercise in the copy, so that the endless loops cost little
-MARKER = "ZZ-attack-marker-4242"
+#: a word no other process on the machine holds: each run's own, so that a test that looks for the attackers' leftover
+#: processes by it finds only this run's (a fixed number was found in a CI machine's unrelated command lines)
+MARKER = f"ZZ-attack-marker-{uuid.uuid4().hex}"
 LIBRARY = Path(encoder_lib.__file__).resolve().parent
 #: The course's sections in this class: a few learners each; the others in none.
 SECTIONS = {"Section A": ["solutions", "untouched"], "Section B": ["one-lesson-only"]}
@@ -738,7 +741,7 @@ def test_what_the_grader_writes_is_readable_by_the_teacher_only(course):
 def test_no_process_cgroup_or_scratch_folder_is_left_and_no_connection_was_made(course):
     graders, left = leftovers_of(course.sampler)
     assert graders and not left, left
-    assert processes_mentioning("4242") == []
+    assert processes_mentioning(MARKER) == []
     assert course.listener.connections == 0
 
 
