@@ -16,7 +16,9 @@ Every worker dies with the process that started it, and ``Workers.close``
 import contextlib
 import ctypes
 import multiprocessing
+import queue
 import signal
+import threading
 import traceback
 from collections import deque
 from dataclasses import dataclass
@@ -66,9 +68,18 @@ def _may_have_children():
         current._config["daemon"] = was
 
 
+#: What ends a worker's sender thread (``Worker.send``).
+_SENT_ALL = object()
+
+
 class Worker:
     """One worker process with a pipe of its own, forked (or started from a forkserver: ``context``), that runs
-    ``function`` on each task it is sent (``_serve``); ``tasks``: those sent and not yet answered."""
+    ``function`` on each task it is sent (``_serve``); ``tasks``: those sent and not yet answered.
+
+    A task is sent by a thread of its own (``send``): a learner's notebooks are megabytes, more than a pipe holds,
+    so sending one waits until the worker reads it, when it has finished the task before; the main process
+    meanwhile takes the other workers' results and sends them theirs (without it, a worker waited for its next
+    task while the main process waited on another worker's pipe: a sixth of a class's grading time, idle)."""
 
     def __init__(self, function, context="fork"):
         self.connection, theirs = multiprocessing.Pipe()
@@ -77,12 +88,25 @@ class Worker:
             self.process.start()
         theirs.close()
         self.tasks = deque()  # sent, not yet answered: the one it works on first
+        self.outbox = queue.SimpleQueue()
+        self.sender = threading.Thread(target=self._send_all, name="send-to-worker", daemon=True)
+        self.sender.start()
+
+    def send(self, task):
+        """Send ``task`` (None: stop) in the order given, without waiting for the worker to read it."""
+        self.outbox.put(task)
+
+    def _send_all(self):
+        while (task := self.outbox.get()) is not _SENT_ALL:
+            try:
+                self.connection.send(task)
+            except (OSError, ValueError):  # it died (its sentinel tells the main process) or was closed
+                return
 
     def stop(self, seconds):
-        try:
-            self.connection.send(None)
-        except OSError:
-            pass
+        self.send(None)
+        self.send(_SENT_ALL)
+        self.sender.join(seconds)
         self.process.join(seconds)
         if self.process.is_alive():
             self.process.terminate()
@@ -104,8 +128,8 @@ def _more(source, pending):
 class Workers:
     """``jobs`` forked workers that run ``function``; ``results(tasks)`` yields ``(task, result)`` as they finish.
 
-    Each worker is sent ``DEPTH`` tasks ahead, so that it never waits for the next one while the main process
-    is busy with a result (recording a learner in nbgrader's gradebook takes half a second).
+    Each worker is sent ``DEPTH`` tasks ahead (by its sender thread, ``Worker.send``), so that it never waits for
+    the next one while the main process is busy with a result or another worker.
     """
 
     DEPTH = 2
@@ -122,10 +146,8 @@ class Workers:
             for worker in self.workers:
                 while len(worker.tasks) < self.DEPTH and (pending or _more(source, pending)):
                     worker.tasks.append(pending.popleft())
-                    try:
-                        worker.connection.send(worker.tasks[-1])
-                    except OSError:  # it died since its last result: seen below, and its tasks go back in line
-                        break
+                    worker.send(worker.tasks[-1])  # one that died since its last result: seen below, its tasks
+                    # going back in line
             busy = [w for w in self.workers if w.tasks]
             if not busy:
                 return
