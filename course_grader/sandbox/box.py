@@ -54,7 +54,7 @@ from encoder_lib.grading import wire
 from ..profile import MAX_REPORTED, PROFILE, timed
 from . import syscalls
 from .cgroups import Cgroups, children_of
-from .session import SANDBOX_ENV, START_SECONDS, bwrap_command, open_session
+from .session import SANDBOX_ENV, START_SECONDS, bwrap_command, open_session, runner_arguments
 
 #: How long an ending sandbox is given to go by itself (its runner exits at once; bwrap reaps it and follows).
 CLOSE_SECONDS = 2.0
@@ -165,7 +165,7 @@ class Sandbox:
             return bwrap_command(runner=self.session.folder, scratch=self.session.bounded_scratch), {}, "/"
         self._scratch = self.session.scratch()
         env = {**SANDBOX_ENV, "HOME": str(self._scratch), "ENCODER_GRADER_SCRATCH": str(self._scratch)}
-        return [sys.executable, "-I", str(self.session.folder / "runner.py")], env, self._scratch
+        return [sys.executable, *runner_arguments(self.session.folder)], env, self._scratch
 
     # --- the channel --------------------------------------------------
     @contextlib.contextmanager

@@ -1,6 +1,6 @@
 """The grader's side inside the sandbox: runs learners' answer cells, one exercise per process.
 
-    python -I runner.py        # started by sandbox/box.py's Sandbox, as the sandbox's pid 1
+    python -I -S runner.py NUMPY_FOLDER   # started by sandbox/box.py's Sandbox, as the sandbox's pid 1
 
 This file, ``answer.py`` (the answer's process), ``wire.py`` and ``numeric.py`` are copied into the
 sandbox and need only the standard library and numpy; ``encoder_lib`` is not there. The runner reads requests from its standard input and answers on
@@ -46,7 +46,9 @@ import sys
 import time
 
 STARTED = time.monotonic()  # before numpy: what the runner's imports cost is reported with its "ready"
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# its own folder first, then numpy's (its arguments: Python started it without site-packages, session.runner_arguments)
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
+sys.path += [folder for folder in sys.argv[1:] if os.path.isabs(folder)]
 import answer  # noqa: E402
 import wire  # noqa: E402
 from answer import GRADER_SECONDS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, cut  # noqa: E402
