@@ -37,6 +37,10 @@ def gradebook_students(root):
     return roster(root)
 
 
+#: A new grade's columns as nbgrader's model leaves them: no score, to be graded by hand.
+_NEW_GRADE = {"auto_score": None, "manual_score": None, "extra_credit": None, "needs_manual_grade": True}
+
+
 class GradebookWriter:
     """Keeps the gradebook in step with the results, one learner at a time as they come in.
 
@@ -53,6 +57,7 @@ class GradebookWriter:
         self.gradebook = None  # nbgrader's, opened only when something is to be written (``_open``)
         self.held, self.submitted = recorded(root)  # read with sqlite3, as nbgrader's models give them
         self._lessons, self._students = {}, {}
+        self._rows = {table: [] for table in ("submitted_assignment", "submitted_notebook", "grade", "comment")}
         missing = sorted(set(students) - set(roster(root)))
         if missing:
             self._open()
@@ -90,6 +95,7 @@ class GradebookWriter:
         if (student, lesson) not in self.submitted:
             self._add(student, lesson, timestamp, scores, penalty, extension)
             return
+        self._insert()  # one added since the last commit is found by nbgrader's query below
         submission = self.gradebook.update_or_create_submission(lesson, student, timestamp=timestamp,
                                                                 extension=extension)
         for n, graded in enumerate(submission.notebooks):
@@ -99,37 +105,62 @@ class GradebookWriter:
                     grade.auto_score = scores[grade.name]
                     grade.needs_manual_grade = False
 
-    def _add(self, student, lesson, timestamp, scores, penalty=None, extension=None):
-        """A new submission, as nbgrader's ``add_submission`` makes it (every notebook, grade and comment of the
-        lesson mirrored) with its auto scores set, added without a commit of its own (nbgrader's commits per
-        submission were most of the grader's time on a class of 500)."""
-        from nbgrader.api import Comment, Grade, SubmittedAssignment, SubmittedNotebook
-
+    def _cells(self, lesson):
+        """``(assignment id, [(notebook id, [(grade cell id, name)], [solution cell id], [task cell id])])`` of a
+        lesson, read once through nbgrader's models."""
         if lesson not in self._lessons:
-            self._lessons[lesson] = self.gradebook.find_assignment(lesson)
+            assignment = self.gradebook.find_assignment(lesson)
+            self._lessons[lesson] = (assignment.id, [
+                (notebook.id, [(cell.id, cell.name) for cell in notebook.grade_cells],
+                 [cell.id for cell in notebook.solution_cells], [cell.id for cell in notebook.task_cells])
+                for notebook in assignment.notebooks])
+        return self._lessons[lesson]
+
+    def _add(self, student, lesson, timestamp, scores, penalty=None, extension=None):
+        """A new submission, with the rows nbgrader's ``add_submission`` makes (every notebook, grade and comment
+        of the lesson mirrored) and its auto scores set, inserted at the next ``commit`` through nbgrader's own
+        tables (SQLAlchemy Core: nbgrader's objects, one per grade and comment, were most of the teacher's
+        process's time on a class of 500)."""
+        from nbgrader.api import new_uuid
+
         if student not in self._students:
-            self._students[student] = self.gradebook.find_student(student)
-        submission = SubmittedAssignment(assignment=self._lessons[lesson], student=self._students[student],
-                                         timestamp=timestamp, extension=extension)
-        for n, notebook in enumerate(self._lessons[lesson].notebooks):
+            self._students[student] = self.gradebook.find_student(student).id
+        assignment_id, notebooks = self._cells(lesson)
+        submission = new_uuid()
+        rows = self._rows
+        rows["submitted_assignment"].append({"id": submission, "assignment_id": assignment_id,
+                                             "student_id": self._students[student], "timestamp": timestamp,
+                                             "extension": extension})
+        for n, (notebook, grade_cells, solution_cells, task_cells) in enumerate(notebooks):
+            graded = new_uuid()
             # a lesson is one notebook: its penalty is the lesson's
-            graded = SubmittedNotebook(notebook=notebook, assignment=submission,
-                                       late_submission_penalty=penalty if n == 0 else None)
-            for cell in notebook.grade_cells:
-                grade = Grade(cell_id=cell.id, notebook=graded)
-                if cell.name in scores:
-                    grade.auto_score, grade.needs_manual_grade = scores[cell.name], False
-            for cell in notebook.solution_cells:
-                Comment(cell_id=cell.id, notebook=graded)
-            for cell in notebook.task_cells:
-                Comment(cell_id=cell.id, notebook=graded)
-                Grade(cell_id=cell.id, notebook=graded)
-        self.gradebook.db.add(submission)
+            rows["submitted_notebook"].append({"id": graded, "assignment_id": submission, "notebook_id": notebook,
+                                               "flagged": False,
+                                               "late_submission_penalty": penalty if n == 0 else None})
+            for cell, name in grade_cells:
+                rows["grade"].append({**_NEW_GRADE, "id": new_uuid(), "notebook_id": graded, "cell_id": cell,
+                                      **({"auto_score": scores[name], "needs_manual_grade": False}
+                                         if name in scores else {})})
+            for cell in solution_cells + task_cells:
+                rows["comment"].append({"id": new_uuid(), "notebook_id": graded, "cell_id": cell,
+                                        "auto_comment": None, "manual_comment": None})
+            for cell in task_cells:
+                rows["grade"].append({**_NEW_GRADE, "id": new_uuid(), "notebook_id": graded, "cell_id": cell})
         self.submitted.add((student, lesson))
+
+    def _insert(self):
+        """Insert the new submissions' rows, parents first."""
+        from nbgrader.api import Base
+
+        for table in ("submitted_assignment", "submitted_notebook", "grade", "comment"):
+            if self._rows[table]:
+                self.gradebook.db.execute(Base.metadata.tables[table].insert(), self._rows[table])
+                self._rows[table] = []
 
     def commit(self):
         """Write what was recorded since the last commit (a learner's lessons) to the gradebook."""
         if self.gradebook is not None:
+            self._insert()
             self.gradebook.db.commit()
 
     def close(self):
@@ -141,7 +172,8 @@ class GradebookWriter:
                 if made_from is not None and grades_csv_made(self.root) == made_from:
                     return
                 self._open()
-            self.gradebook.db.commit()
+            self.commit()
+            self.gradebook.db.expire_all()  # nbgrader's objects, loaded before the rows inserted beside them
             write_grades_csv(self.gradebook, self.root / "grades.csv", self.lessons)
         finally:
             if self.gradebook is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from course_grader import deadlines, gradebook
+from course_grader.exchange import HandInTime
 from course_grader.gradebook_writer import GradebookWriter
 from report_class import open_gradebook
 
@@ -355,3 +356,79 @@ def test_grades_csv_is_written_again_whenever_what_it_is_made_of_changed(tmp_pat
     assert (tmp_path / "grades.csv").read_text() == written, "and a removed one"
     (tmp_path / "gradebook.db-journal").write_bytes(b"")  # a write not settled: never taken as unchanged
     assert _recorded_once(tmp_path, None).gradebook is not None
+
+
+# ------------------------------------------------------------------ new submissions, inserted as nbgrader makes them
+
+
+def _rows_by_name(root):
+    """Every submission's rows in gradebook.db, each id replaced by what it names (the learner, the lesson, the
+    cell): the tables nbgrader's ``add_submission`` writes, comparable across two gradebooks."""
+    import sqlite3
+
+    with sqlite3.connect(root / "gradebook.db") as db:
+        cells = dict(db.execute("SELECT id, name FROM base_cell"))
+        lessons = dict(db.execute("SELECT id, name FROM assignment"))
+        notebooks = dict(db.execute("SELECT id, name FROM notebook"))
+        submissions = {i: (student, lessons[a]) for i, a, student in
+                       db.execute("SELECT id, assignment_id, student_id FROM submitted_assignment")}
+        graded = {i: (submissions[s], notebooks[n]) for i, s, n in
+                  db.execute("SELECT id, assignment_id, notebook_id FROM submitted_notebook")}
+        return {
+            "submitted_assignment": sorted((submissions[i], *rest) for i, *rest in
+                                           db.execute("SELECT id, timestamp, extension FROM submitted_assignment")),
+            "submitted_notebook": sorted((graded[i], *rest) for i, *rest in db.execute(
+                "SELECT id, flagged, late_submission_penalty FROM submitted_notebook")),
+            "grade": sorted((graded[n], cells[c], *rest) for n, c, *rest in db.execute(
+                "SELECT notebook_id, cell_id, auto_score, manual_score, extra_credit, needs_manual_grade FROM grade")),
+            "comment": sorted((graded[n], cells[c], *rest) for n, c, *rest in db.execute(
+                "SELECT notebook_id, cell_id, auto_comment, manual_comment FROM comment")),
+        }
+
+
+def test_a_new_submission_s_rows_are_those_nbgrader_s_add_submission_makes(tmp_path):
+    """The writer inserts a new submission's rows itself (nbgrader's objects were most of the teacher's time):
+    they are the rows nbgrader's own ``add_submission`` makes, with the scores, penalty and extension set as the
+    grader sets them, for a lesson with grade, answer and task cells and learners late, extended and on time."""
+    import warnings
+
+    from course_grader.outputs import Result
+    from report_class import add_lesson
+
+    when = UTC(2026, 12, 11, 17, 0)
+    handed_in = {"ada": deadlines.Lateness(86400, 2.0, None),
+                 "bo": deadlines.Lateness(0, 0.0, datetime.timedelta(days=2, hours=3)), "cy": None}
+    scores = {"softmax": 2.0, "scaled_dot_product_attention": 0.5}
+    for root in (tmp_path / "writer", tmp_path / "nbgrader"):
+        root.mkdir()
+        with new_gradebook(root) as book:
+            add_lesson(book, "01_attention")
+            book.add_task_cell("a_question", "01_attention", "01_attention", max_score=1, cell_type="markdown")
+            for student in handed_in:
+                book.add_student(student)
+    writer = GradebookWriter(tmp_path / "writer", list(handed_in))
+    try:
+        for student, late in handed_in.items():
+            notebook = tmp_path / "writer" / "submitted" / student / "01_attention" / "01_attention.ipynb"
+            notebook.parent.mkdir(parents=True)
+            notebook.write_text("{}")
+            writer.record(student, "01_attention", notebook,
+                          [Result(student, "01_attention", name, points, 2.0, "passed")
+                           for name, points in scores.items()], late, when=HandInTime(when))
+    finally:
+        writer.close()
+    with warnings.catch_warnings(), open_gradebook(tmp_path / "nbgrader") as book:
+        warnings.simplefilter("ignore")
+        for student, late in handed_in.items():
+            submission = book.add_submission("01_attention", student, timestamp=when)
+            submission.extension = late.extension if late is not None else None  # as formgrader sets it
+            for graded in submission.notebooks:
+                graded.late_submission_penalty = late.penalty if late and late.penalty else None
+                for grade in graded.grades:
+                    if grade.name.removesuffix("_tests") in scores:
+                        grade.auto_score = scores[grade.name.removesuffix("_tests")]
+                        grade.needs_manual_grade = False
+        book.db.commit()
+    inserted, made = _rows_by_name(tmp_path / "writer"), _rows_by_name(tmp_path / "nbgrader")
+    assert len(made["grade"]) == 3 * 3 and len(made["comment"]) == 3 * 3  # the test's lesson has them all
+    assert inserted == made
