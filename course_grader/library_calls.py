@@ -1,7 +1,9 @@
 """The library functions an answer calls from the sandbox, computed here: only those its exercise may call, on
 arrays not far larger than its cases', within a share of the grader's time (``CallBudget``)."""
 
+import hashlib
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,7 +48,10 @@ class CallBudget:
 
     def refusal(self, name, args, kwargs):
         """Why the call ``el.<name>(*args, **kwargs)`` is refused, or None."""
-        dimension, elements = _sizes([args, kwargs])
+        return self.refusal_of_sizes(name, *_sizes([args, kwargs]))
+
+    def refusal_of_sizes(self, name, dimension, elements):
+        """Why a call ``el.<name>`` on arrays of these sizes (``_sizes``) is refused, or None."""
         if dimension > self.dimension or elements > self.elements:
             return (f"el.{name} was called on arrays far larger than this exercise's checks use (a dimension of "
                     f"{dimension}, {elements} numbers): the grader refused to compute it")
@@ -75,12 +80,91 @@ def serve(message, allowed, budget=None):
         return {"kind": "error", "type": "RuntimeError", "message": why}
     started = time.monotonic()
     try:
-        return {"kind": "value", "value": _library_value(name, args, kwargs)}
+        return {"kind": "value", "value": _library_value(name, args, kwargs), "computed": True}
     except (ValueError, TypeError, IndexError, KeyError) as exc:
-        return {"kind": "error", "type": type(exc).__name__, "message": str(exc)[:2000]}
+        return {"kind": "error", "type": type(exc).__name__, "message": str(exc)[:2000], "computed": True}
     except Exception as exc:  # the library refused in another way: the answer's call was wrong
-        return {"kind": "error", "type": "RuntimeError", "message": f"{type(exc).__name__}: {exc}"[:2000]}
+        return {"kind": "error", "type": "RuntimeError", "message": f"{type(exc).__name__}: {exc}"[:2000],
+                "computed": True}
     finally:
         if budget:
             budget.seconds -= time.monotonic() - started
 
+
+
+#: The most bytes of replies a worker keeps for the calls answers make on the visible cases (``CallMemo``).
+MEMO_BYTES = 32 * 2**20
+
+
+class CallMemo:
+    """The replies to the library calls answers made on an exercise's visible cases, kept by a worker for the
+    next answers (least recently used first out, ``MEMO_BYTES`` in all).
+
+    The visible cases are the same for every answer to an exercise, so a right answer, however it is written,
+    makes the same calls on them as every other right answer did: the same pure function of the same bytes
+    (computed with one BLAS thread), whose reply is the same bytes. A call is known by its exercise and the
+    SHA-256 of its whole message, and kept with its sizes, so that each answer's own ``CallBudget`` refuses
+    what it would refuse. Calls on the hidden cases, drawn for each answer cell, are never kept: a class gains
+    from this only what every class of right answers gains, however alike its answer cells are."""
+
+    def __init__(self, limit=MEMO_BYTES):
+        self.replies, self.bytes, self.limit = OrderedDict(), 0, limit
+
+    def get(self, key):
+        entry = self.replies.get(key)
+        if entry is not None:
+            self.replies.move_to_end(key)
+        return entry
+
+    def put(self, key, entry):
+        if key in self.replies or len(entry[0]) > self.limit // 64:
+            return
+        self.replies[key] = entry
+        self.bytes += len(entry[0])
+        while self.bytes > self.limit:
+            _, dropped = self.replies.popitem(last=False)
+            self.bytes -= len(dropped[0])
+
+
+#: This process's ``CallMemo``.
+MEMO = CallMemo()
+
+
+class Calls:
+    """One answer's library calls: ``serve``d (what its exercise may call, within its ``CallBudget``), and on its
+    first ``shared`` cases (the visible ones) answered from ``memo`` where an earlier answer made the very same
+    call (``known``) and kept there when not (``keep``)."""
+
+    def __init__(self, exercise, allowed, budget=None, shared=0, memo=MEMO):
+        self.exercise, self.allowed, self.budget, self.shared, self.memo = exercise, allowed, budget, shared, memo
+        self.answered = 0  # calls answered from the memo
+
+    def __call__(self, message):
+        return serve(message, self.allowed, self.budget)
+
+    def _key(self, data, case):
+        """The memo's key of a message on case ``case``, or None where it is not a call on a visible case."""
+        if self.memo is None or case >= self.shared or wire.peek(data, "kind") != "call":
+            return None
+        return self.exercise, hashlib.sha256(data).digest()
+
+    def known(self, data, case):
+        """The reply (its bytes) to the call ``data`` made on case ``case``, from the memo; else None."""
+        key = self._key(data, case)
+        entry = self.memo.get(key) if key else None
+        if entry is None:
+            return None
+        reply, name, dimension, elements = entry
+        if name not in self.allowed or (self.budget and self.budget.refusal_of_sizes(name, dimension, elements)):
+            return None  # served as any other call: refused there, in words
+        self.answered += 1
+        return reply
+
+    def keep(self, data, case, message, reply, data_out):
+        """Keep the reply ``data_out`` (bytes) to the call ``data`` on case ``case`` (``message``, decoded), where
+        the library computed it: a value or the library's own error, never a refusal."""
+        key = self._key(data, case)
+        name = message.get("name")
+        if key is None or reply.get("computed") is not True:
+            return
+        self.memo.put(key, (data_out, name, *_sizes([message.get("args"), message.get("kwargs")])))

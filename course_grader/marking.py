@@ -22,7 +22,6 @@ import re
 import resource
 import signal
 import threading
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +31,7 @@ from encoder_lib.grading.exercises import EXERCISES
 from encoder_lib.grading.verdict import Outcome, Verdict, check_case, judge
 
 from .cases import hidden_cases, time_allowed, visible_cases
-from .library_calls import CallBudget, serve
+from .library_calls import CallBudget, Calls
 from .outputs import DIAGNOSIS_JOIN, MISTAKE_JOIN
 from .profile import timed
 
@@ -251,11 +250,12 @@ def grade_answer(box, name, source, secret, limits, *, previewed=False):
     ``preview`` too."""
     exercise = EXERCISES[name]
     with timed("hidden", name):
-        cases = visible_cases(name) + hidden_cases(name, secret, hashlib.sha256(source.encode()).hexdigest())
+        shown = visible_cases(name)
+        cases = shown + hidden_cases(name, secret, hashlib.sha256(source.encode()).hexdigest())
     allowed = allowed_names(exercise, cases)
     budget = CallBudget.of(cases, limits)
     events, ending = box.run(name, source, [(c.args, c.kwargs) for c in cases], exercise.uses, exercise.may_call,
-                             limits, serve=partial(serve, allowed=allowed, budget=budget), calls=allowed,
+                             limits, serve=Calls(name, allowed, budget, shared=len(shown)), calls=allowed,
                              seconds=time_allowed(name, len(cases), limits))
     events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
     with timed("judge", name):

@@ -187,24 +187,44 @@ class Sandbox:
             raise SandboxDied(f"the sandbox stopped reading ({type(exc).__name__})") from None
 
     def _reply(self, reply):
-        """Answer a library call with ``reply``, or with an error where its value cannot cross."""
+        """Answer a library call with ``reply``, or with an error where its value cannot cross; its bytes, or None
+        where the value could not cross."""
+        reply = {key: value for key, value in reply.items() if key != "computed"} if isinstance(reply, dict) else reply
         try:
             data = wire.pack(reply)
         except wire.WireError as exc:
-            data = wire.pack({"kind": "error", "type": "TypeError", "message": f"its result cannot cross ({exc})"})
-        self._send(None, data=data, stage=None)  # the call's time, counted as such
+            data = None
+            self._send(None, stage=None, data=wire.pack(
+                {"kind": "error", "type": "TypeError", "message": f"its result cannot cross ({exc})"}))
+        else:
+            self._send(None, data=data, stage=None)  # the call's time, counted as such
+        return data
 
-    def _receive(self, deadline):
+    def _call(self, data, message, serve, case):
+        """Answer the library call ``data`` (``message`` decoded) made on case ``case``: from what ``serve``
+        (a ``library_calls.Calls``, or a plain function) computes, or knew already."""
+        reply = serve(message)
+        sent = self._reply(reply)
+        if sent is not None and hasattr(serve, "keep"):
+            serve.keep(data, case, message, reply, sent)
+
+    def _receive_data(self, deadline):
         try:
-            data = wire.receive_message(self.from_runner, deadline)
-            with self._own("receive"):
-                return wire.unpack(data)
+            return wire.receive_message(self.from_runner, deadline)
         except TimeoutError:
             raise SandboxDied("the sandbox stopped answering") from None
         except (EOFError, OSError):
             raise SandboxDied("the sandbox ended") from None
+
+    def _decoded(self, data):
+        try:
+            with self._own("receive"):
+                return wire.unpack(data)
         except wire.WireError as exc:
             raise SandboxDied(f"the sandbox sent something that is not a message ({exc})") from None
+
+    def _receive(self, deadline):
+        return self._decoded(self._receive_data(deadline))
 
     # --- one exercise -------------------------------------------------
     def run(self, name, source, cases, uses, may_call, limits, *, serve, calls=(), seconds=None):
@@ -243,14 +263,22 @@ class Sandbox:
         return events, ending
 
     def _events(self, deadline, serve):
-        events = []
+        events, known = [], getattr(serve, "known", None)
         while True:
-            message = self._receive(deadline)
+            data = self._receive_data(deadline)
+            reply = known(data, len(events)) if known else None  # a call on a visible case made before
+            if reply is not None:
+                started = time.monotonic()
+                with self._own("calls"):
+                    self._send(None, data=reply, stage=None)
+                deadline += time.monotonic() - started
+                continue
+            message = self._decoded(data)
             kind = message.get("kind") if isinstance(message, dict) else None
             if kind == "call":
                 started = time.monotonic()
                 with self._own("calls"):
-                    self._reply(serve(message))
+                    self._call(data, message, serve, len(events))
                 deadline += time.monotonic() - started  # the grader's time is not the answer's
             elif kind in ("result", "raised", "cell_failed"):
                 events.append(message)

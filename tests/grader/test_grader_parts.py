@@ -24,7 +24,8 @@ from encoder_lib.grading import EXERCISES, wire
 from course_grader import sandbox, submissions, workers
 from course_grader.cases import hidden_cases, visible_cases
 from course_grader.files import csv_field, write_csv, write_file
-from course_grader.library_calls import CallBudget, serve
+from encoder_lib.grading.compare import allowed_names
+from course_grader.library_calls import CallBudget, CallMemo, Calls, serve
 from course_grader.marking import mark, parameter_names
 from course_grader.outputs import Result, summary_text
 from course_grader.sandbox import numeric
@@ -364,6 +365,69 @@ def test_a_library_call_far_larger_than_the_exercise_s_cases_is_refused_and_cost
     status, points, note, *_ = mark(EXERCISES["encoder_block"], cases, [{"kind": "refused", "why":
                                             budget.refused[0]}], {"status": "done"}, sandbox.Limits())
     assert (status, points) == ("error", 0) and "refused" in note
+
+
+def _call(name, *args):
+    return wire.pack({"kind": "call", "name": name, "args": list(args), "kwargs": {}})
+
+
+def test_a_call_on_a_visible_case_is_answered_again_from_the_memo_within_each_answer_s_own_budget():
+    """The replies to calls on the visible cases (the same for every answer) are kept; those on the hidden cases
+    (drawn for each answer cell) never; a kept reply is given only where this answer's exercise may call the
+    function and its own budget allows the call, and only to the same exercise."""
+    memo = CallMemo()
+    cases = visible_cases("encoder_block")
+    budget = CallBudget.of(cases, sandbox.Limits())
+    calls = Calls("encoder_block", {"softmax", "layer_norm"}, budget, shared=len(cases), memo=memo)
+    data = _call("softmax", np.array([[1.0, 2.0, 3.0]]))
+    message = wire.unpack(data)
+    reply = calls(message)
+    sent = wire.pack({k: v for k, v in reply.items() if k != "computed"})
+    assert calls.known(data, 0) is None  # nothing kept yet
+    calls.keep(data, len(cases), message, reply, sent)  # on a hidden case: never kept
+    assert calls.known(data, 0) is None
+    calls.keep(data, 0, message, reply, sent)
+    assert calls.known(data, 1) == sent and calls.answered == 1
+    assert calls.known(data, len(cases)) is None, "a call on a hidden case is always computed"
+    assert calls.known(_call("softmax", np.array([[1.0, 2.0, 3.5]])), 0) is None, "another input is another call"
+    assert Calls("encoder", {"softmax"}, budget, shared=9, memo=memo).known(data, 0) is None, "another exercise"
+    assert Calls("encoder_block", {"layer_norm"}, budget, shared=9, memo=memo).known(data, 0) is None, \
+        "an answer whose exercise may not call it"
+    tight = CallBudget(dimension=2, elements=2, seconds=10.0)
+    assert Calls("encoder_block", {"softmax"}, tight, shared=9, memo=memo).known(data, 0) is None, \
+        "an answer whose budget refuses it"
+    refused = {"kind": "error", "type": "RuntimeError", "message": "refused"}
+    calls.keep(_call("layer_norm", np.zeros(3)), 0, wire.unpack(_call("layer_norm", np.zeros(3))), refused,
+               wire.pack(refused))
+    assert calls.known(_call("layer_norm", np.zeros(3)), 0) is None, "a refusal is not the library's reply"
+    small = CallMemo(limit=64 * 4000)
+    for i in range(200):
+        entry = _call("softmax", np.full(400, float(i)))
+        small.put(("softmax", i), (entry, "softmax", 400, 400))
+    assert small.bytes <= small.limit and small.get(("softmax", 0)) is None and small.get(("softmax", 199))
+
+
+def test_an_answer_graded_with_the_memo_s_replies_is_graded_as_without_them(box):
+    """A second learner's answer (a catalogued mistake's, then the right one) gets the marks it gets from a
+    memo that knows nothing, with part of its calls answered from the replies the first answer's calls left."""
+    from benchmarks.mutants import solutions
+    from mistakes import MISTAKES
+
+    wrong = next(m for m in MISTAKES if m.exercise == "encoder_block")
+    for source in (solutions()["encoder_block"], wrong.source):
+        marks = []
+        for memo in (CallMemo(), CallMemo()):
+            for _ in range(2):  # the second time, from the memo
+                cases = visible_cases("encoder_block")
+                calls = Calls("encoder_block", allowed_names(EXERCISES["encoder_block"], cases),
+                              CallBudget.of(cases, sandbox.Limits()), shared=len(cases), memo=memo)
+                events, ending = box.run("encoder_block", source, [(c.args, c.kwargs) for c in cases],
+                                         EXERCISES["encoder_block"].uses, EXERCISES["encoder_block"].may_call,
+                                         sandbox.Limits(), serve=calls, calls=calls.allowed)
+                marks.append((mark(EXERCISES["encoder_block"], cases, events, ending, sandbox.Limits()),
+                               calls.answered))
+        assert [m for m, _ in marks] == [marks[0][0]] * 4, source
+        assert marks[1][1] > marks[0][1], "the second answer's calls on the visible cases: from the memo"
 
 
 def test_a_case_whose_input_was_changed_fails_and_names_the_parameter():
