@@ -20,7 +20,7 @@ def _stat(pid):
 def in_a_sandbox(command):
     """Is this command line a sandbox's (bubblewrap, scratch.py that becomes it, the runner and its children)?"""
     first = command.split(" ", 1)[0]
-    return first.endswith("bwrap") or "/tmp/grader/runner.py" in command or "sandbox/scratch.py" in command
+    return first.endswith("bwrap") or "import runner; runner.main()" in command or "sandbox/scratch.py" in command
 
 
 class TreeSampler:

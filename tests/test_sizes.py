@@ -57,7 +57,7 @@ BUDGETS = {
     "widgets and experiments": (["encoder_lib/widgets/*.py", "encoder_lib/experiments/*.py", "encoder_lib/plots.py"],
                                 [], 2782),
     "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 6538),
-    "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 11345),
+    "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 11359),
     "the questions": (["encoder_lib/questions/*.py"], [], 859),
     "the site": (["tools/site/**/*.py", "tools/site/**/*.js", "tools/site/**/*.css"], [], 2844),
 }

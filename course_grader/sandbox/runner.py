@@ -1,6 +1,7 @@
 """The grader's side inside the sandbox: runs learners' answer cells, one exercise per process.
 
-    python -I -S runner.py NUMPY_FOLDER   # started by sandbox/box.py's Sandbox, as the sandbox's pid 1
+    python -I -S -c 'import runner; runner.main()' FOLDER NUMPY_FOLDER   # session.START_RUNNER, as the
+                                                                         # sandbox's pid 1
 
 This file, ``answer.py`` (the answer's process), ``wire.py`` and ``numeric.py`` are copied into the
 sandbox and need only the standard library and numpy; ``encoder_lib`` is not there. The runner reads requests from its standard input and answers on
@@ -37,11 +38,11 @@ the right answers happens outside, in the grader: the right answers never
 come in here.
 """
 
+import _socket  # socket.socketpair without socket.py (3 ms of imports in every sandbox)
 import ctypes
 import os
 import shutil
 import signal
-import socket
 import sys
 import time
 
@@ -177,7 +178,7 @@ class ExerciseRun:
     def start(self):
         """Fork the child; False (with the ending said) when the machine would not let it start."""
         self.clock = time.monotonic()
-        self.parent, child = socket.socketpair()
+        self.parent, child = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             self.pid = os.fork()
         except OSError as exc:
