@@ -80,16 +80,14 @@ def serve(message, allowed, budget=None):
         return {"kind": "error", "type": "RuntimeError", "message": why}
     started = time.monotonic()
     try:
-        return {"kind": "value", "value": _library_value(name, args, kwargs), "computed": True}
+        return {"kind": "value", "value": _library_value(name, args, kwargs)}
     except (ValueError, TypeError, IndexError, KeyError) as exc:
-        return {"kind": "error", "type": type(exc).__name__, "message": str(exc)[:2000], "computed": True}
+        return {"kind": "error", "type": type(exc).__name__, "message": str(exc)[:2000]}
     except Exception as exc:  # the library refused in another way: the answer's call was wrong
-        return {"kind": "error", "type": "RuntimeError", "message": f"{type(exc).__name__}: {exc}"[:2000],
-                "computed": True}
+        return {"kind": "error", "type": "RuntimeError", "message": f"{type(exc).__name__}: {exc}"[:2000]}
     finally:
         if budget:
             budget.seconds -= time.monotonic() - started
-
 
 
 #: The most bytes of replies a worker keeps for the calls answers make on the visible cases (``CallMemo``).
@@ -162,9 +160,9 @@ class Calls:
 
     def keep(self, data, case, message, reply, data_out):
         """Keep the reply ``data_out`` (bytes) to the call ``data`` on case ``case`` (``message``, decoded), where
-        the library computed it: a value or the library's own error, never a refusal."""
+        the library computed a value (only the library's values are ``"value"`` replies): never an error (a
+        MemoryError of the grader's own, say, would be given to every later answer) nor a refusal."""
         key = self._key(data, case)
-        name = message.get("name")
-        if key is None or reply.get("computed") is not True:
+        if key is None or reply.get("kind") != "value":
             return
-        self.memo.put(key, (data_out, name, *_sizes([message.get("args"), message.get("kwargs")])))
+        self.memo.put(key, (data_out, message.get("name"), *_sizes([message.get("args"), message.get("kwargs")])))

@@ -189,7 +189,6 @@ class Sandbox:
     def _reply(self, reply):
         """Answer a library call with ``reply``, or with an error where its value cannot cross; its bytes, or None
         where the value could not cross."""
-        reply = {key: value for key, value in reply.items() if key != "computed"} if isinstance(reply, dict) else reply
         try:
             data = wire.pack(reply)
         except wire.WireError as exc:

@@ -49,7 +49,7 @@ import time
 STARTED = time.monotonic()  # before numpy: what the runner's imports cost is reported with its "ready"
 # its own folder first, then numpy's (its arguments: Python started it without site-packages, session.runner_arguments)
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
-sys.path += [folder for folder in sys.argv[1:] if os.path.isabs(folder)]
+sys.path += [folder for folder in sys.argv[1:] if os.path.isabs(folder) and folder not in sys.path]
 import answer  # noqa: E402
 import wire  # noqa: E402
 from answer import GRADER_SECONDS, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, cut  # noqa: E402
