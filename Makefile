@@ -15,6 +15,9 @@ LAB_STAMP := $(LAB_VENV)/.installed
 # The website's search library (MiniSearch, from npm; pinned in package.json and package-lock.json).
 NODE_STAMP := node_modules/.installed
 NBVAL_CELL_TIMEOUT ?= 300
+# How long nbval waits for a notebook's kernel to start: its 60 s default passed once on a loaded 2-core machine
+# (three test workers, a JupyterHub and its browser running), failing every cell of the notebook.
+NBVAL_KERNEL_TIMEOUT ?= 300
 # An outer limit for the whole test run, in case a kernel hangs.
 TEST_TIMEOUT ?= 3600
 # Kernels and extensions come from .venv, even if the user has others installed.
@@ -218,7 +221,8 @@ NOTEBOOKS := $(wildcard notebooks/*/*.ipynb)
 # runs them in this one.
 TEST_WORKERS ?= 3
 XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
-NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT)
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NBVAL_CELL_TIMEOUT) \
+	--nbval-kernel-startup-timeout $(NBVAL_KERNEL_TIMEOUT)
 # The stored outputs must hold on every machine, whatever its BLAS kernel and thread count:
 # after the full run, the notebooks run again with the other OpenBLAS core type (unset where
 # this machine sets it, Haswell's where it does not) and with one BLAS thread.
