@@ -160,3 +160,51 @@ def head_pattern_table(encoding, k=3):
         best = ",  ".join(f"layer {layer} head {head}: {value:.2f}" for layer, head, value in top_heads(means[name], k))
         lines.append(f"{name:20s} {best};   median {np.median(means[name]):.2f}")
     return "\n".join(lines)
+
+
+def _special_keys(encoding):
+    """``(special, queries)``, both (n, seq): each text's ``[CLS]`` and ``[SEP]``, and its word pieces."""
+    real = ~encoding.padding_mask  # (n, seq)
+    positions = np.arange(real.shape[1])
+    special = (positions == 0) | (positions == real.sum(axis=1, keepdims=True) - 1)  # [CLS] and [SEP]
+    return special, real & ~special
+
+
+def special_token_shares(encoding, layers, n_heads):
+    """Each head's share of ``[CLS]`` and ``[SEP]``: in its weights, and in what its keys add to its output.
+
+    For every word piece of ``encoding`` as the query (as ``head_patterns``),
+    the weight it puts on ``[CLS]`` and ``[SEP]``, and their share of
+    ``sum_j w_j * |f_j|``, where ``f_j`` is what key ``j`` hands the block:
+    its value vector through the head's rows of ``w_o`` (Kobayashi et al.,
+    2020, "Attention is Not Only a Weight"). ``layers`` are the blocks'
+    params, whose attention reads ``encoding.hidden_states[k]`` (post-norm).
+    Returns ``(weight, norm)``, each (layers, heads), means over the queries.
+    """
+    special, queries = _special_keys(encoding)
+    weight, norm = [], []
+    for hidden, params, w in zip(encoding.hidden_states, layers, encoding.attention_weights):
+        p = params["attn"]
+        v = el.split_heads(hidden.astype(np.float64) @ p["w_v"] + p["b_v"], n_heads)  # (n, heads, seq, d_head)
+        f = v @ p["w_o"].reshape(n_heads, v.shape[-1], -1)  # (n, heads, seq, d_model): what each key adds
+        added = w * np.linalg.norm(f, axis=-1)[:, :, None, :]  # (n, heads, seq_q, seq_k): weight * |f|
+        keys = special[:, None, None, :]
+        shares = [(w * keys).sum(axis=-1), (added * keys).sum(axis=-1) / added.sum(axis=-1)]  # (n, heads, seq_q)
+        mean = [(s * queries[:, None, :]).sum(axis=(0, 2)) / queries.sum() for s in shares]  # (heads,) each
+        weight.append(mean[0])
+        norm.append(mean[1])
+    return np.array(weight), np.array(norm)
+
+
+def sink_table(encoding, layers, n_heads, k=3):
+    """Lesson 08's table of ``[CLS]`` and ``[SEP]`` as a sink: each layer's median head by weight and by what
+    is added, then the ``k`` heads with the most weight there (layers count from 1, heads from 0)."""
+    weight, norm = special_token_shares(encoding, layers, n_heads)
+    lines = ["layer   median head: weight on [CLS] and [SEP]   share of what the keys add"]
+    lines += [f"{layer:5d}   {np.median(w):24.2f}   {np.median(n):26.2f}"
+              for layer, (w, n) in enumerate(zip(weight, norm), start=1)]
+    lines += [f"{'all':>5s}   {np.median(weight):24.2f}   {np.median(norm):26.2f}", "",
+              f"the {k} heads with the most weight on [CLS] and [SEP]:"]
+    lines += [f"  layer {layer} head {head}: weight {value:.2f}, share of what the keys add {norm[layer - 1, head]:.2f}"
+              for layer, head, value in top_heads(weight, k)]
+    return "\n".join(lines)
