@@ -92,6 +92,16 @@ def lesson_rows(student, lesson, status, note):
             for name in BY_LESSON[lesson]]
 
 
+def not_text(source):
+    """Why ``source`` cannot be run (a sentence: a lone surrogate, which JSON's ``\\ud800`` can write), or ""."""
+    try:
+        source.encode("utf-8")
+        return ""
+    except UnicodeEncodeError as exc:
+        return (f"the answer cell holds a character that is not text ({source[exc.start]!a}, a lone surrogate) on "
+                f"line {source.count(chr(10), 0, exc.start) + 1}: Python cannot run it; delete it and hand in again")
+
+
 def _tampered(status, note, notes):
     return "tampered", "; ".join(notes) + f". Graded from the answer cell alone: {status}" + (f" ({note})" if note else "")
 
@@ -135,6 +145,8 @@ class Learner:
             # the stub as released raises NotImplementedError: known without a sandbox, or the cases
             # (lesson 08's hold 14 MB of a model's weights) crossing into it for nothing
             mark = Marked("not answered", 0, NOT_ANSWERED)
+        elif not_text(source):
+            mark = Marked("error", 0, not_text(source))
         elif len(source) > MAX_ANSWER_CHARS:
             mark = Marked("error", 0, f"the answer cell has {len(source)} characters: at most {MAX_ANSWER_CHARS} "
                                       f"are run")
