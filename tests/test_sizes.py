@@ -55,7 +55,7 @@ def test_the_count_sees_a_long_function_and_leaves_its_docstring_out():
 BUDGETS = {
     "the math core": (["encoder_lib/*.py"], ["encoder_lib/plots.py"], 2951),
     "widgets and experiments": (["encoder_lib/widgets/*.py", "encoder_lib/experiments/*.py", "encoder_lib/plots.py"],
-                                [], 2782),
+                                [], 2830),
     "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 6538),
     "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 11359),
     "the questions": (["encoder_lib/questions/*.py"], [], 859),
