@@ -14,16 +14,19 @@ own that only the notebooks import.
     (2, 5, 16)
 """
 
-from .attention import (masked_softmax, merge_heads, multi_head_attention, scaled_dot_product_attention, softmax,
+from .attention import (attention_weights_bytes, blockwise_attention, causal_mask, local_window_mask, mask_conventions,
+                        masked_softmax, merge_heads, multi_head_attention, scaled_dot_product_attention, softmax,
                         split_heads)
 from .block import BlockConfig, encoder, encoder_block, trace_encoder, trace_encoder_block
-from .ffn import feed_forward, gelu, relu
+from .ffn import feed_forward, gated_d_ff, gated_feed_forward, geglu, gelu, relu, silu, swiglu
 from .grad import (encoder_block_grad, encoder_grad, feed_forward_grad, layer_norm_grad, multi_head_attention_grad,
                    scaled_dot_product_attention_grad, softmax_grad)
-from .norm import layer_norm, post_norm, pre_norm
-from .params import count_params, from_torch_state_dict, init_block_params, to_torch_state_dict
+from .modern import local_global_configs, modern_attention
+from .norm import layer_norm, peri_norm, post_norm, pre_norm, rms_norm
+from .params import (count_params, from_modernbert_state_dict, from_torch_state_dict, init_block_params,
+                     modernbert_configs, to_modernbert_state_dict, to_torch_state_dict)
 from .pooling import mean_pool
-from .positional import positional_encoding
+from .positional import positional_encoding, rope, rope_pairs, shift_rotation
 
 __all__ = [
     "softmax", "masked_softmax", "scaled_dot_product_attention", "split_heads", "merge_heads",
@@ -36,6 +39,11 @@ __all__ = [
     "layer_norm_grad", "encoder_block_grad", "encoder_grad",
     # one vector per sequence (encoder_lib.pooling)
     "mean_pool",
+    # the encoder since 2017 (lesson 09): norms, positions, gated FFNs, masks, memory, the modern block's parts
+    "rms_norm", "peri_norm", "rope", "rope_pairs", "shift_rotation", "silu", "gated_feed_forward", "geglu", "swiglu",
+    "gated_d_ff", "causal_mask", "local_window_mask", "mask_conventions", "attention_weights_bytes",
+    "blockwise_attention", "modern_attention", "local_global_configs", "modernbert_configs",
+    "from_modernbert_state_dict", "to_modernbert_state_dict",
 ]
 __version__ = "0.1.0"
 

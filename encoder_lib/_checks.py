@@ -88,9 +88,15 @@ def sequence(x, name="x"):
     return float_array(x, name, min_ndim=2)
 
 
-def positive_int(value, name, minimum=1):
+def integer(value, name):
+    """An integer (numpy's too); booleans are not integers here."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def positive_int(value, name, minimum=1):
+    integer(value, name)
     if value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value}")
     return int(value)
@@ -205,6 +211,17 @@ def param_array(params, key, shape, dtype, where):
     if key not in params:
         raise ValueError(f"{where} is missing the key {key!r}; it has {sorted(map(str, params))}")
     return exact_array(params[key], f"{where}[{key!r}]", shape, dtype)
+
+
+def exact_params(params, shapes, dtype, where, why=""):
+    """``params``, a dict holding exactly the keys of ``shapes``, each an array of its shape and ``dtype``; ``why``
+    says in the error why a key it holds beyond them is not used."""
+    if not isinstance(params, dict):
+        raise TypeError(f"{where} must be a dict with keys {list(shapes)}, got {type(params).__name__}")
+    extra = sorted(set(map(str, params)) - set(shapes))
+    if extra:
+        raise ValueError(f"{where} has {extra}, which it does not use: it takes {list(shapes)}{why}")
+    return {key: param_array(params, key, shape, dtype, where) for key, shape in shapes.items()}
 
 
 TRANSPOSED = ("; it looks transposed: weights here are (in, out) and used as x @ w "

@@ -98,14 +98,16 @@ def masked_softmax(scores, padding_mask=None):
 
 
 def _attend(q, k, v, mask):
-    """The unchecked core: (..., s_q, d_k), (..., s_k, d_k), (..., s_k, d_v) -> out, weights."""
+    """The unchecked core: (..., s_q, d_k), (..., s_k, d_k), (..., s_k, d_v) -> out, weights; ``mask`` a padding
+    mask (..., s_k) or None."""
+    return _attend_masked(q, k, v, None if mask is None else mask[..., None, :])
+
+
+def _attend_masked(q, k, v, mask):
+    """``_attend`` with ``mask`` (True = left out) broadcastable to the scores (..., s_q, s_k), or None."""
     scale = np.asarray(1.0 / np.sqrt(q.shape[-1]), dtype=q.dtype)
-    scores = (q * scale) @ np.swapaxes(k, -1, -2)  # (..., s_q, s_k)
-    if not np.isfinite(scores).all():
-        raise _checks.Overflow(
-            f"the attention scores q k^T / sqrt(d_k) overflow {q.dtype} (queries up to "
-            f"{np.abs(q).max():.3g}, keys up to {np.abs(k).max():.3g}): compute in float64, or scale the input down")
-    weights = _masked_softmax(scores, None if mask is None else mask[..., None, :])
+    scores = _finite_scores((q * scale) @ np.swapaxes(k, -1, -2), q, k)  # (..., s_q, s_k)
+    weights = _masked_softmax(scores, mask)
     return weights @ v, weights  # (..., s_q, d_v), (..., s_q, s_k)
 
 
@@ -123,6 +125,20 @@ def scaled_dot_product_attention(q, k, v, padding_mask=None):
     array([[7.],
            [7.]])
     """
+    return _attend(*sdpa_arguments(q, k, v, padding_mask))
+
+
+def _finite_scores(scores, q, k):
+    """``scores``, refused with ``Overflow`` where q k^T / sqrt(d_k) does not fit the dtype."""
+    if not np.isfinite(scores).all():
+        raise _checks.Overflow(
+            f"the attention scores q k^T / sqrt(d_k) overflow {q.dtype} (queries up to "
+            f"{np.abs(q).max():.3g}, keys up to {np.abs(k).max():.3g}): compute in float64, or scale the input down")
+    return scores
+
+
+def sdpa_arguments(q, k, v, padding_mask):
+    """``scaled_dot_product_attention``'s arguments, checked: ``(q, k, v, mask)``."""
     q = _checks.float_array(q, "q", min_ndim=2)
     k = _checks.float_array(k, "k", min_ndim=2)
     v = _checks.float_array(v, "v", min_ndim=2)
@@ -143,7 +159,7 @@ def scaled_dot_product_attention(q, k, v, padding_mask=None):
             f"the batch axes of q, k and v must broadcast, got q {q.shape}, k {k.shape}, v {v.shape}"
         ) from None
     mask = _checks.padding_mask(padding_mask, lead + k.shape[-2:], "padding_mask")
-    return _attend(q, k, v, mask)
+    return q, k, v, mask
 
 
 def _split_heads(x, n_heads):
@@ -261,3 +277,147 @@ def multi_head_attention(x, n_heads, params=None, padding_mask=None):
     ((3, 4), (2, 3, 3))
     """
     return _mha(*mha_arguments(x, n_heads, params, padding_mask))
+
+
+# ---------------------------------------------------------------- masks: which keys a query may not see
+
+
+@_checks.public
+def causal_mask(seq):
+    """(seq, seq) boolean, True where key ``j`` comes after query ``i`` (``j > i``): what a decoder hides.
+
+    This course's convention, as ``padding_mask``'s: True = left out. Every
+    query keeps itself and the keys before it, so no row is all True. An
+    encoder reads both ways and uses no causal mask; GPT-style models do.
+
+    >>> causal_mask(3)
+    array([[False,  True,  True],
+           [False, False,  True],
+           [False, False, False]])
+    """
+    seq = _checks.positive_int(seq, "seq")
+    return np.triu(np.ones((seq, seq), dtype=bool), k=1)
+
+
+@_checks.public
+def local_window_mask(seq, window):
+    """(seq, seq) boolean, True where key ``j`` lies more than ``window // 2`` positions from query ``i``.
+
+    ModernBERT's local attention: its ``local_attention`` of 128 lets each
+    token see 64 tokens on either side and itself, ``|i - j| <= 64``
+    (``ModernBertConfig.sliding_window`` is ``local_attention // 2``, and
+    ``sliding_window_bidirectional_overlay`` in transformers' masking_utils
+    keeps ``abs(q_idx - kv_idx) <= sliding_window``). True = left out, as
+    every mask of this course. ``window`` at least ``2 (seq - 1)`` leaves
+    nothing out: a global layer.
+
+    >>> local_window_mask(5, 2).astype(int)  # one position either side
+    array([[0, 0, 1, 1, 1],
+           [0, 0, 0, 1, 1],
+           [1, 0, 0, 0, 1],
+           [1, 1, 0, 0, 0],
+           [1, 1, 1, 0, 0]])
+    """
+    seq = _checks.positive_int(seq, "seq")
+    window = _checks.positive_int(window, "window")
+    return _window_mask(seq, window)
+
+
+def _window_mask(seq, window):
+    """The unchecked core of local_window_mask."""
+    pos = np.arange(seq)
+    return np.abs(pos[:, None] - pos[None, :]) > window // 2
+
+
+#: Who writes a mask which way round: (where, the argument, what True (or 1) means there, where the source says so).
+#: PyTorch alone has both conventions, one per function.
+MASK_CONVENTIONS = (
+    ("this course (encoder_lib)", "padding_mask, causal_mask, local_window_mask (boolean)",
+     "left out: padding, or a key this query may not see", "encoder_lib/attention.py"),
+    ("PyTorch nn.MultiheadAttention, nn.TransformerEncoderLayer",
+     "key_padding_mask / src_key_padding_mask and attn_mask / mask (boolean)",
+     "left out: 'a True value indicates that the corresponding key value will be ignored'",
+     "torch/nn/modules/activation.py, MultiheadAttention.forward"),
+    ("PyTorch F.scaled_dot_product_attention", "attn_mask (boolean)",
+     "kept: 'a value of True indicates that the element should take part in attention', the inverse of "
+     "MultiheadAttention's key_padding_mask (its docstring's note)", "torch/nn/functional.py"),
+    ("Hugging Face transformers", "attention_mask (the tokenizer's 1s and 0s)",
+     "kept: '1 for tokens that are not masked, 0 for tokens that are masked'",
+     "transformers/utils/auto_docstring.py; masking_utils.padding_mask_function keeps a key where it is 1"),
+)
+
+
+@_checks.public
+def mask_conventions():
+    """``MASK_CONVENTIONS`` as a table: one dict per row, keys ``where``, ``argument``, ``true_means``, ``source``.
+
+    >>> [row["where"] for row in mask_conventions()][:2]
+    ['this course (encoder_lib)', 'PyTorch nn.MultiheadAttention, nn.TransformerEncoderLayer']
+    """
+    return [dict(zip(("where", "argument", "true_means", "source"), row)) for row in MASK_CONVENTIONS]
+
+
+# ---------------------------------------------------------------- attention's memory, and blockwise attention
+
+
+@_checks.public
+def attention_weights_bytes(seq, *, batch=1, heads=1, dtype=np.float32, block=None):
+    """The bytes of the attention weights (batch, heads, seq, seq) in ``dtype``: they grow with seq squared.
+
+    With ``block``, the bytes of the (batch, heads, seq, block) scores that
+    ``blockwise_attention`` holds at a time instead: they grow with seq.
+
+    >>> attention_weights_bytes(512, heads=12), attention_weights_bytes(8192, heads=12)  # BERT-base's heads
+    (12582912, 3221225472)
+    """
+    seq = _checks.positive_int(seq, "seq")
+    keys = seq if block is None else min(seq, _checks.positive_int(block, "block"))
+    size = _checks.positive_int(batch, "batch") * _checks.positive_int(heads, "heads") * seq * keys
+    return size * np.dtype(_checks.float_dtype(dtype)).itemsize
+
+
+def _blockwise(q, k, v, mask, block):
+    """The unchecked core of blockwise_attention: one block of keys at a time, an online softmax per query."""
+    scaled = q * np.asarray(1.0 / np.sqrt(q.shape[-1]), dtype=q.dtype)
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + q.shape[-2:-1]  # (..., s_q)
+    peak = np.full(lead + (1,), -np.inf, dtype=q.dtype)  # the largest score each query has seen so far
+    total = np.zeros(lead + (1,), dtype=q.dtype)  # sum of exp(score - peak) over the keys seen
+    out = np.zeros(lead + v.shape[-1:], dtype=q.dtype)  # sum of exp(score - peak) * value over the keys seen
+    for start in range(0, k.shape[-2], block):
+        keys = slice(start, start + block)
+        scores = _finite_scores(scaled @ np.swapaxes(k[..., keys, :], -1, -2), q, k)  # (..., s_q, block): this block
+        if mask is not None:
+            np.copyto(scores, -np.inf, where=mask[..., None, keys])
+        new_peak = np.maximum(peak, scores.max(axis=-1, keepdims=True))
+        shift = np.where(np.isneginf(new_peak), 0, new_peak)  # a query that has seen no key yet: nothing to shift
+        rescale = np.exp(peak - shift)  # what was summed under the old peak, now under the new one: exact
+        weights = np.exp(scores - shift)  # (..., s_q, block)
+        total = total * rescale + weights.sum(axis=-1, keepdims=True)
+        out = out * rescale + weights @ v[..., keys, :]
+        peak = new_peak
+    total[total == 0] = 1  # a query whose keys are all padding: zero output, as scaled_dot_product_attention
+    return out / total
+
+
+@_checks.public(extremes=_checks.ATTENTION_EXTREMES)
+def blockwise_attention(q, k, v, padding_mask=None, block=64):
+    """``scaled_dot_product_attention(q, k, v, padding_mask)[0]``, a block of keys at a time (FlashAttention's sums).
+
+    Each query keeps a running maximum ``m`` of its scores, a running sum
+    ``l`` of ``exp(score - m)`` and a running sum of ``exp(score - m) v``.
+    A block with a larger score raises ``m``; what was summed so far is then
+    multiplied by ``exp(m_old - m_new)``, which turns every term
+    ``exp(s - m_old)`` into ``exp(s - m_new)`` exactly, so at the end
+    ``out / l`` is the softmax-weighted sum of the values, equal to the full
+    computation up to rounding. Only (..., seq_q, block) scores exist at a
+    time, never the (..., seq_q, seq_k) weights (``attention_weights_bytes``).
+    Shapes and ``padding_mask`` as ``scaled_dot_product_attention``; returns
+    ``out`` (..., seq_q, d_v) only.
+
+    >>> rng = np.random.default_rng(0)
+    >>> q, k, v = rng.standard_normal((3, 10, 4))
+    >>> bool(np.allclose(blockwise_attention(q, k, v, block=3), scaled_dot_product_attention(q, k, v)[0]))
+    True
+    """
+    q, k, v, mask = sdpa_arguments(q, k, v, padding_mask)
+    return _blockwise(q, k, v, mask, _checks.positive_int(block, "block"))

@@ -4,11 +4,16 @@ The block is two lines of its equations, one function per placement of the norm:
 
     post-norm (the original Transformer, BERT):     x = LN(x + MHA(x));  x = LN(x + FFN(x))
     pre-norm (GPT-2, wav2vec 2.0 large, Whisper):   x = x + MHA(LN(x));  x = x + FFN(LN(x))
+    peri-norm (Gemma 2 and 3; Kim et al. 2025):     x = x + LN(MHA(LN(x)));  x = x + LN(FFN(LN(x)))
+
+The modern options (``BlockConfig``: RMSNorm, no biases, rotary positions, a
+gated FFN, a local window, QK-norm) change what the parts compute, never the
+equations: ModernBERT's layer is ``pre_norm_block`` with ``modernbert_configs``.
 
 ``b``, the block's parts, holds its weights and options: ``b.attn`` is
 multi-head attention with ``params["attn"]``, ``b.ffn`` the FFN,
-``b.norm1``/``b.norm2`` the layer norms with ``params["norm1"]``/``["norm2"]``,
-and ``b.sum1(x, a)``/``b.sum2`` the residual sums ``x + a``. The options that
+``b.norm1``/``b.norm2`` the norms with ``params["norm1"]``/``["norm2"]`` (and
+``b.norm1_out``/``b.norm2_out`` after each sub-layer in peri-norm), and ``b.sum1(x, a)``/``b.sum2`` the residual sums ``x + a``. The options that
 travel together from block to block are one ``BlockConfig``: the public
 functions take it whole (``config=``, or as their third argument), or
 ``n_heads`` and the options loose, by keyword (``block_config``): every
@@ -21,47 +26,12 @@ import numpy as np
 
 from . import _checks
 from .attention import _mha, check_attention_params
-from .ffn import ACTIVATIONS, _ffn, check_ffn_params
-from .norm import _layer_norm, check_norm_params
+from .config import NORMS, BlockConfig  # noqa: F401  (NORMS: the placements, as before)
+from .ffn import _ffn, _gated_ffn, check_ffn_params
+from .modern import _modern_mha, check_heads, check_modern_block_params, classic, classic_attention
+from .norm import _norm, check_norm_params
 
-NORMS = ("post", "pre")
 BLOCK_KEYS = ("attn", "ffn", "norm1", "norm2")
-
-
-@dataclasses.dataclass(frozen=True)
-class BlockConfig:
-    """How a block runs, the same for every block of a stack.
-
-    ``n_heads``; ``norm`` "post" or "pre"; ``activation`` "relu" or "gelu";
-    ``eps`` of the layer norms; ``residual=False`` drops the skip connections
-    (to see what they do); ``dropout`` on each sub-layer's output, which needs
-    ``rng``, a ``np.random.Generator`` (0, the default, is the identity).
-
-    ``n_heads`` may be given by position, every other field by keyword only.
-
-    >>> BlockConfig(12, activation="gelu", eps=1e-12)
-    BlockConfig(n_heads=12, norm='post', activation='gelu', eps=1e-12, residual=True, dropout=0.0, rng=None)
-    """
-
-    n_heads: int
-    _: dataclasses.KW_ONLY
-    norm: str = "post"
-    activation: str = "relu"
-    eps: float = 1e-5
-    residual: bool = True
-    dropout: float = 0.0
-    rng: object = None
-
-    def __post_init__(self):
-        set_ = object.__setattr__  # frozen: the checked values replace the given ones once, here
-        set_(self, "n_heads", _checks.positive_int(self.n_heads, "n_heads"))
-        _checks.choice(self.norm, "norm", NORMS)
-        _checks.choice(self.activation, "activation", ACTIVATIONS)
-        set_(self, "eps", _checks.positive_number(self.eps, "eps"))
-        set_(self, "residual", _checks.boolean(self.residual, "residual"))
-        set_(self, "dropout", _checks.probability(self.dropout, "dropout"))
-        if self.dropout > 0:
-            _checks.generator(self.rng, why=f" for dropout={self.dropout}")
 
 
 class BlockParts:
@@ -78,21 +48,32 @@ class BlockParts:
         self.params, self.config, self.mask, self.tape = params, config, padding_mask, tape
 
     def attn(self, x):  # MHA(x), with dropout on its output
-        kept = self._kept("attn")
-        out, _ = _mha(x, self.config.n_heads, self.params["attn"], self.mask, kept)
-        return self._out(kept, _dropout(out, self.config))
+        kept, config = self._kept("attn"), self.config
+        if classic_attention(config):
+            out, _ = _mha(x, config.n_heads, self.params["attn"], self.mask, kept)
+        else:  # rotary positions, QK-norm, a window or no biases
+            out, _ = _modern_mha(x, self.params["attn"], config, self.mask, kept)
+        return self._out(kept, _dropout(out, config))
 
     def ffn(self, x):  # FFN(x), with dropout on its output
-        kept = self._kept("ffn")
-        return self._out(kept, _dropout(_ffn(x, self.params["ffn"], self.config.activation, kept), self.config))
+        kept, run = self._kept("ffn"), _ffn if self.config.ffn == "plain" else _gated_ffn
+        return self._out(kept, _dropout(run(x, self.params["ffn"], self.config.activation, kept), self.config))
 
-    def norm1(self, x):  # LN(x) with norm1's gamma and beta
-        kept = self._kept("norm1")
-        return self._out(kept, _layer_norm(x, **self.params["norm1"], eps=self.config.eps, tape=kept))
+    def norm1(self, x):  # LN(x) with norm1's gamma and beta (RMSNorm with norm_kind="rms"; x where it is None)
+        return self._norm("norm1", x)
 
     def norm2(self, x):
-        kept = self._kept("norm2")
-        return self._out(kept, _layer_norm(x, **self.params["norm2"], eps=self.config.eps, tape=kept))
+        return self._norm("norm2", x)
+
+    def norm1_out(self, x):  # peri-norm: the norm after the attention
+        return self._norm("norm1_out", x)
+
+    def norm2_out(self, x):
+        return self._norm("norm2_out", x)
+
+    def _norm(self, name, x):
+        kept = self._kept(name)
+        return self._out(kept, _norm(x, self.params[name], self.config.norm_kind, self.config.eps, kept))
 
     def sum1(self, x, a):  # x + a: the skip connection around the first sub-layer
         return self._sum("sum1", x, a)
@@ -130,7 +111,14 @@ def pre_norm_block(x, b):
     return x
 
 
-BLOCKS = {"post": post_norm_block, "pre": pre_norm_block}
+def peri_norm_block(x, b):
+    """x = x + LN(MHA(LN(x))); x = x + LN(FFN(LN(x)))"""
+    x = b.sum1(x, b.norm1_out(b.attn(b.norm1(x))))
+    x = b.sum2(x, b.norm2_out(b.ffn(b.norm2(x))))
+    return x
+
+
+BLOCKS = {"post": post_norm_block, "pre": pre_norm_block, "peri": peri_norm_block}
 
 
 def _dropout(y, config):
@@ -154,11 +142,15 @@ def run_block(x, params, config, padding_mask=None, tape=None):
 # ---------------------------------------------------------------- checks
 
 
-def check_block_params(params, d_model, dtype, where="params"):
-    """Check one block's nested params against ``d_model`` and ``dtype``; returns a checked copy.
+def check_block_params(params, d_model, dtype, where="params", config=None):
+    """Check one block's nested params against ``d_model``, ``dtype`` and the ``config`` (None: the original
+    block's); returns a checked copy.
 
     ``params["attn"]`` may be None: identity projections, the lesson's variant.
+    The modern options' params: ``encoder_lib.modern``'s docstring.
     """
+    if config is not None and not classic(config):
+        return check_modern_block_params(params, d_model, dtype, config, where)
     if not isinstance(params, dict):
         raise TypeError(f"{where} must be a dict with keys {list(BLOCK_KEYS)}, got {type(params).__name__}")
     missing = [key for key in BLOCK_KEYS if key not in params]
@@ -172,18 +164,25 @@ def check_block_params(params, d_model, dtype, where="params"):
     }
 
 
-def check_layers(layers, d_model, dtype):
+def check_layers(layers, d_model, dtype, configs=None):
+    """Each block's params checked against its config (``configs``, one per block, or None)."""
     if not isinstance(layers, (list, tuple)):
         raise TypeError(f"layers must be a list of block params (one dict per block), got {type(layers).__name__}")
     if not layers:
         raise ValueError("layers must hold at least one block's params, got an empty list")
-    return [check_block_params(p, d_model, dtype, f"layers[{i}]") for i, p in enumerate(layers)]
+    if configs is not None and len(configs) != len(layers):
+        raise ValueError(f"config holds {len(configs)} BlockConfigs but layers holds {len(layers)} blocks: give one "
+                         f"config per block, or one for all")
+    configs = configs or [None] * len(layers)
+    return [check_block_params(p, d_model, dtype, f"layers[{i}]", c) for i, (p, c) in enumerate(zip(layers, configs))]
 
 
 def prepare(x, config, padding_mask):
-    """The checked input, and the padding mask against it; ``d_model`` must split into the config's heads."""
+    """The checked input, and the padding mask against it; ``d_model`` must split into the config's heads (each
+    config's, for a list), in pairs where rotary positions turn them."""
     x = _checks.sequence(x)
-    _checks.heads(x.shape[-1], config.n_heads)
+    for one in config if isinstance(config, list) else [config]:
+        check_heads(x.shape[-1], one)
     return x, _checks.padding_mask(padding_mask, x.shape)
 
 
@@ -225,6 +224,30 @@ def block_config(where, n_heads=None, config=None, **options):
     return config
 
 
+def stack_configs(where, layers, n_heads=None, config=None, **options):
+    """One BlockConfig per block of ``layers``: a list of them given whole (the third argument, or ``config=``),
+    or ``block_config``'s one config for every block.
+
+    >>> from encoder_lib.modern import local_global_configs
+    >>> [c.window for c in stack_configs("encoder", [{}] * 3, local_global_configs(BlockConfig(2), 3, global_every=2, window=4))]
+    [None, 4, None]
+    """
+    given = [c for c in (n_heads, config) if isinstance(c, (list, tuple))]
+    if not given:
+        one = block_config(where, n_heads, config, **options)
+        return [one] * len(layers) if isinstance(layers, (list, tuple)) and layers else [one]
+    if n_heads is not None and config is not None:
+        raise TypeError(f"{where} got its configs twice, as its third argument and as config=: pass them once")
+    configs = list(given[0])
+    if not configs:
+        raise ValueError("config must hold one BlockConfig per block, got an empty list")
+    for i, one in enumerate(configs):
+        if not isinstance(one, BlockConfig):
+            raise TypeError(f"config[{i}] must be a BlockConfig, got {type(one).__name__} {one!r}")
+    block_config(where, None, configs[0], **options)  # refuses loose options beside the configs
+    return configs
+
+
 def _is_default(name, value):
     default = OPTIONS[name]
     return value is default or (type(value) is type(default) and value == default)
@@ -259,7 +282,7 @@ def encoder_block(x, params, n_heads=None, *, norm="post", padding_mask=None, ac
     config = block_config("encoder_block", n_heads, config, norm=norm, activation=activation, eps=eps,
                           residual=residual, dropout=dropout, rng=rng)
     x, mask = prepare(x, config, padding_mask)
-    return run_block(x, check_block_params(params, x.shape[-1], x.dtype), config, mask)
+    return run_block(x, check_block_params(params, x.shape[-1], x.dtype, config=config), config, mask)
 
 
 @_checks.public(extremes=_checks.BLOCK_EXTREMES)
@@ -269,8 +292,10 @@ def encoder(x, layers, n_heads=None, *, norm="post", padding_mask=None, activati
 
     ``layers`` is a list of block params, one per block (see ``encoder_block``);
     ``n_heads`` or the ``BlockConfig``, and every option, are shared by all
-    blocks. Shape-preserving: (..., seq, d_model) -> (..., seq, d_model). No
-    final layer norm is added.
+    blocks, or ``config`` is a list of BlockConfigs, one per block (ModernBERT's
+    global and local layers: ``local_global_configs``, ``modernbert_configs``).
+    Shape-preserving: (..., seq, d_model) -> (..., seq, d_model). No final
+    layer norm is added.
 
     >>> from encoder_lib import init_block_params
     >>> rng = np.random.default_rng(0)
@@ -278,11 +303,11 @@ def encoder(x, layers, n_heads=None, *, norm="post", padding_mask=None, activati
     >>> encoder(rng.standard_normal((2, 5, 8), dtype=np.float32), layers, n_heads=2).shape
     (2, 5, 8)
     """
-    config = block_config("encoder", n_heads, config, norm=norm, activation=activation, eps=eps, residual=residual,
-                          dropout=dropout, rng=rng)
-    x, mask = prepare(x, config, padding_mask)
-    for params in check_layers(layers, x.shape[-1], x.dtype):
-        x = run_block(x, params, config, mask)
+    configs = stack_configs("encoder", layers, n_heads, config, norm=norm, activation=activation, eps=eps,
+                            residual=residual, dropout=dropout, rng=rng)
+    x, mask = prepare(x, configs, padding_mask)
+    for params, one in zip(check_layers(layers, x.shape[-1], x.dtype, configs), configs):
+        x = run_block(x, params, one, mask)
     return x
 
 
@@ -291,6 +316,7 @@ TRACE_KEYS = {
     "input": [("input", None)], "attn": [("attn_weights", "weights"), ("attn_out", "out")], "sum1": [("sum1", None)],
     "norm1": [("norm1", "out")], "ffn": [("ffn_hidden", "hidden"), ("ffn_out", "out")], "sum2": [("sum2", None)],
     "norm2": [("norm2", "out")], "output": [("output", None)],
+    "norm1_out": [("norm1_out", "out")], "norm2_out": [("norm2_out", "out")],  # peri-norm's norms after sub-layers
 }
 
 
@@ -322,7 +348,7 @@ def trace_encoder_block(x, params, n_heads=None, *, norm="post", padding_mask=No
                           residual=residual)
     x, mask = prepare(x, config, padding_mask)
     tape = {}
-    run_block(x.copy(), check_block_params(params, x.shape[-1], x.dtype), config, mask, tape)
+    run_block(x.copy(), check_block_params(params, x.shape[-1], x.dtype, config=config), config, mask, tape)
     return trace_from_tape(tape)
 
 
@@ -336,13 +362,13 @@ def trace_encoder(x, layers, n_heads=None, *, norm="post", padding_mask=None, ac
     >>> len(traces), traces[1]["output"].shape
     (2, (3, 4))
     """
-    config = block_config("trace_encoder", n_heads, config, norm=norm, activation=activation, eps=eps,
-                          residual=residual)
-    x, mask = prepare(x, config, padding_mask)
+    configs = stack_configs("trace_encoder", layers, n_heads, config, norm=norm, activation=activation, eps=eps,
+                            residual=residual)
+    x, mask = prepare(x, configs, padding_mask)
     traces = []
     x = x.copy()
-    for params in check_layers(layers, x.shape[-1], x.dtype):
+    for params, one in zip(check_layers(layers, x.shape[-1], x.dtype, configs), configs):
         tape = {}
-        x = run_block(x, params, config, mask, tape)
+        x = run_block(x, params, one, mask, tape)
         traces.append(trace_from_tape(tape))
     return traces

@@ -1,18 +1,26 @@
-"""Making block parameters, counting them, and converting them to and from PyTorch's layout.
+"""Making block parameters, counting them, and converting them to and from PyTorch's and ModernBERT's layouts.
 
 Parameters are plain nested dicts of numpy arrays, so they print, save with
 ``np.savez`` and compare easily. Weights are stored (in, out) and used as
 ``x @ w + b``; PyTorch stores them (out, in) and computes ``x @ W.T + b``.
+ModernBERT (Hugging Face ``transformers``) keeps q, k and v in one ``Wqkv``
+and the gated FFN's two input halves in one ``Wi``: ``from_modernbert_state_dict``
+splits them, ``modernbert_configs`` reads each layer's BlockConfig.
 """
+
+from dataclasses import replace
 
 import numpy as np
 
 from . import _checks
 from .block import check_block_params
+from .config import BlockConfig
+from .modern import _block_config, classic, norm_names
+from .norm import norm_keys
 
 
 @_checks.public
-def init_block_params(d_model, d_ff, rng, dtype=np.float32):
+def init_block_params(d_model, d_ff, rng, dtype=np.float32, *, config=None):
     """Fresh parameters for one block, initialised as PyTorch's ``nn.TransformerEncoderLayer``.
 
     - attention projections: Glorot (Xavier) uniform, ``U(-a, a)`` with
@@ -24,15 +32,27 @@ def init_block_params(d_model, d_ff, rng, dtype=np.float32):
     - layer norms: gamma 1, beta 0.
 
     ``rng`` is a ``np.random.Generator``, so the same seed gives the same block.
+    With a ``config`` (a BlockConfig) whose modern options are set, the
+    params it needs (``encoder_lib.modern``): no biases with ``bias=False``;
+    ``w_in``, ``w_gate`` drawn as ``w1`` and ``w_out`` as ``w2`` for a gated
+    FFN; each head's ``q_norm``, ``k_norm``; ``norm1_out``, ``norm2_out`` for
+    peri-norm; norms with gamma 1 (and beta 0 with a bias). The arrays both
+    kinds share are drawn in the same order, so a peri-norm block from a
+    seed has the post- and pre-norm blocks' weights.
 
     >>> p = init_block_params(8, 32, np.random.default_rng(0))
     >>> p["attn"]["w_q"].shape, p["ffn"]["w1"].shape, p["ffn"]["w2"].dtype
     ((8, 8), (8, 32), dtype('float32'))
+    >>> modern = BlockConfig(2, norm="pre", norm_kind="rms", bias=False, ffn="gated", activation="silu")
+    >>> sorted(init_block_params(8, 32, np.random.default_rng(0), config=modern)["ffn"])
+    ['w_gate', 'w_in', 'w_out']
     """
     d_model = _checks.positive_int(d_model, "d_model")
     d_ff = _checks.positive_int(d_ff, "d_ff")
     _checks.generator(rng)
     dtype = _checks.float_dtype(dtype)
+    if config is not None and not classic(_block_config(config)):
+        return _init_modern(d_model, d_ff, rng, dtype, config)
 
     def uniform(bound, shape):
         return rng.uniform(-bound, bound, size=shape).astype(dtype)
@@ -54,6 +74,35 @@ def init_block_params(d_model, d_ff, rng, dtype=np.float32):
     }
     norm = {"gamma": np.ones(d_model, dtype=dtype), "beta": zeros.copy()}
     return {"attn": attn, "ffn": ffn, "norm1": norm, "norm2": {k: v.copy() for k, v in norm.items()}}
+
+
+def _init_modern(d_model, d_ff, rng, dtype, config):
+    """init_block_params for a modern config: the arrays it needs, drawn in the original block's order."""
+    def uniform(bound, shape):
+        return rng.uniform(-bound, bound, size=shape).astype(dtype)
+
+    def norm(width):
+        return {key: (np.ones if key == "gamma" else np.zeros)(width, dtype) for key in kinds}
+
+    _checks.heads(d_model, config.n_heads)
+    kinds, bias = norm_keys(config.norm_kind, config.bias), config.bias
+    attn = {}
+    for name, bound in (("q", np.sqrt(6.0 / (4 * d_model))), ("k", np.sqrt(6.0 / (4 * d_model))),
+                        ("v", np.sqrt(6.0 / (4 * d_model))), ("o", np.sqrt(6.0 / (2 * d_model)))):
+        attn[f"w_{name}"] = uniform(bound, (d_model, d_model))
+        attn.update({f"b_{name}": np.zeros(d_model, dtype)} if bias else {})
+    attn.update({"q_norm": norm(d_model // config.n_heads), "k_norm": norm(d_model // config.n_heads)}
+                if config.qk_norm else {})
+    into, out = (("w1", "b1"),), ("w2", "b2")
+    if config.ffn == "gated":
+        into, out = (("w_in", "b_in"), ("w_gate", "b_gate")), ("w_out", "b_out")
+    ffn = {}
+    for w, b in into:
+        ffn[w] = uniform(1 / np.sqrt(d_model), (d_model, d_ff))
+        ffn.update({b: uniform(1 / np.sqrt(d_model), (d_ff,))} if bias else {})
+    ffn[out[0]] = uniform(1 / np.sqrt(d_ff), (d_ff, d_model))
+    ffn.update({out[1]: uniform(1 / np.sqrt(d_ff), (d_model,))} if bias else {})
+    return {"attn": attn, "ffn": ffn, **{name: norm(d_model) for name in norm_names(config)}}
 
 
 def flat_arrays(tree):
@@ -250,3 +299,141 @@ def to_torch_state_dict(params, prefix=""):
         "norm2.bias": p["norm2"]["beta"].copy(),
     }
     return {prefix + k: v for k, v in sd.items()}
+
+
+# ---------------------------------------------------------------- ModernBERT (Hugging Face transformers)
+
+
+def _theta(settings, layer_type, old_key):
+    """A layer type's rope_theta: transformers 5's ``rope_parameters``, or the older ``global_rope_theta`` keys."""
+    params = settings.get("rope_parameters") or {}
+    if isinstance(params.get(layer_type), dict) and "rope_theta" in params[layer_type]:
+        return params[layer_type]["rope_theta"]
+    if old_key in settings:
+        return settings[old_key]
+    raise ValueError(f"config has no rope_theta for its {layer_type} layers (rope_parameters[{layer_type!r}]) "
+                     f"nor {old_key!r}")
+
+
+@_checks.public
+def modernbert_configs(config):
+    """The BlockConfig of each layer of a ModernBERT, from its configuration as a dict (``ModernBertConfig.to_dict()``
+    or a ``config.json``).
+
+    Pre-norm, layer norms with ``norm_bias``, rotary positions in the
+    ``"half"`` layout, a gated FFN with ``hidden_activation`` (GELU: GeGLU),
+    biases as ``attention_bias`` (which must equal ``mlp_bias`` and
+    ``norm_bias``: one ``bias`` here), and each layer global or local by its
+    ``layer_types`` (or ``global_attn_every_n_layers``), a local one with
+    window ``local_attention`` and the local rope_theta.
+
+    >>> configs = modernbert_configs({"num_attention_heads": 12, "num_hidden_layers": 4, "local_attention": 128,
+    ...     "global_rope_theta": 160000.0, "local_rope_theta": 10000.0, "global_attn_every_n_layers": 3})
+    >>> [(c.window, c.rope_base) for c in configs]
+    [(None, 160000.0), (128, 10000.0), (128, 10000.0), (None, 160000.0)]
+    """
+    if not isinstance(config, dict):
+        raise TypeError(f"config must be a ModernBERT configuration as a dict (ModernBertConfig(...).to_dict()), "
+                        f"got {type(config).__name__}")
+    biases = {config.get(key, False) for key in ("attention_bias", "mlp_bias", "norm_bias")}
+    if len(biases) > 1:
+        raise ValueError("config's attention_bias, mlp_bias and norm_bias differ; this library has one bias option")
+    n_layers = config.get("num_hidden_layers", 22)
+    every = config.get("global_attn_every_n_layers", 3)
+    types = config.get("layer_types") or ["sliding_attention" if i % every else "full_attention" for i in range(n_layers)]
+    activation = {"gelu": "gelu", "silu": "silu", "relu": "relu"}.get(config.get("hidden_activation", "gelu"))
+    if activation is None:
+        raise ValueError(f"config's hidden_activation must be 'gelu', 'silu' or 'relu', got "
+                         f"{config.get('hidden_activation')!r}")
+    base = BlockConfig(config.get("num_attention_heads", 12), norm="pre", activation=activation, ffn="gated",
+                       eps=config.get("norm_eps", 1e-5), bias=biases.pop(), rope="half",
+                       rope_base=float(_theta(config, "full_attention", "global_rope_theta")))
+    local = replace(base, window=config.get("local_attention", 128),
+                                rope_base=float(_theta(config, "sliding_attention", "local_rope_theta")))
+    return [local if kind == "sliding_attention" else base for kind in types]
+
+
+#: One ModernBERT layer's arrays (``ModernBertEncoderLayer.state_dict()``): weights (out, in). Layer 0 has no
+#: ``attn_norm`` (an ``nn.Identity``); the biases are there only with ``attention_bias``, ``mlp_bias``, ``norm_bias``.
+MODERNBERT_KEYS = ("attn_norm.weight", "attn.Wqkv.weight", "attn.Wo.weight", "mlp_norm.weight", "mlp.Wi.weight",
+                   "mlp.Wo.weight")
+
+
+def _modernbert_array(state_dict, key, prefix, required=True):
+    if prefix + key not in state_dict:
+        if required:
+            raise ValueError(f"state_dict is missing {prefix + key!r} (prefix={prefix!r}); a ModernBERT layer has "
+                             f"{[prefix + k for k in MODERNBERT_KEYS]}")
+        return None
+    return _checks.float_array(state_dict[prefix + key], f"state_dict[{prefix + key!r}]", min_ndim=1)
+
+
+@_checks.public
+def from_modernbert_state_dict(state_dict, prefix=""):
+    """One block's params from a Hugging Face ModernBERT layer's state dict (numpy arrays, or CPU tensors).
+
+    ``prefix`` selects the layer: ``"layers.3."`` in ``ModernBertModel``'s
+    state dict, ``"model.layers.3."`` in ``ModernBertForMaskedLM``'s.
+    ``attn.Wqkv`` (3 d_model, d_model) splits into ``w_q``, ``w_k``, ``w_v``
+    (its rows are q, then k, then v, each head's columns together);
+    ``mlp.Wi`` (2 d_ff, d_model) into ``w_in`` (its first half, the one
+    activated) and ``w_gate``; ``attn_norm`` becomes ``norm1`` (None in layer
+    0, which has none) and ``mlp_norm`` ``norm2``. Run it with that layer's
+    ``modernbert_configs(...)[i]``.
+    """
+    if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
+        raise TypeError(f"state_dict must be a mapping of names to arrays, got {type(state_dict).__name__}")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be a string such as '' or 'layers.3.', got {type(prefix).__name__} {prefix!r}")
+    wqkv, wi = (_modernbert_array(state_dict, key, prefix) for key in ("attn.Wqkv.weight", "mlp.Wi.weight"))
+    d_model, d_ff = wqkv.shape[-1], wi.shape[0] // 2
+    bias = prefix + "attn.Wqkv.bias" in state_dict
+
+    def part(key, start, stop, transpose=True):  # rows start:stop of a weight (or entries of a bias), as (in, out)
+        array = _modernbert_array(state_dict, key, prefix)[start:stop]
+        return np.ascontiguousarray(array.T if transpose else array)
+
+    attn = {f"w_{n}": part("attn.Wqkv.weight", i * d_model, (i + 1) * d_model) for i, n in enumerate("qkv")}
+    attn["w_o"] = part("attn.Wo.weight", 0, d_model)
+    ffn = {"w_in": part("mlp.Wi.weight", 0, d_ff), "w_gate": part("mlp.Wi.weight", d_ff, 2 * d_ff),
+           "w_out": part("mlp.Wo.weight", 0, d_model)}
+    if bias:
+        attn.update({f"b_{n}": part("attn.Wqkv.bias", i * d_model, (i + 1) * d_model, False)
+                     for i, n in enumerate("qkv")}, b_o=part("attn.Wo.bias", 0, d_model, False))
+        ffn.update(b_in=part("mlp.Wi.bias", 0, d_ff, False), b_gate=part("mlp.Wi.bias", d_ff, 2 * d_ff, False),
+                   b_out=part("mlp.Wo.bias", 0, d_model, False))
+    norms = {name: None if _modernbert_array(state_dict, f"{key}.weight", prefix, name == "norm2") is None
+             else {"gamma": part(f"{key}.weight", 0, d_model, False),
+                   **({"beta": part(f"{key}.bias", 0, d_model, False)} if bias else {})}
+             for name, key in (("norm1", "attn_norm"), ("norm2", "mlp_norm"))}
+    config = BlockConfig(1, norm="pre", ffn="gated", activation="gelu", bias=bias, rope="half")
+    return check_block_params({"attn": attn, "ffn": ffn, **norms}, d_model, wqkv.dtype, "the converted state_dict",
+                              config)
+
+
+@_checks.public
+def to_modernbert_state_dict(params, prefix=""):
+    """The inverse of ``from_modernbert_state_dict``: numpy arrays under ModernBERT's names, weights (out, in).
+
+    Load it into a ``ModernBertEncoderLayer`` with ``layer.load_state_dict({k:
+    torch.from_numpy(v) for k, v in sd.items()})``; a block whose ``norm1`` is
+    None gives no ``attn_norm`` (ModernBERT's layer 0).
+    """
+    if not isinstance(params, dict) or not isinstance(params.get("attn"), dict) or "w_q" not in params["attn"]:
+        raise TypeError("params must be one block's params with a gated FFN, as from_modernbert_state_dict makes them")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be a string such as '' or 'layers.3.', got {type(prefix).__name__} {prefix!r}")
+    w_q = _checks.float_array(params["attn"]["w_q"], "params['attn']['w_q']", min_ndim=2)
+    bias = "b_q" in params["attn"]
+    config = BlockConfig(1, norm="pre", ffn="gated", activation="gelu", bias=bias, rope="half")
+    p = check_block_params(params, w_q.shape[0], w_q.dtype, "params", config)
+    a, f = p["attn"], p["ffn"]
+    sd = {"attn.Wqkv.weight": np.concatenate([a["w_q"].T, a["w_k"].T, a["w_v"].T]), "attn.Wo.weight": a["w_o"].T,
+          "mlp.Wi.weight": np.concatenate([f["w_in"].T, f["w_gate"].T]), "mlp.Wo.weight": f["w_out"].T}
+    if bias:
+        sd.update({"attn.Wqkv.bias": np.concatenate([a["b_q"], a["b_k"], a["b_v"]]), "attn.Wo.bias": a["b_o"],
+                   "mlp.Wi.bias": np.concatenate([f["b_in"], f["b_gate"]]), "mlp.Wo.bias": f["b_out"]})
+    for name, key in (("norm1", "attn_norm"), ("norm2", "mlp_norm")):
+        for field, array in (p[name] or {}).items():
+            sd[f"{key}.{'weight' if field == 'gamma' else 'bias'}"] = array
+    return {prefix + key: np.ascontiguousarray(value) for key, value in sd.items()}

@@ -33,8 +33,8 @@ LAYERS = [
     # a figure's text alternative for notebooks, registered by `import encoder_lib`: it imports no other part
     ("the notebook's display", {"_display"}),
     ("the math core", {"_checks", "threads", "fixtures", "attention", "ffn", "norm", "block", "positional",
-                       "pooling", "params"}),
-    ("the backward pass", {"grad", "__init__"}),  # encoder_lib itself re-exports the core and the backward pass
+                       "pooling", "params", "config", "modern"}),
+    ("the backward pass", {"grad", "grad_parts", "__init__"}),  # encoder_lib itself re-exports the core and the backward pass
     ("built on both", {"training", "pretrained"}),
     ("what the lessons compute, and beside it the learner's side of the exercises", {"experiments", "grading"}),
     ("the teacher's side (make grade, make report), and beside it the pictures and the questions they answer",

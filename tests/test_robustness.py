@@ -172,6 +172,64 @@ def build(name, d):
         return el.from_torch_state_dict, (d.maybe_junk(sd),), {"prefix": d.maybe_junk("", (None, 3))}
     if name == "mean_pool":
         return el.mean_pool, (x, d.mask(lead, seq)), {}
+    return build_modern(name, d, x, (lead, seq, n_heads, d_model))
+
+
+MODERN = el.BlockConfig(1, norm="pre", bias=False, ffn="gated", activation="gelu", rope="half", window=2, qk_norm=True)
+
+
+def modern_params(d, d_model, n_heads, config=MODERN):
+    """A modern block's params in the draw's dtype, off their defaults."""
+    config = el.config.BlockConfig(n_heads, **{k: getattr(config, k) for k in ("norm", "bias", "ffn", "activation",
+                                                                              "rope", "window", "qk_norm")})
+    p = el.init_block_params(d_model, d.int(1, 6), d.rng, np.float32, config=config)
+    with np.errstate(over="ignore"):
+        return config, {k: v if not isinstance(v, dict) else {n: (a.astype(d.dtype) if isinstance(a, np.ndarray) else
+                        {m: b.astype(d.dtype) for m, b in a.items()}) for n, a in v.items()} for k, v in p.items()}
+
+
+def build_modern(name, d, x, shapes):
+    """``(function, args, kwargs)`` for the public functions of the encoder since 2017 (lesson 09)."""
+    lead, seq, n_heads, d_model = shapes
+    if name in ("rms_norm", "silu"):
+        gamma = None if d.int(0, 2) == 0 else d.maybe_junk(d.array((d_model,), 1.0))
+        return (el.rms_norm, (x, gamma), {"eps": d.option((1e-5, 1.0))}) if name == "rms_norm" else (el.silu, (x,), {})
+    if name == "peri_norm":
+        ffn = d.params(d_model, d.int(1, 6))["ffn"]
+        return el.peri_norm, (x, d.maybe_junk(lambda h: el.feed_forward(h, ffn), JUNK)), {"eps": d.option((1e-5,))}
+    if name in ("rope", "rope_pairs", "shift_rotation", "gated_d_ff", "causal_mask", "local_window_mask"):
+        n = d.maybe_junk(2 * d.int(1, 4), OPTION_JUNK)
+        calls = {"rope": (x, d.option((10000.0, 160000.0)), d.option(("half", "interleaved"))),
+                 "rope_pairs": (n, d.option(("half", "interleaved"))), "shift_rotation": (d.int(-9, 9), n),
+                 "gated_d_ff": (d.maybe_junk(3 * d.int(1, 9), OPTION_JUNK),), "causal_mask": (n,),
+                 "local_window_mask": (n, d.maybe_junk(d.int(1, 9), OPTION_JUNK))}
+        return getattr(el, name), calls[name], {}
+    if name in ("gated_feed_forward", "geglu", "swiglu"):
+        ffn = d.maybe_junk(modern_params(d, d_model, 1)[1]["ffn"])
+        kwargs = {"activation": d.option(("gelu", "silu", "relu"))} if name == "gated_feed_forward" else {}
+        return getattr(el, name), (x, ffn), kwargs
+    if name in ("mask_conventions", "attention_weights_bytes"):
+        return (el.mask_conventions, (), {}) if name == "mask_conventions" else (
+            el.attention_weights_bytes, (d.maybe_junk(d.int(1, 9000), OPTION_JUNK),),
+            {"heads": d.int(1, 16), "block": d.maybe_junk(d.int(1, 99), OPTION_JUNK)})
+    if name == "blockwise_attention":
+        s_q, d_k = d.int(1, 4), d.int(1, 4)
+        q, k, v = d.array(lead + (s_q, d_k)), d.array(lead + (seq, d_k)), d.array(lead + (seq, d.int(1, 3)))
+        return el.blockwise_attention, (d.maybe_junk(q), k, v, d.mask(lead, seq), d.maybe_junk(d.int(1, 4), OPTION_JUNK)), {}
+    if name == "modern_attention":
+        config, p = modern_params(d, d_model, n_heads)
+        return el.modern_attention, (x, d.maybe_junk(p["attn"]), config), {"padding_mask": d.mask(lead, seq)}
+    if name in ("local_global_configs", "modernbert_configs"):
+        if name == "modernbert_configs":
+            return el.modernbert_configs, (d.maybe_junk({"num_hidden_layers": d.int(1, 6), "global_rope_theta": 1e5,
+                                                         "local_rope_theta": 1e4}),), {}
+        return el.local_global_configs, (MODERN, d.maybe_junk(d.int(1, 6), OPTION_JUNK)), {
+            "global_every": d.maybe_junk(d.int(1, 4), OPTION_JUNK), "window": d.int(1, 9)}
+    if name in ("from_modernbert_state_dict", "to_modernbert_state_dict"):
+        config, p = modern_params(d, d_model, 1, el.BlockConfig(1, norm="pre", bias=False, ffn="gated"))
+        if name == "to_modernbert_state_dict":
+            return el.to_modernbert_state_dict, (d.maybe_junk(p),), {"prefix": d.maybe_junk("", (None, 3))}
+        return el.from_modernbert_state_dict, (d.maybe_junk(el.to_modernbert_state_dict(p)),), {}
     raise KeyError(name)
 
 
@@ -246,7 +304,7 @@ def test_a_right_result_or_a_clear_error(name, data):
         assert not any(np.shares_memory(array, i) for i in inputs), f"{name} returned a view of its input"
     own_property(name, out, args, kwargs)
     if d.scale == 1.0 and len(float_inputs) == 1 and name not in ("post_norm", "pre_norm", "positional_encoding",
-                                                                   "init_block_params", "count_params"):
+                                                                   "init_block_params", "count_params", "peri_norm"):
         reference = function(*float64_of(args), **float64_of(kwargs))  # the same call, in float64
         tolerance = TOLERANCE[next(iter(float_inputs)).type]
         for got, want in zip(arrays_in(out), arrays_in(reference)):
