@@ -1,8 +1,9 @@
 """Predict, then look: every question's key is what its widget computes, a planted change to an experiment is
-caught, answers are judged and kept, and the review brings questions back 1, 3 and 7 days later."""
+caught, answers are judged and kept, and the review brings questions back when FSRS schedules them."""
 
 import html
 import json
+import time
 import re
 
 import numpy as np
@@ -197,16 +198,27 @@ def _entry(*answers):
     return {"lesson": "01_attention", "key": "rises", "why": "w.", "choices": [], "answers": [list(a) for a in answers]}
 
 
-def test_a_missed_question_comes_back_a_day_later_then_after_3_and_7_days_then_never():
+def test_fsrs_brings_a_missed_question_back_a_day_later_and_a_right_one_after_longer_and_longer_waits():
+    assert record.due_at([]) is None
     assert record.due_at([[0, False]]) == 1 * DAY
-    assert record.due_at([[0, False], [DAY, True]]) == DAY + 3 * DAY
-    assert record.due_at([[0, True], [3 * DAY, True]]) == 3 * DAY + 7 * DAY
-    assert record.due_at([[0, True], [1, True], [2, True]]) is None
-    assert record.due_at([[0, True], [1, True], [2, False]]) == 2 + DAY
+    assert record.due_at([[0, True]]) == 2 * DAY  # FSRS-6's first stability for Good, 2.31 days, rounded
+    assert record.waits([True] * 6) == [2, 11, 46, 163, 365, 365]  # a year at most (record.MAXIMUM_DAYS)
+    assert record.waits([False, True, True]) == [1, 2, 6]
+    assert record.waits([True, True, False, True]) == [2, 11, 2, 5]  # a miss shortens the wait, and FSRS remembers
+    # the same day again: FSRS's short-term stability, not a day's
+    assert record.due_at([[0, True], [3600, True]]) == 3600 + 2 * DAY
     found = {"a": _entry((0, True)), "b": _entry((0, False)), "c": _entry((10 * DAY, False))}
     assert record.due(found, now=0.5 * DAY) == []
     assert record.due(found, now=3.5 * DAY) == ["b", "a"]  # the missed one first
     assert record.next_due(found) == DAY
+
+
+def test_a_record_s_answer_with_a_time_that_is_no_time_is_left_out(tmp_path):
+    path = tmp_path / record.FILE_NAME
+    bad = [[float("nan"), True]], [[-1, True]], [[1e300, True]], [[True, True]], [["0", True]]
+    path.write_text(json.dumps({"version": 1, "questions": {
+        **{f"bad{k}": _entry() | {"answers": answers} for k, answers in enumerate(bad)}, "good": _entry((5, True))}}))
+    assert list(record.read(path)) == ["good"]
 
 
 def test_the_record_is_kept_in_the_course_folder_and_an_unreadable_one_is_kept_aside(tmp_path, monkeypatch):
@@ -243,7 +255,10 @@ def test_the_review_asks_what_is_due_and_says_when_nothing_is(answers_file, monk
     card.input.value = "post"
     card.check()
     assert "✓ Right" in card.verdict.value and "Lesson 04_add_and_norm has the widget" in card.verdict.value
-    assert record.due_at(record.read(answers_file)[question.id]["answers"]) > 3 * DAY
+    assert record.due_at(record.read(answers_file)[question.id]["answers"]) > time.time() + DAY  # kept as of now
+    assert card.button.description == "Check"  # no widget to show: the lesson's has it
+    questions.review(now=2 * DAY)
+    assert "the next question comes back on" in shown[-1].data
     with pytest.raises(ValueError, match="limit must be a positive number"):
         questions.review(limit=0)
 

@@ -1,16 +1,18 @@
 """The lessons' questions on the website: each page asks them above their widgets with the keys the widgets compute,
 they are answered by keyboard and by mouse at a phone's and a desktop's width, the widget then shows the answer, and
 the review page asks a missed question again a day later (the browser's clock set by the test), from file://, with
-nothing fetched and nothing axe-core finds serious."""
+nothing fetched and nothing axe-core finds serious; over weeks of answers it asks, day after day, what the notebooks'
+review (encoder_lib.questions.record, FSRS) asks for the same answers."""
 
 import datetime
 import json
+import random
 import re
 
 import pytest
 
 import site_pages
-from encoder_lib.questions import QUESTIONS
+from encoder_lib.questions import QUESTIONS, record
 from test_site_reading import axe_serious
 from tools import question_keys
 from tools.course import lesson_names
@@ -47,12 +49,15 @@ def review_data(site):
     return json.loads(re.search(r'<script type="application/json" id="review-data">(.*?)</script>', html, re.S).group(1))
 
 
-def test_the_review_page_holds_every_question_and_the_notebooks_intervals(site):
+def test_the_review_page_holds_every_question_and_the_notebooks_fsrs_settings(site):
+    from tools.site import review
+
     data = review_data(site)
     assert [q["id"] for q in data["questions"]] == [q.id for q in QUESTIONS]
-    from encoder_lib.questions import INTERVAL_DAYS
-
-    assert data["intervals"] == list(INTERVAL_DAYS)
+    assert data["schedule"] == review.settings()
+    html = (site.out / "review.html").read_text()
+    assert review.schedule_words() in " ".join(html.split())
+    assert '<script src="assets/ts-fsrs.js"></script>' in html and (site.out / "assets" / "ts-fsrs.LICENSE.txt").is_file()
 
 
 def _answer(page, form, data, *, right, how):
@@ -141,7 +146,7 @@ def test_the_review_asks_a_missed_question_again_a_day_later_and_a_right_one_aft
         said = _answer(page, forms.nth(0), data, right=True, how="keyboard")
         assert said.startswith("✓ Right.") and "04_add_and_norm.html" in forms.nth(0).inner_html()
 
-        page = _review(context, site, T0 + DAY * 3.2)  # the second, right once, after 3 days; the first after 1.5 + 3
+        page = _review(context, site, T0 + DAY * 3.2)  # the second, right once, after 2 days; the first after 1.5 + 2
         forms = page.locator("#review form.question")
         assert forms.count() == 1 and second.prompt in forms.nth(0).text_content()
         page.set_viewport_size({"width": 1280, "height": 900})
@@ -151,3 +156,45 @@ def test_the_review_asks_a_missed_question_again_a_day_later_and_a_right_one_aft
         prefix = site.out.as_uri() + "/"
         assert [url for url in context.requests if not url.startswith(prefix)] == []
         assert not page.problems, page.problems
+
+
+def _stored(page):
+    """The answers the page keeps in the browser (localStorage), as the notebooks' record holds them."""
+    found = page.evaluate("() => JSON.parse(window.localStorage.getItem('encoder-course-answers') || 'null')")
+    return {qid: {"answers": entry["answers"]} for qid, entry in (found or {"questions": {}})["questions"].items()}
+
+
+def test_over_five_weeks_the_review_page_asks_each_day_what_the_notebooks_review_asks(site, chromium):
+    """A learner answers lesson 04's and 05's questions, then opens the review on 20 days of five weeks and answers
+    what it asks, right or wrong by chance: each day the page asks the questions, in the order, that the notebooks'
+    review (record.due, fsrs) finds due for the same answers, and says nothing is due when nothing is."""
+    rng = random.Random(53)
+    by_anchor = {q["anchor"]: q for q in review_data(site)["questions"]}
+    with site_pages.offline(chromium, viewport={"width": 1280, "height": 900}) as context:
+        context.clock.install(time=T0)
+        for lesson in ("04_add_and_norm", "05_encoder_block"):
+            page = site_pages.open_page(context, site.out / f"{lesson}.html")
+            forms = page.locator("form.question")
+            for k in range(forms.count()):
+                _answer(page, forms.nth(k), page_questions(forms.nth(k).inner_html())[0], right=rng.random() < 0.6,
+                        how="mouse")
+            page.close()
+        days = sorted(rng.sample(range(1, 36), 20))
+        asked = 0
+        for day in days:
+            now = T0 + DAY * day + datetime.timedelta(hours=rng.uniform(0, 12))
+            page = _review(context, site, now)
+            expected = record.due(_stored(page), now=now.timestamp())[:6]
+            forms = page.locator("#review form.question")
+            shown = [by_anchor[forms.nth(k).get_attribute("id").removeprefix("review-")]["id"]
+                     for k in range(forms.count())]
+            assert shown == expected, (day, shown, expected)
+            if not expected:
+                assert "Nothing to review today" in page.locator("#review").text_content(), day
+            for k in range(forms.count()):
+                data = by_anchor[forms.nth(k).get_attribute("id").removeprefix("review-")]
+                _answer(page, forms.nth(k), data, right=rng.random() < 0.7, how="mouse")
+            asked += len(shown)
+            assert not page.problems, page.problems
+            page.close()
+        assert asked >= 15, "the simulated weeks should bring questions back"

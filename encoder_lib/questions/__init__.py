@@ -6,8 +6,8 @@ In a lesson::
     questions.ask(explorer)     # the cards: the learner answers, then the widget moves to show the answer
     explorer
 
-and in ``00_start_here``, ``questions.review()`` asks again what a learner
-missed, and some of what they got right, 1, 3 and 7 days later
+and in ``00_start_here``, ``questions.review()`` asks again the questions
+due, each when FSRS schedules it from the learner's own answers to it
 (``record``). Every key is computed by the widget from its own states
 (``bank``, ``lessons``); the questions count for nothing in a grade.
 """
@@ -15,7 +15,7 @@ missed, and some of what they got right, 1, 3 and 7 days later
 import datetime
 
 from . import record
-from .bank import INTERVAL_DAYS, Answer, Question, QuestionError
+from .bank import Answer, Question, QuestionError
 from .lessons import QUESTIONS
 from .panel import Card, Questions, recorder
 
@@ -60,17 +60,14 @@ def review(now=None, limit=6, path=None):
 
 def _nothing_due(found):
     if not found:
-        return ("Nothing to review yet: answer the questions above a lesson's widget, and the ones you miss come "
-                "back here a day later.")
-    when = record.next_due(found)
-    if when is None:
-        return "Nothing left to review: every question you answered, you got right three times in a row."
-    return f"Nothing to review today; the next question comes back on {_date(when)}."
+        return ("Nothing to review yet: answer the questions above a lesson's widget, and they come back here when "
+                "they are due: one you miss a day later, one you get right 2 days later.")
+    return f"Nothing to review today; the next question comes back on {_date(record.next_due(found))}."
 
 
 def _date(seconds):
     return datetime.datetime.fromtimestamp(seconds).strftime("%A %d %B, %H:%M")
 
 
-__all__ = ["Answer", "BY_ID", "INTERVAL_DAYS", "QUESTIONS", "Question", "QuestionError", "ask", "for_widget",
+__all__ = ["Answer", "BY_ID", "QUESTIONS", "Question", "QuestionError", "ask", "for_widget",
            "review"]

@@ -16,11 +16,6 @@ than give a key a learner could argue with.
 import dataclasses
 import math
 
-#: How many days after an answer a question comes back, by the answers right in a row so far (0: the last was
-#: wrong); after as many right answers in a row as there are intervals, it does not come back.
-INTERVAL_DAYS = (1, 3, 7)
-
-
 class QuestionError(ValueError):
     """The experiment does not settle a question clearly, or cannot show what the question asks."""
 

@@ -1,8 +1,9 @@
 """Questions on the page: a card per question (choices or a number, a button, the verdict), above its widget.
 
-A learner answers, presses **Check**, and reads whether it was right, the
-answer the widget computed and why; then the widget moves to the state that
-shows it. Each answer is kept in the record (``record``) for the review.
+A learner answers, presses **Check, then show me**, and reads whether it was
+right, the answer the widget computed and why; then the widget moves to the
+state that shows it. A review's card, with no widget to move, has a **Check**
+button and names the lesson whose widget shows the answer. Each answer is kept in the record (``record``) for the review.
 Cards work from the keyboard (Tab to the choices, arrow keys between them,
 Tab to the button, Enter) and their verdict is announced (a live region).
 """
@@ -21,6 +22,11 @@ VERDICT_JS = ("var box = this.closest('.course-question-verdict'); "
 #: A 1x1 transparent GIF: an image that loads, so that its onload runs (a broken one would show as broken).
 PIXEL = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
 LIVE = f"<img alt=\"\" src=\"{PIXEL}\" width=\"1\" height=\"1\" onload=\"{html.escape(VERDICT_JS)}\">"
+
+
+#: The button's words: above a widget it moves the widget to show the answer; in a review there is no widget.
+CHECK_AND_SHOW = "Check, then show me"
+CHECK = "Check"
 
 
 def key_words(answer):
@@ -61,7 +67,8 @@ class Card:
         else:
             self.input = widgets.Text(placeholder="a number", description="your answer",
                                       layout=widgets.Layout(width="16em"))
-        self.button = widgets.Button(description="Check, then show me", layout=widgets.Layout(width="auto"))
+        self.button = widgets.Button(description=CHECK if explorer is None else CHECK_AND_SHOW,
+                                     layout=widgets.Layout(width="auto"))
         self.button.on_click(lambda _: self.check())
         self.verdict = widgets.HTML(LIVE)
         self.verdict.add_class("course-question-verdict")

@@ -17,7 +17,7 @@ from encoder_lib.widgets._base import canvas_png
 from .. import colab, student
 from ..course import ROOT, lesson_names
 from ..solutions import without_markers
-from . import pages, phone, questions, search
+from . import pages, phone, questions, review, search
 from .notebook_run import NotebookRun
 from .render import SiteError, code_block, highlight_css, markdown_html, outputs_html
 from .states import Grid, plan
@@ -26,6 +26,8 @@ STATIC = Path(__file__).resolve().parent / "static"
 TRY_IT_ANSWER = "try-it-answer"  # the tag of a markdown cell that answers a "Try it" question
 ANSWER_SUMMARY = "The answer: open it once you have tried"
 SOLUTION_SUMMARY = "Show the course's solution"
+#: The page's one script, these in this order: the widgets, the review's scheduler, the questions.
+SCRIPTS = ("site.js", "schedule.js", "questions.js")
 
 
 @dataclass
@@ -291,8 +293,8 @@ def _write(stage, course, log):
                                                + (STATIC / "questions.css").read_text() + "\n/* code */\n"
                                                + highlight_css() + "\n")
     # the widgets, then the questions above them (one file: the pages' frame loads one script)
-    (stage / "assets" / "site.js").write_text((STATIC / "site.js").read_text() + "\n"
-                                              + (STATIC / "questions.js").read_text())
+    (stage / "assets" / "site.js").write_text("\n".join((STATIC / name).read_text() for name in SCRIPTS))
+    review.copy_library(stage / "assets")
     built = [_write_lesson(stage, name, course, log) for name in course.lessons]
     index = Page("index", pages.TITLE, stage / "index.html")
     titles = {name: course.title(name) for name in course.lessons}
@@ -353,8 +355,8 @@ def _write_review(stage, course):
     """The review page: every lesson's questions, asked again in the browser when due."""
     records = [questions.record(q, a, name, course.title(name)) for name in course.lessons
                for cell_id, _, grid in course.grids[name] for q, a in _asked(course, name, cell_id, grid)]
-    (stage / "review.html").write_text(pages.page(f"Review · {pages.TITLE}", questions.review_body(records),
-                                                  course.links))
+    (stage / "review.html").write_text(pages.page(f"Review · {pages.TITLE}", review.body(records), course.links,
+                                                  scripts=[review.SCRIPT]))
 
 
 def _note(grid):

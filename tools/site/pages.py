@@ -94,9 +94,10 @@ def esc(text):
     return html.escape(str(text), quote=True)
 
 
-def page(title, body, links, run=None, assets="assets/"):
+def page(title, body, links, run=None, assets="assets/", scripts=()):
     """A whole page: ``body`` (HTML) in the site's frame, with a "Run this lesson" link when ``run`` is
-    ``(lesson, its Binder address)``."""
+    ``(lesson, its Binder address)``; ``scripts``: files of ``assets`` it loads before the site's own."""
+    loaded = "".join(f'<script src="{assets}{esc(name)}"></script>\n' for name in scripts)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -117,7 +118,7 @@ def page(title, body, links, run=None, assets="assets/"):
 The widgets on these pages show pictures drawn by the widgets' own code when the site was built; in JupyterLab
 they are drawn as you move them.</p>
 </div></footer>
-<script src="{assets}site.js"></script>
+{loaded}<script src="{assets}site.js"></script>
 </body>
 </html>
 """

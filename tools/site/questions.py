@@ -5,19 +5,16 @@ notebook ran (``encoder_lib.questions``, by the widget itself); a page holds
 them as data, and ``static/questions.js`` judges an answer in the browser,
 moves the widget to that state and keeps the answer in the browser's own
 storage (no account, no server), from which the review page asks again the
-questions due, after the same intervals as the notebooks' review.
+questions due, scheduled as the notebooks' review schedules them (``review``).
 """
 
 import json
 
-from encoder_lib.questions import INTERVAL_DAYS, Questions
+from encoder_lib.questions import Questions
 from encoder_lib.questions.panel import key_words
 
 from . import pages
 from .render import SiteError
-
-REVIEW_LIMIT = 6
-
 
 def shown_questions(shown):
     """The ``Questions`` among what a cell showed."""
@@ -69,17 +66,5 @@ def form_html(data, number, widget_id=None, show_key=None):
 def asked_html(records, widget_id, show_keys):
     """The questions asked above one widget, each moving it to its own state (``show_keys``) once answered."""
     forms = [form_html(data, f"{k + 1} of {len(records)}", widget_id, show_keys[k]) for k, data in enumerate(records)]
-    return (f'<div class="questions"><p class="questions-intro">{pages.esc(Questions.INTRO)} The ones you miss '
-            f'come back on the <a href="review.html">review page</a>.</p>{"".join(forms)}</div>')
-
-
-def review_body(records):
-    """The review page: every question's data for ``questions.js``, which asks again the ones due in this browser."""
-    data = {"intervals": list(INTERVAL_DAYS), "limit": REVIEW_LIMIT, "questions": records}
-    days = ", ".join(map(str, INTERVAL_DAYS[:-1])) + f" and {INTERVAL_DAYS[-1]}"
-    return (f'<h1 id="review-title">Review</h1>\n<p>The questions you answered in the lessons come back here: the ones '
-            f'you missed a day later, the ones you got right after {days} days, the missed ones first; a question '
-            f'right {len(INTERVAL_DAYS)} times in a row does not come back. Your answers stay in this browser: '
-            'nothing is sent anywhere.</p>\n<div id="review" aria-labelledby="review-title">'
-            '<p class="review-empty">The review needs JavaScript, which this browser does not run.</p></div>\n'
-            f'<script type="application/json" id="review-data">{_json(data)}</script>')
+    return (f'<div class="questions"><p class="questions-intro">{pages.esc(Questions.INTRO)} They come back on '
+            f'the <a href="review.html">review page</a> when they are due.</p>{"".join(forms)}</div>')

@@ -1,13 +1,13 @@
 // Predict, then look (tools/site/questions.py): each <form class="question"> above a widget is judged here, from
 // the key the build computed with the widget's own code; the verdict says the widget's answer and why, and the
 // widget moves to the state that shows it. Answers are kept in this browser's localStorage (nothing is sent),
-// and the review page (#review) asks again the questions due: a missed one a day later, a right one after the
-// next interval, as encoder_lib.questions.record does in the notebooks.
+// and the review page (#review) asks again the questions due, each when FSRS schedules it from the reader's answers
+// to it (schedule.js, with ts-fsrs), as encoder_lib.questions.record does in the notebooks with fsrs.
 (function () {
   'use strict';
   var STORE = 'encoder-course-answers';
-  var KEPT = 20;
-  var DAY = 86400;
+  var KEPT = 20;  // the answers kept per question, as encoder_lib.questions.record's
+  var LATEST = 1e11;  // a time after this (the year 5138) is no answer's, as record's
 
   function esc(text) {
     return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -24,7 +24,10 @@
   function answersOf(found, id) {
     var entry = found.questions[id];
     if (!entry || !Array.isArray(entry.answers)) return [];
-    return entry.answers.filter(function (a) { return Array.isArray(a) && typeof a[0] === 'number' && typeof a[1] === 'boolean'; });
+    return entry.answers.filter(function (a) {
+      return Array.isArray(a) && typeof a[0] === 'number' && isFinite(a[0]) && a[0] >= 0 && a[0] <= LATEST &&
+        typeof a[1] === 'boolean';
+    });
   }
 
   function keep(id, right) {
@@ -51,18 +54,6 @@
     if (q.choices.length) return given === q.key;
     var room = q.relative ? q.tolerance * Math.abs(q.key) : q.tolerance;
     return Math.abs(given - q.key) <= room + 1e-12;
-  }
-
-  function streak(answers) {
-    var n = 0;
-    for (var i = answers.length - 1; i >= 0 && answers[i][1]; i--) n++;
-    return n;
-  }
-
-  function dueAt(answers, intervals) {
-    if (!answers.length) return null;
-    var run = streak(answers);
-    return run >= intervals.length ? null : answers[answers.length - 1][0] + intervals[run] * DAY;
   }
 
   function setUp(form, q, where) {
@@ -97,18 +88,18 @@
   function review(root, data) {
     var found = load();
     var now = Date.now() / 1000;
+    var dueAt = courseSchedule.scheduler(window.FSRS, data.schedule);
     var waiting = data.questions.map(function (q) {
       var answers = answersOf(found, q.id);
-      return { q: q, at: dueAt(answers, data.intervals), missed: answers.length > 0 && streak(answers) === 0 };
+      return { q: q, at: answers.length ? dueAt(answers) : null, missed: answers.length > 0 && !answers[answers.length - 1][1] };
     }).filter(function (w) { return w.at !== null; });
     var due = waiting.filter(function (w) { return w.at <= now; }).sort(function (a, b) {
       return (a.missed === b.missed ? a.at - b.at : (a.missed ? -1 : 1));
     }).slice(0, data.limit);
     if (!due.length) {
       var next = waiting.reduce(function (soonest, w) { return soonest === null || w.at < soonest ? w.at : soonest; }, null);
-      root.innerHTML = '<p class="review-empty">' + (next === null ? (Object.keys(found.questions).length ?
-        'Nothing left to review: every question you answered, you got right three times in a row.' :
-        "Nothing to review yet: answer the questions above a lesson's widgets, and the ones you miss come back here a day later.") :
+      root.innerHTML = '<p class="review-empty">' + (next === null ?
+        "Nothing to review yet: answer the questions above a lesson's widgets, and they come back here when they are due." :
         'Nothing to review today; the next question comes back on ' + esc(new Date(next * 1000).toLocaleString()) + '.') + '</p>';
       return;
     }
