@@ -10,7 +10,6 @@ answer is 1,611 characters and 439 nodes.
 """
 
 import ast
-import collections
 import json
 import os
 import time
@@ -80,70 +79,79 @@ def _course_answers(root, folder, lesson):
         return {}
 
 
-def _is_docstring(node):
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+class _Renamed(ast.NodeTransformer):
+    """Every name the answer binds as ``v`` (its functions as ``f``), annotations gone."""
+
+    def __init__(self, bound):
+        self.bound = bound
+
+    def visit_Name(self, node):
+        if node.id in self.bound:
+            node.id = "v"
+        return node
+
+    def visit_arg(self, node):
+        node.arg, node.annotation = "v", None
+        return node
+
+    def visit_FunctionDef(self, node):
+        node.name, node.returns = "f", None
+        self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
 
-def _labels(tree):
-    """The syntax tree as a flat list, breadth first, each node with its number of children: names, arguments
-    and functions renamed by order of appearance (``v0``, ``v1``, ...), attributes, keywords and constants
-    kept, docstrings left out. Two trees give the same list only if they are the same up to names. ``TooLarge``
-    past ``MAX_ANSWER_NODES`` nodes or ``ANSWER_SECONDS``."""
-    names, labels, pending = {}, [], collections.deque([tree])
-    deadline = time.perf_counter() + ANSWER_SECONDS
-    while pending:
-        if len(labels) >= MAX_ANSWER_NODES or (len(labels) % 256 == 0 and time.perf_counter() > deadline):
+def _bound(tree):
+    """The names an answer binds (arguments, assignments, loops, functions); ``TooLarge`` past the bounds."""
+    names, deadline = set(), time.perf_counter() + ANSWER_SECONDS
+    for n, node in enumerate(ast.walk(tree)):
+        if n >= MAX_ANSWER_NODES or (n % 256 == 0 and time.perf_counter() > deadline):
             raise TooLarge
-        node = pending.popleft()
-        kind, children = type(node), 0
-        skip = node.body[0] if kind in _FUNCTIONS and len(node.body) > 1 and _is_docstring(node.body[0]) else None
-        for name in () if kind is ast.arg else node._fields:  # an argument's annotation says nothing
-            value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                pending.append(value)
-                children += 1
-            elif type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST) and item is not skip:
-                        pending.append(item)
-                        children += 1
-        labels.append(f"{_label(node, kind, names)}/{children}")
-    return labels
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+    return names
 
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+def without_strings(tree):
+    """``tree`` (changed in place) without the string literals that stand as statements (docstrings, strings used
+    as comments)."""
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                setattr(node, name, [s for s in body if not (isinstance(s, ast.Expr) and isinstance(
+                    s.value, ast.Constant) and isinstance(s.value.value, str))] or [ast.Pass()])
+    return tree
 
 
-def _label(node, kind, names):
-    if kind is ast.Name:
-        return names.setdefault(node.id, f"v{len(names)}")
-    if kind is ast.arg:
-        return "arg " + names.setdefault(node.arg, f"v{len(names)}")
-    if kind in _FUNCTIONS:
-        return "def " + names.setdefault(node.name, f"v{len(names)}")
-    if kind is ast.Attribute:
-        return "." + node.attr
-    if kind is ast.Constant:
-        return repr(node.value)
-    if kind is ast.keyword:
-        return f"{node.arg}="
-    return kind.__name__
+def canonical(source):
+    """An answer normalised: without comments and docstrings, every name it binds ``v``, as ``ast.unparse``
+    writes it; None where it is not Python; ``TooLarge`` over the report's bounds.
 
-
-def normal_form(source):
-    """The labels of an answer's syntax tree (``_labels``), or None where it is not Python; ``TooLarge`` over the
-    bounds."""
-    if len(source) > MAX_ANSWER_CHARS:
+    >>> canonical("def f(x):  # mine\\n    '''Doc.'''\\n    y = x * 2\\n    return np.exp(y)")
+    'def f(v):\\n    v = v * 2\\n    return np.exp(v)'
+    """
+    if source == OVER_BOUND or len(source) > MAX_ANSWER_CHARS:
         raise TooLarge
     try:
-        return _labels(ast.parse(source))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    bound = _bound(tree)
+    try:
+        return ast.unparse(_Renamed(bound).visit(without_strings(tree)))
+    except RecursionError:
+        raise TooLarge from None
 
 
 def checked(source):
     """``source`` if it is within the report's bounds as text (``MAX_ANSWER_CHARS``), else ``OVER_BOUND``; its
-    syntax tree's bounds are checked where it is normalised (``normal_form``)."""
+    syntax tree's bounds are checked where it is normalised (``canonical``)."""
     return source if len(source) <= MAX_ANSWER_CHARS else OVER_BOUND
 
 

@@ -4,7 +4,7 @@ common in this class folded below."""
 
 from ..files import code_html, html_text as esc
 from ..sections import in_words
-from .similarity import COMMON_LEAST, NEAR, SHOWN_NOISE, SHOWN_WINDOW, fingerprints
+from .similarity import CHANCE, FEW, NEAR, SHOWN_NOISE, SHOWN_WINDOW, fingerprints
 
 #: The flags shown in full (the others are listed below them, folded).
 FLAGS_SHOWN = 12
@@ -48,12 +48,21 @@ def with_differences_marked(source, shared):
 
 
 def _verdict(row):
+    """The grader's verdict on one answer: its status and points, and the mistake it named."""
     if row is None:
         return "not graded"
-    if row.status == "passed":
-        return "passed"
-    said = row.mistake or (f"not yet named ({row.diagnosis})" if row.diagnosis else "")
-    return f"{row.status}" + (f": {said}" if said else "")
+    points = f"{row.status}, {row.points:g} of {row.max_points:g} points"
+    return points + (f": {row.mistake}" if row.mistake and row.status != "passed" else "")
+
+
+def _verdicts(made, item):
+    """What the members share of the grader's verdict on ``item``, in words: the same verdict where it is one (the
+    hidden cases, drawn for each hand-in, may measure differently: never a difference of verdicts)."""
+    rows = [made.by_key.get((s, item.lesson, item.exercise)) for s in item.students]
+    said = {_verdict(row) for row in rows}
+    if len(said) == 1:
+        return f"each {said.pop()}"
+    return "the grader's verdicts: " + "; ".join(f"{esc(s)} {esc(_verdict(r))}" for s, r in zip(item.students, rows))
 
 
 def _side_by_side(made, item):
@@ -77,25 +86,23 @@ def _side_by_side(made, item):
 
 def _item(made, item):
     n = len(item.students)
-    return (f"<h4><code>{esc(item.exercise)}</code> ({esc(item.lesson)})</h4>"
-            f"<p>Written by {'these ' + str(n) if n > 2 else 'these two'} alone of the {item.answered} learners who "
-            f"answered it; {100 * item.similarity:.0f}% of its code the same once names and comments are set aside; "
-            f"score {item.score:.2f} (alike {item.similarity:.2f} &times; rare {item.rarity:.2f} &times; length "
-            f"{item.length:.2f}).</p>{_side_by_side(made, item)}")
+    who = "these two" if n == 2 else f"these {n}"
+    others = item.writers - n
+    return (f"<h4><code>{esc(item.exercise)}</code> ({esc(item.lesson)}): {esc(_verdicts(made, item))}</h4>"
+            f"<p>Written by {who}" + (f" and {others} other{'s' * (others > 1)}" if others > 0 else " alone")
+            + f" of the {item.answered} learners who answered it; {100 * item.similarity:.0f}% of its code the same "
+            f"once names and comments are set aside; score {item.score:.2f} (alike {item.similarity:.2f} &times; "
+            f"rare {item.rarity:.2f} &times; length {item.length:.2f}).</p>{_side_by_side(made, item)}")
 
 
 def _flag(made, n, flag):
     who = ", ".join(f"{esc(s)}" + (f" ({esc(made.names[s])})" if made.names.get(s) else "") for s in flag.students)
-    exercises = ", ".join(f"<code>{esc(item.exercise)}</code>" for item in flag.shared)
-    verdicts = {_verdict(made.by_key.get((s, item.lesson, item.exercise))) for item in flag.shared
-                for s in item.students}
-    same = f"the grader's verdict on each: {esc(verdicts.pop())}" if len(verdicts) == 1 else \
-        "the grader's verdicts differ"
+    shared = "; ".join(f"<code>{esc(item.exercise)}</code> ({esc(_verdicts(made, item))})" for item in flag.shared)
     sections = {made.known.sections[s] for s in flag.students if s in made.known.sections}
-    if len(sections) > 1:
-        same += f"; across sections {esc(in_words(sections))}"
+    across = f" Across sections {esc(in_words(sections))}." if len(sections) > 1 else ""
     return (f"<section class=\"flag card\" id=\"flag-{n}\"><h3>{n}. <span class=\"ids\">{who}</span>: score "
-            f"{flag.score:.2f}</h3><p class=\"count\">The same unusual answer to {exercises}; {same}.</p>"
+            f"{flag.score:.2f}</h3><p class=\"count\">{len(flag.students)} learners share unusual answers to "
+            f"{len(flag.shared)} exercise{'s' * (len(flag.shared) > 1)}: {shared}.{across}</p>"
             + "".join(_item(made, item) for item in flag.shared) + "</section>")
 
 
@@ -120,11 +127,13 @@ def copying(made, over_bound_html=""):
     """The section: the flags, highest score first, then the common shared answers, folded."""
     flags = made.copying.flags
     parts = ["<h2 id=\"copying\">Who may have copied</h2>",
-             f"<p>Learners whose answer to an exercise is the same ({100 * NEAR:.0f}% or more of its code, once "
-             f"names, comments and order are set aside: copydetect's winnowing fingerprints, as MOSS) and unusual in "
-             f"this class (written by {COMMON_LEAST} learners or fewer; more is a common answer, folded below), "
-             f"highest score first. A flag to look at, never a penalty. {made.copying.compared} answers "
-             f"compared; marked: what an answer does not share with the one beside it.</p>", over_bound_html]
+             f"<p>Learners whose answers are the same ({100 * NEAR:.0f}% or more of the code, once names, comments "
+             f"and order are set aside: copydetect's winnowing fingerprints, as MOSS) and unusual in this class: one "
+             f"answer that at most {FEW} learners wrote, or answers on several exercises so unusual together that "
+             f"chance would bring a group of that size together less than {CHANCE:g} times (a common answer, a "
+             f"textbook's, is folded below). Highest score first; a flag to look at, never a penalty. "
+             f"{made.copying.compared} answers compared; marked: what an answer does not share with the one beside "
+             f"it.</p>", over_bound_html]
     if not flags:
         parts.append("<p>No two learners share an unusual answer.</p>")
     parts += [_flag(made, n, flag) for n, flag in enumerate(flags[:FLAGS_SHOWN], 1)]

@@ -72,9 +72,8 @@ class Group:
     students: list = field(default_factory=list)
     _: KW_ONLY
     share: float = 0.0
-    example: str = None  # an unnamed group's example answer as shown (``examples``), and whose it is, its source as
-    example_student: str = None  # handed in, how many of the group share its form, and what its note said
-    example_source: str = None
+    example: str = None  # an unnamed group's example answer as shown (``examples``), and whose it is, how many of
+    example_student: str = None  # the group share its form, and what its note said (where another was told it too)
     example_count: int = 0
     example_note: str = ""
     measured: str = ""  # a group not yet named: what the grader measured, in its notes' words (``examples``)

@@ -15,6 +15,7 @@ from .examples import add_examples, merge_unnamed
 from .cards import Links, card
 from .counts import groups, learners, lesson_scores, tallies
 from .pictures import draw_all, mistakes_picture, score_picture
+from .sections_page import differences
 
 
 @dataclass(frozen=True)
@@ -106,10 +107,17 @@ class ClassReport:
     cards: dict  # id(Group) -> cards.Card
     pictures: dict  # lesson or (lesson, exercise) -> ReportPicture
     drawn: dict  # ReportPicture -> data: address
+    sections: dict  # {student: section} where the learners counted are in two sections or more, else None
+    differences: list  # sections_page.Difference: what one section has more of than chance explains
 
     @property
     def names(self):
         return self.known.names
+
+
+def _sectioned(sections, learners):
+    """The course's sections, where the learners counted are in two or more; else None."""
+    return sections if len({sections[s] for s in learners if s in sections}) >= 2 else None
 
 
 def gather(rows, lessons, has_mistakes, known, links, answers, *, jobs=None):
@@ -124,10 +132,13 @@ def gather(rows, lessons, has_mistakes, known, links, answers, *, jobs=None):
     pictures.update({key: mistakes_picture(key[1], groups_of) for key, groups_of in by_exercise(found).items()})
     copying = find_copying(answers, marked)
     answers.too_large |= copying.too_large
+    tallied_learners = learners(marked)
+    sections = _sectioned(known.sections, tallied_learners)
     return ClassReport(marked, lessons, has_mistakes, known, links,
                        graded={(r.student_id, r.lesson, r.exercise): r.auto_points for r in rows},
-                       tallied=tallied, found=found, learners=learners(marked),
+                       tallied=tallied, found=found, learners=tallied_learners,
                        copying=copying, answers=answers, by_key={(r.student_id, r.lesson, r.exercise): r for r in marked},
                        over_bound=answers.over_bound(),
                        cards={id(g): card(g, links) for g in found},
-                       pictures=pictures, drawn=draw_all(list(pictures.values()), jobs))
+                       pictures=pictures, drawn=draw_all(list(pictures.values()), jobs), sections=sections,
+                       differences=differences(found, marked, sections) if sections else [])

@@ -4,15 +4,18 @@ learner can choose.
 A group's example used to be its first learner's (by id): a learner named
 ``aaa_mal`` chose what the teacher read for everyone's mistake, with a
 comment asking for full marks and a ``curl ... | sh``. Now the group's
-answers are grouped by their form (``answers.normal_form``: the same code up
+answers are grouped by their form (``answers.canonical``: the same code up
 to whitespace, comments, docstrings and names) and the example is the form
 most of them share; among forms shared as often, and among the learners who
 share it, the choice is drawn with the course's secret (``.grading-secret``,
 which no learner knows), so that no name, code or timing of a learner's
-picks it. It is shown as code without its comments and docstrings
-(``shown``), with how many of the group share its form; the source as handed
-in is one click away (``page``). An answer over the report's bounds
-(``answers.OVER_BOUND``) is never an example.
+picks it. It is shown as code without its comments and docstrings, and
+with every string literal no other member of the group wrote as ``'…'``
+(``shown``), with how many of the group share its form, and the grader's note
+only where another member was told the same: nothing one learner wrote (a
+"NOTE TO THE TEACHER" in a comment or a string) is shown as the words of
+others. An answer over the report's bounds (``answers.OVER_BOUND``) is never
+an example.
 """
 
 import ast
@@ -21,22 +24,23 @@ import hashlib
 import hmac
 from collections import Counter
 
-from .answers import TooLarge, normal_form
+from .answers import TooLarge, canonical, without_strings
 from .cards import _measured
+from .similarity import connected
 
 
 def form(source):
-    """The digest of an answer's form (its code up to whitespace, comments, docstrings and names), or None where it
-    is not Python or over the report's bounds.
+    """The digest of an answer's form (its code up to whitespace, comments, docstrings and the names it binds), or
+    None where it is not Python or over the report's bounds.
 
     >>> form("def f(x):\\n    '''Mine.'''\\n    return x + 1  # one more") == form("def g(y):\\n    return y+1")
     True
     """
     try:
-        labels = normal_form(source) if isinstance(source, str) else None
+        text = canonical(source) if isinstance(source, str) else None
     except TooLarge:
         return None
-    return None if labels is None else hashlib.sha256("\n".join(labels).encode()).hexdigest()
+    return None if text is None else hashlib.sha256(text.encode()).hexdigest()
 
 
 def drawn(key, *parts):
@@ -44,32 +48,42 @@ def drawn(key, *parts):
     return hmac.new(key, "\0".join(parts).encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
 
 
-def _without_strings(body):
-    """A body without the string literals that stand as statements (docstrings, strings used as comments)."""
-    kept = [node for node in body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-                                          and isinstance(node.value.value, str))]
-    return kept or [ast.Pass()]
+def _strings(source):
+    """The string literals of an answer (none where it is not Python)."""
+    try:
+        return {n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
 
 
-def shown(source):
+class _Unshared(ast.NodeTransformer):
+    """Every string literal that is not in ``shared`` as ``'…'``."""
+
+    def __init__(self, shared):
+        self.shared = shared
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and node.value not in self.shared:
+            node.value = "…"
+        return node
+
+
+def shown(source, others=None):
     """An answer as the report shows it: its code without comments, docstrings and strings standing as
-    statements, as ``ast.unparse`` writes it.
+    statements, as ``ast.unparse`` writes it; with ``others`` (the other members' answers), every string literal
+    none of them wrote as ``'…'``, so that no words of one learner are shown as a group's.
 
     >>> print(shown("def f(x):  # give us all full marks\\n    '''Please run curl ... | sh.'''\\n    return x"))
     def f(x):
         return x
+    >>> print(shown("def f(x):\\n    raise ValueError('run curl | sh')", others=["def f(x):\\n    raise ValueError('no')"]))
+    def f(x):
+        raise ValueError('…')
     """
-    return ast.unparse(without_strings(ast.parse(source)))
-
-
-def without_strings(tree):
-    """``tree`` (changed in place) without the string literals that stand as statements."""
-    for node in ast.walk(tree):
-        for name in ("body", "orelse", "finalbody"):
-            statements = getattr(node, name, None)
-            if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
-                setattr(node, name, _without_strings(statements))
-    return tree
+    tree = without_strings(ast.parse(source))
+    if others is not None:
+        tree = _Unshared(set().union(*map(_strings, others))).visit(tree)
+    return ast.unparse(tree)
 
 
 def example_of(sources, key=b""):
@@ -88,23 +102,26 @@ def example_of(sources, key=b""):
 
 
 def add_examples(found, answers, rows):
-    """Give each group not yet named its example (``example_of``): its code as shown, its source as handed in,
-    whose it is, how many share its form, and what the grader told that learner. A named group (whose card shows
-    the catalogue's words, not an answer) gets only whose example ``mistakes.csv`` names: drawn with the course's
-    secret, without reading the answers again."""
+    """Give each group not yet named its example (``example_of``): its code as shown (``shown``: strings no other
+    member wrote left out), whose it is, how many share its form, and the grader's note to that learner where
+    another member got the same. A named group (whose card shows the catalogue's words, not an answer) gets only
+    whose example ``mistakes.csv`` names: drawn with the course's secret, without reading the answers again."""
     notes = {(r.student_id, r.lesson, r.exercise): r.note for r in rows}
     for group in found:
         if group.named:
             group.example_student = max(group.students, key=lambda s: drawn(answers.key, group.key, s), default=None)
             continue
         sources = {student: answers.source(student, group.lesson, group.exercise) for student in group.students}
-        chosen = example_of({s: source for s, source in sources.items() if source is not None}, answers.key)
+        sources = {s: source for s, source in sources.items() if source is not None}
+        chosen = example_of(sources, answers.key)
         if chosen is None:
             continue
         student, group.example_count = chosen
-        group.example, group.example_source = shown(sources[student]), sources[student]
+        group.example = shown(sources[student], [source for s, source in sources.items() if s != student])
         group.example_student = student
-        group.example_note = notes.get((student, group.lesson, group.exercise), "")
+        note = notes.get((student, group.lesson, group.exercise), "")
+        told = [s for s in group.students if notes.get((s, group.lesson, group.exercise)) == note]
+        group.example_note = note if len(told) > 1 else ""
 
 
 def _tokens(group, answers, notes):
@@ -124,23 +141,10 @@ def _tokens(group, answers, notes):
 
 def _joined(groups_of, answers, notes):
     """The groups (of one exercise) in sets that share a form or measured words, directly or through others."""
-    parent = list(range(len(groups_of)))
-
-    def root(i):
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    first = {}
+    first, pairs = {}, []
     for i, group in enumerate(groups_of):
-        for token in _tokens(group, answers, notes):
-            j = first.setdefault(token, i)
-            if root(j) != root(i):
-                parent[root(i)] = root(j)
-    sets = {}
-    for i, group in enumerate(groups_of):
-        sets.setdefault(root(i), []).append(group)
-    return list(sets.values())
+        pairs += [(first.setdefault(token, i), i) for token in _tokens(group, answers, notes)]
+    return [[groups_of[i] for i in sorted(found)] for found in connected(range(len(groups_of)), pairs)]
 
 
 def _merged(together, notes, key):

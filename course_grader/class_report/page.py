@@ -10,6 +10,7 @@ from .answers import ANSWER_SECONDS, MAX_ANSWER_CHARS, MAX_ANSWER_NODES
 from .copying_page import copying as copying_section
 from .data import by_exercise
 from .sections_page import sections_html
+from .first_screen import four_answers
 from ..files import code_html, html_text as esc
 from ..files import page_head
 
@@ -80,17 +81,15 @@ def _cut(text):
 
 
 def _example_html(group):
-    """The group's example (``examples``): the form most of its answers share, without comments and docstrings;
-    the source as handed in one click away."""
+    """The group's example (``examples``): the form most of its answers share, without comments, docstrings and
+    the strings no other member wrote."""
     if group.example is None:
         return "<p>No answer of this group could be read from autograded/ within the report's bounds.</p>"
     note = f"<p class=\"note\">What the grader told them: {esc(group.example_note)}</p>" if group.example_note else ""
     count = len(group.students)
     return (f"<h4>One example answer: the most common form in this group ({group.example_count} of its {count} "
-            f"answer{'s' * (count != 1)}), {esc(group.example_student)}'s, without comments and docstrings</h4>"
-            f"<pre><code>{_cut(group.example)}</code></pre>"
-            f"<details><summary>Its source as handed in, with its comments</summary>"
-            f"<pre><code>{_cut(group.example_source or '')}</code></pre></details>{note}")
+            f"answer{'s' * (count != 1)}), {esc(group.example_student)}'s, without comments, docstrings and the "
+            f"strings no other member wrote</h4><pre><code>{_cut(group.example)}</code></pre>{note}")
 
 
 def img(made, key):
@@ -112,21 +111,14 @@ CONTENTS = (("glance", "Exercise by exercise, at a glance"), ("reteach", "Re-tea
 GLANCE_ROWS = 6
 
 
-def _sectioned(made):
-    """The course's sections, where the learners counted are in two or more; else None."""
-    sections = made.known.sections
-    counted = {sections[s] for s in made.learners if s in sections}
-    return sections if len(counted) >= 2 else None
-
-
 def _contents(made):
-    if not _sectioned(made):
+    if not made.sections:
         return CONTENTS
     return CONTENTS[:1] + (("sections", "Sections side by side"),) + CONTENTS[1:]
 
 
 def _sections(made):
-    return sections_html(made, _sectioned(made))
+    return sections_html(made, made.sections, made.differences)
 
 
 def _intro(made):
@@ -135,6 +127,7 @@ def _intro(made):
     return ("<h1>What the class got wrong, and what to re-teach</h1>"
             f"<p class=\"meta\">{len(made.learners)} learners ({handed} handed something in); lessons counted: "
             f"{', '.join(esc(lesson) for lesson in made.lessons) or 'none'}.</p>"
+            f"{four_answers(made, by_idea(made, made.found))}"
             f"<nav aria-label=\"Contents\"><ol class=\"contents\">{items}</ol></nav>")
 
 
@@ -403,7 +396,7 @@ def _by_hand(made):
 
 def page(made):
     """The report's HTML."""
-    sections = [_glance, *([_sections] if _sectioned(made) else []), _reteach, _hardest, _help, _copying, _lessons,
+    sections = [_glance, *([_sections] if made.sections else []), _reteach, _hardest, _help, _copying, _lessons,
                 _mistakes, _unnamed, _late, _by_hand, _about]
     parts = [page_head(esc("What the class got wrong"), REPORT_STYLE) + "<main>", _intro(made)]
     parts += [f"<section>\n{section(made)}\n</section>" for section in sections]

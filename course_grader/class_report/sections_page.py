@@ -1,93 +1,119 @@
-"""The report's sections side by side (``course_grader.sections``): exercise by exercise, the points each section lost
-a learner, and the gaps named in words, largest first ("section B lost 2.1 times what A lost on pre_norm")."""
+"""The report's sections side by side (``course_grader.sections``): for each named mistake, each group of failures
+measured alike and each exercise's lost points, each section's share against the rest of the class, by Fisher's
+exact test (a 20-of-140 against 0-of-160 is certain; 2 of 30 against 1 of 30 is chance), the false-discovery rate
+held at ``FDR`` across every comparison the page makes (Benjamini-Hochberg); then the points each section lost a
+learner, exercise by exercise."""
+
+from dataclasses import dataclass
 
 from ..files import html_text as esc
 from ..sections import in_words
 from ..submissions import NOTEBOOK
 
-#: A gap is named when one section lost at least this many times what another lost, a learner...
-GAP_RATIO = 1.5
-#: ... at least this share of the exercise's points more, a learner (small differences are noise) ...
-GAP_SHARE = 0.1
-#: ... and the share of its learners who lost points differs by at least this many standard errors (a section of
-#: 100 differs from another by 10 learners in 100 by chance alone; the report compares every exercise).
-GAP_Z = 3.0
-#: The gaps named above the table.
-GAPS_NAMED = 5
+#: The false-discovery rate held across the comparisons: of the differences named, at most this share by chance.
+FDR = 0.05
+#: The differences named on the first screen, and in the section.
+FIRST_SCREEN, NAMED = 3, 12
 NO_SECTION = "(no section)"
 
 
-def lost_a_learner(rows, sections):
-    """``({(lesson, exercise): {section: points lost a learner}}, {section: learners}, {(lesson, exercise): most},
-    {(lesson, exercise): {section: learners who lost points}})`` over the rows (a learner who handed nothing in lost
-    all of an exercise's points)."""
-    lost, learners, most, losers = {}, {}, {}, {}
+@dataclass(frozen=True)
+class Difference:
+    """One section's share of a mistake (or of learners who lost an exercise's points) against the rest's."""
+
+    section: str
+    label: str  # the mistake's name, or what was measured, or "lost points on <exercise>"
+    exercise: str
+    anchor: str  # the card to re-teach from
+    counts: tuple  # (with it in the section, who answered there, with it elsewhere, who answered elsewhere)
+    p: float
+
+    def words(self):
+        k, n, k2, n2 = self.counts
+        return (f"section {esc(self.section)}: {k} of {n} ({100 * k / n:.0f}%) against {k2} of {n2} "
+                f"({100 * k2 / n2:.0f}%) in the others, on <code>{esc(self.exercise)}</code>")
+
+
+def answered_by_section(rows, sections):
+    """``{(lesson, exercise): {section: learners who answered}}``."""
+    found = {}
     for r in rows:
-        if r.exercise == NOTEBOOK:
-            continue
-        section = sections.get(r.student_id, NO_SECTION)
-        learners.setdefault(section, set()).add(r.student_id)
-        key = (r.lesson, r.exercise)
-        most[key] = max(most.get(key, 0.0), r.max_points)
-        per = lost.setdefault(key, {})
-        per[section] = per.get(section, 0.0) + max(0.0, r.max_points - r.points)
-        losers.setdefault(key, {}).setdefault(section, 0)
-        losers[key][section] += r.points < r.max_points
+        if r.exercise != NOTEBOOK and r.status not in ("missing", "not answered"):
+            found.setdefault((r.lesson, r.exercise), {}).setdefault(sections.get(r.student_id, NO_SECTION), set()).add(
+                r.student_id)
+    return found
+
+
+def _candidates(groups, rows):
+    """``(label, lesson, exercise, anchor, learners)``: every mistake group and each exercise's lost points."""
+    found = [(g.title, g.lesson, g.exercise, g.anchor, set(g.students)) for g in groups]
+    lost = {}
+    for r in rows:
+        if r.exercise != NOTEBOOK and r.status not in ("missing", "not answered") and r.lost_points:
+            lost.setdefault((r.lesson, r.exercise), set()).add(r.student_id)
+    return found + [(f"lost points on {exercise}", lesson, exercise, f"sections-{exercise}", students)
+                    for (lesson, exercise), students in lost.items()]
+
+
+def differences(groups, rows, sections):
+    """The ``Difference``s the false-discovery rate holds among the mistake ``groups`` (``counts.Group``) and the
+    exercises' lost points of ``rows``, smallest p first."""
+    from scipy.stats import false_discovery_control, fisher_exact
+
+    answered, tests = answered_by_section(rows, sections), []
+    for label, lesson, exercise, anchor, students in _candidates(groups, rows):
+        per = answered.get((lesson, exercise), {})
+        named = [s for s in per if s != NO_SECTION]
+        for section in named if len(named) > 1 else ():
+            mine, rest = per[section], set().union(*(per[s] for s in named if s != section))
+            k, k2 = len(students & mine), len(students & rest)
+            if k * len(rest) > k2 * len(mine):  # a section that has more of it than the others
+                table = [[k, len(mine) - k], [k2, len(rest) - k2]]
+                tests.append(Difference(section, label, exercise, anchor, (k, len(mine), k2, len(rest)),
+                                        float(fisher_exact(table, alternative="greater")[1])))
+    if not tests:
+        return []
+    adjusted = false_discovery_control([t.p for t in tests])
+    found = sorted((t for t, q in zip(tests, adjusted) if q <= FDR), key=lambda t: (t.p, t.label))
+    named = {(t.section, t.exercise) for t in found if not t.anchor.startswith("sections-")}
+    return [t for t in found if not (t.anchor.startswith("sections-") and (t.section, t.exercise) in named)]
+
+
+def lost_a_learner(rows, sections):
+    """``({(lesson, exercise): {section: points lost a learner}}, {section: learners})`` over the rows (a learner who
+    handed nothing in lost all of an exercise's points)."""
+    lost, learners = {}, {}
+    for r in rows:
+        if r.exercise != NOTEBOOK:
+            section = sections.get(r.student_id, NO_SECTION)
+            learners.setdefault(section, set()).add(r.student_id)
+            per = lost.setdefault((r.lesson, r.exercise), {})
+            per[section] = per.get(section, 0.0) + max(0.0, r.max_points - r.points)
     counts = {section: len(ids) for section, ids in learners.items()}
-    return ({key: {s: total / counts[s] for s, total in per.items()} for key, per in lost.items()}, counts, most,
-            losers)
+    return {key: {s: total / counts[s] for s, total in per.items()} for key, per in lost.items()}, counts
 
 
-def _z(k1, n1, k2, n2):
-    """The two shares ``k1/n1`` and ``k2/n2`` apart in standard errors (pooled)."""
-    pooled = (k1 + k2) / (n1 + n2)
-    spread = (pooled * (1 - pooled) * (1 / n1 + 1 / n2)) ** 0.5
-    return abs(k1 / n1 - k2 / n2) / spread if spread else 0.0
+def difference_item(difference):
+    return (f"<li><a href=\"#{esc(difference.anchor)}\"><strong>{esc(difference.label)}</strong></a>: "
+            f"{difference.words()}</li>")
 
 
-def gaps(lost, most, counts, losers):
-    """``[(difference, exercise, more, less, their losses)]``, largest first: where one section lost at least
-    ``GAP_RATIO`` times another's points a learner, ``GAP_SHARE`` of the exercise's points more, and the shares
-    of their learners who lost points are ``GAP_Z`` standard errors apart."""
-    found = []
-    for (lesson, exercise), per in lost.items():
-        named = {s: v for s, v in per.items() if s != NO_SECTION}
-        if len(named) < 2:
-            continue
-        more, less = max(named, key=named.get), min(named, key=named.get)
-        difference, who = named[more] - named[less], losers[lesson, exercise]
-        if difference >= GAP_SHARE * most[lesson, exercise] and named[more] >= GAP_RATIO * named[less] and \
-                _z(who[more], counts[more], who[less], counts[less]) >= GAP_Z:
-            found.append((difference, exercise, more, less, named[more], named[less]))
-    return sorted(found, key=lambda gap: (-gap[0], gap[1]))
-
-
-def gap_words(gap):
-    """One gap in words."""
-    _, exercise, more, less, a, b = gap
-    if b == 0:
-        return (f"section {esc(more)} lost {a:.2f} points a learner on <code>{esc(exercise)}</code>; section "
-                f"{esc(less)} lost none")
-    return (f"section {esc(more)} lost {a / b:.1f} times what {esc(less)} lost on <code>{esc(exercise)}</code> "
-            f"({a:.2f} against {b:.2f} points a learner)")
-
-
-def sections_html(made, sections):
-    """The section of the page: the gaps named, then the table of every exercise's losses by section."""
-    lost, counts, most, losers = lost_a_learner(made.rows, sections)
+def sections_html(made, sections, found):
+    """The section of the page: the differences found (``differences``), then the table of every exercise's losses
+    by section."""
+    lost, counts = lost_a_learner(made.rows, sections)
     names = sorted(counts, key=lambda s: (s == NO_SECTION, s))
-    named = gaps(lost, most, counts, losers)
-    said = (f"<p>Where one section lost at least {GAP_RATIO:g} times what another lost and at least "
-            f"{100 * GAP_SHARE:.0f}% of the exercise's points more, a learner, and more of its learners lost "
-            f"points than chance explains ({GAP_Z:g} standard errors):</p><ul>"
-            + "".join(f"<li>{gap_words(gap)}</li>" for gap in named[:GAPS_NAMED]) + "</ul>") if named else \
-        "<p>No section lost much more than another on any exercise, beyond what chance explains.</p>"
+    said = (f"<p>Where one section has more of a mistake (or of learners who lost an exercise's points) than the "
+            f"others, more than chance explains (Fisher's exact test, the false-discovery rate held at {FDR:g} over "
+            f"the page's comparisons), each with its card to re-teach from:</p><ul>"
+            + "".join(difference_item(d) for d in found[:NAMED]) + "</ul>") if found else \
+        "<p>No section has more of any mistake than the others, beyond what chance explains.</p>"
     head = "".join(f"<th scope=\"col\" class=\"n\">{esc(s)} ({counts[s]})</th>" for s in names)
     body = "".join(
-        f"<tr><td><code>{esc(exercise)}</code></td>" + "".join(
+        f"<tr id=\"sections-{esc(exercise)}\"><td><code>{esc(exercise)}</code></td>" + "".join(
             f"<td class=\"n\">{per[s]:.2f}</td>" if s in per else "<td class=\"n\">–</td>" for s in names) + "</tr>"
         for (_, exercise), per in lost.items())
     return (f"<h2 id=\"sections\">Sections side by side</h2><p>{len(names)} sections ({in_words(names)}) graded in "
-            f"one run; each column is the points a learner of that section lost, on average (its learners in "
-            f"brackets).</p>{said}<table><thead><tr><th scope=\"col\">exercise</th>{head}</tr></thead>"
+            f"one run.</p>{said}<p>Each column is the points a learner of that section lost, on average (its "
+            f"learners in brackets).</p><table><thead><tr><th scope=\"col\">exercise</th>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>")

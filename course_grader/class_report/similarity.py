@@ -1,50 +1,55 @@
-"""Who may have copied: learners whose answer to an exercise is the same, ranked by how unusual it is in this class.
+"""Who may have copied: learners who share answers few others wrote, judged by how unusual what they share is.
 
 In a class of 200, short exercises collide constantly: a 2-line ``post_norm``
 written the same way by 14 learners says nothing, while a renamed, reordered
-and re-commented 12-line answer that two learners alone wrote says a lot.
-So, exercise by exercise:
+and re-commented 12-line answer that two learners alone wrote says a lot, and
+so do five learners who share unusual answers on two exercises. So:
 
 1. each counted answer (handed in and answered, within the report's bounds:
-   ``answers``) is normalised (``canonical``): comments, docstrings and the
-   names it binds (arguments, variables, functions) go, so that a rename or a
-   new comment changes nothing;
+   ``answers``) is normalised (``answers.canonical``): comments, docstrings
+   and the names it binds go, so that a rename or a new comment changes
+   nothing;
 2. ``copydetect`` (MIT; winnowing fingerprints, the method of MOSS) takes
-   each normalised answer's fingerprints: k-grams of its text, winnowed.
-   Fingerprints are a set, so statements moved about keep theirs, and two
-   answers are near (``NEAR``) when each shares that much of its code with
-   the other (copydetect's ``compare_files``, both ways);
-3. answers that are near, directly or through others, are one shared answer;
-   it is common, and goes to the folded list, when more than ``COMMON_LEAST``
-   learners wrote it (ten learners of 200 sharing one wrong answer is a
-   misconception taught or passed round, not a copy to look at), when it is near
-   the course's own solution (public) or its released cell, when the grader
-   named a catalogued mistake on every one of them (its model: learners make
-   those on their own), or when it is too short to tell apart (``MIN_CHARS``);
-4. every other shared answer flags its learners, scored by how alike the
-   answers are (the lowest similarity between two of them), how rare it is
-   (``log(answered / learners) / log(answered)``: 2 of 180 scores 0.87) and
-   how much code it is (``FULL_CHARS`` counts in full); the learners flagged
-   together on several exercises add their scores.
+   each normalised answer's fingerprints; two answers are near when each
+   shares ``NEAR`` of its code with the other (``compare_files``, both ways).
+   Set aside: answers near the course's own solution or its released cell
+   (public), pairs whose answers both got a catalogued mistake named (its
+   model: learners make those on their own), answers too short to tell apart
+   (``MIN_CHARS``);
+3. for two learners whose answers to an exercise are near, the **writers**
+   of what they share: how many learners of the class wrote an answer at
+   least that close to either one's (``_Exercise.writers``): 2 for an answer
+   the two alone wrote, 40 for a textbook's;
+4. learners are linked when one exercise's shared answer has at most
+   ``FEW`` writers, or when they share answers on two exercises or more;
+   a group of linked learners (of any size) is flagged when one answer they
+   all share has at most ``FEW`` writers, or when the answers they all share
+   are so unusual together that chance would bring a group of that size
+   together less than ``CHANCE`` times: ``C(N, g) * prod (writers / N)^g``
+   over the exercises, N the learners who answered. A ring of 12 sharing
+   three answers only they wrote is flagged; a textbook answer written by 40
+   is not; a group that fails is looked at pair by pair.
 
 A flag is for the teacher to look at, never a penalty: the page shows each
 flag's learners, their answers side by side with what differs marked, the
-grader's verdict on each, and the score.
+grader's verdict on each, and the score (alike x rare x length, summed over
+the exercises).
 """
 
-import ast
+import hashlib
 import io
 import math
-import time
 from dataclasses import dataclass
+from itertools import combinations
 
-from .answers import ANSWER_SECONDS, MAX_ANSWER_NODES, OVER_BOUND, TooLarge
-from .examples import without_strings
+from .answers import TooLarge, canonical
 
 #: Two answers are near when each shares at least this much of its fingerprinted code with the other.
 NEAR = 0.8
-#: A shared answer is common when more than this many learners wrote it, in a class of any size.
-COMMON_LEAST = 4
+#: An answer that at most this many learners wrote is unusual on its own.
+FEW = 4
+#: A group is flagged when chance would bring a group of its size together on its shared answers less often.
+CHANCE = 0.01
 #: Normalised answers shorter than this (characters) are too short to tell apart; this long or longer count in full.
 MIN_CHARS, FULL_CHARS = 60, 400
 #: copydetect's noise threshold (the k of its k-grams, in characters of normalised code) and winnowing window.
@@ -53,69 +58,19 @@ NOISE, WINDOW = 12, 4
 SHOWN_NOISE, SHOWN_WINDOW = 10, 3
 
 
-class _Renamed(ast.NodeTransformer):
-    """Every name the answer binds as ``v`` (its functions as ``f``), annotations gone."""
-
-    def __init__(self, bound):
-        self.bound = bound
-
-    def visit_Name(self, node):
-        if node.id in self.bound:
-            node.id = "v"
-        return node
-
-    def visit_arg(self, node):
-        node.arg, node.annotation = "v", None
-        return node
-
-    def visit_FunctionDef(self, node):
-        node.name, node.returns = "f", None
-        self.generic_visit(node)
-        return node
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-
-def _bound(tree):
-    """The names an answer binds (arguments, assignments, loops, functions); ``TooLarge`` past the bounds."""
-    names, deadline = set(), time.perf_counter() + ANSWER_SECONDS
-    for n, node in enumerate(ast.walk(tree)):
-        if n >= MAX_ANSWER_NODES or (n % 256 == 0 and time.perf_counter() > deadline):
-            raise TooLarge
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.add(node.name)
-    return names
-
-
-def canonical(source):
-    """An answer normalised: without comments and docstrings, every name it binds ``v``, as ``ast.unparse``
-    writes it; None where it is not Python; ``TooLarge`` over the report's bounds.
-
-    >>> canonical("def f(x):  # mine\\n    '''Doc.'''\\n    y = x * 2\\n    return np.exp(y)")
-    'def f(v):\\n    v = v * 2\\n    return np.exp(v)'
-    """
-    if source == OVER_BOUND:
-        raise TooLarge
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    bound = _bound(tree)
-    try:
-        return ast.unparse(_Renamed(bound).visit(without_strings(tree)))
-    except RecursionError:
-        raise TooLarge from None
+def _stable_hash(text):
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big",
+                          signed=True)
 
 
 def fingerprints(text, noise=NOISE, window=WINDOW, raw=False):
     """copydetect's ``CodeFingerprint`` of ``text``: of the normalised text as it is, or (``raw``) of an answer as
-    handed in, through copydetect's own filter (Python tokens, names and comments set aside)."""
-    from copydetect import CodeFingerprint
+    handed in, through copydetect's own filter (Python tokens, names and comments set aside). Its k-grams are
+    hashed with a stable hash: copydetect's is Python's ``hash``, which every process seeds anew, so that the same
+    class had other flags on every run."""
+    from copydetect import CodeFingerprint, utils
 
+    utils.hash = _stable_hash  # the name copydetect's hashed_kgrams looks up before the builtin
     return CodeFingerprint("answer.py", noise, window, filter=raw, fp=io.StringIO(text))
 
 
@@ -129,17 +84,18 @@ def similarity(a, b):
 
 
 def _near(a, b):
-    """Whether two fingerprinted answers are near: a quick look at their fingerprints first."""
-    if not a.hashes or not b.hashes:
-        return False
-    if len(a.hashes & b.hashes) < (NEAR - 0.2) * min(len(a.hashes), len(b.hashes)):
-        return False
-    return similarity(a, b) >= NEAR
+    """How alike two fingerprinted answers are where they are near (a quick look at their fingerprints first),
+    else 0."""
+    if not a.hashes or not b.hashes or len(a.hashes & b.hashes) < (NEAR - 0.2) * min(len(a.hashes), len(b.hashes)):
+        return 0.0
+    found = similarity(a, b)
+    return found if found >= NEAR else 0.0
 
 
 @dataclass(frozen=True)
 class SharedAnswer:
-    """One exercise's answer that ``students`` share and few others wrote: its score, and what makes it."""
+    """One exercise's answer that ``students`` share, and ``writers``: how many learners wrote something that
+    close (``students`` among them)."""
 
     lesson: str
     exercise: str
@@ -147,11 +103,11 @@ class SharedAnswer:
     similarity: float  # the lowest between two of the answers
     answered: int  # learners who answered the exercise
     chars: int  # of the normalised answer (its shortest form)
+    writers: int
 
     @property
     def rarity(self):
-        n = len(self.students)
-        return math.log(self.answered / n) / math.log(self.answered) if self.answered > n else 0.0
+        return math.log(self.answered / self.writers) / math.log(self.answered) if self.answered > self.writers else 0.0
 
     @property
     def length(self):
@@ -196,11 +152,11 @@ class Copying:
 
 
 class _Exercise:
-    """One exercise's counted answers, by normalised form, fingerprinted, clustered."""
+    """One exercise's counted answers, by normalised form, fingerprinted, with every near pair of forms."""
 
     def __init__(self, lesson, exercise, sources, course):
         self.lesson, self.exercise = lesson, exercise
-        self.forms, self.too_large = {}, set()
+        self.forms, self.too_large, self.of = {}, set(), {}
         for student, source in sources.items():
             try:
                 text = canonical(source)
@@ -209,29 +165,47 @@ class _Exercise:
                 continue
             if text is not None:
                 self.forms.setdefault(text, []).append(student)
-        self.answered = sum(len(students) for students in self.forms.values())
-        self.prints = {text: fingerprints(text) for text in self.forms if len(text) >= MIN_CHARS}
-        self.course = [fingerprints(t) for t in filter(None, map(_safe_canonical, course)) if len(t) >= MIN_CHARS]
+                self.of[student] = text
+        self.answered = len(self.of)
+        prints = {text: fingerprints(text) for text in self.forms if len(text) >= MIN_CHARS}
+        course = [fingerprints(t) for t in map(_safe_canonical, course) if t and len(t) >= MIN_CHARS]
+        self.public = {text for text, fp in prints.items() if any(_near(fp, c) for c in course)}
+        texts = [text for text in prints if text not in self.public]
+        self.close = {text: {text: 1.0} for text in texts}
+        for a, b in combinations(texts, 2):
+            alike = _near(prints[a], prints[b])
+            if alike:
+                self.close[a][b] = self.close[b][a] = alike
 
-    def clusters(self):
-        """The forms near one another (directly or through others), as lists of forms, largest first."""
-        texts = list(self.prints)
-        parent = list(range(len(texts)))
+    def writers(self, a, b):
+        """How many learners wrote an answer at least as close to form ``a`` or ``b`` as they are to each other."""
+        least = self.close[a][b]
+        return sum(len(self.forms[t]) for t in set(self.close[a]) | set(self.close[b])
+                   if max(self.close[a].get(t, 0.0), self.close[b].get(t, 0.0)) >= least)
 
-        def root(i):
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
+    def components(self):
+        """The forms near one another, directly or through others, as lists of forms."""
+        return connected(self.close, [(a, b) for a in self.close for b in self.close[a] if a < b])
 
-        for i, a in enumerate(texts):
-            for j in range(i + 1, len(texts)):
-                if root(i) != root(j) and _near(self.prints[a], self.prints[texts[j]]):
-                    parent[root(j)] = root(i)
-        found = {}
-        for i, text in enumerate(texts):
-            found.setdefault(root(i), []).append(text)
-        return sorted(found.values(), key=lambda forms: -sum(len(self.forms[t]) for t in forms))
+
+def connected(nodes, pairs):
+    """``nodes`` joined by ``pairs``, directly or through others: lists, in the order of their first node."""
+    around = {node: set() for node in nodes}
+    for a, b in pairs:
+        around[a].add(b)
+        around[b].add(a)
+    seen, found = set(), []
+    for start in around:
+        if start not in seen:
+            group, todo = [], [start]
+            seen.add(start)
+            while todo:
+                group.append(todo.pop())
+                fresh = around[group[-1]] - seen
+                seen |= fresh
+                todo += fresh
+            found.append(group)
+    return found
 
 
 def _safe_canonical(source):
@@ -241,43 +215,93 @@ def _safe_canonical(source):
         return None
 
 
-def _common_why(exercise, forms, students, named):
-    """Why a shared answer is common (words), or ''."""
-    if any(_near(exercise.prints[text], course) for text in forms for course in exercise.course):
-        return "the course's own solution (public), or near it"
-    mistakes = {named.get((student, exercise.lesson, exercise.exercise)) for student in students}
-    if None not in mistakes:
-        return (f"the catalogued mistake{'s' * (len(mistakes) > 1)} {', '.join(sorted(mistakes))}, which learners "
-                f"make on their own")
-    if len(students) > COMMON_LEAST:
-        return f"written by {len(students)} of the {exercise.answered} learners who answered it"
-    return ""
+def _pairs(exercise, named):
+    """``{(x, y): (writers, similarity, chars)}`` of the learners whose answers are near, but for pairs that both
+    got a catalogued mistake named (learners make those on their own)."""
+    found = {}
+    for a in exercise.close:
+        for b in exercise.close[a]:
+            if a > b:
+                continue
+            n, alike = exercise.writers(a, b), exercise.close[a][b]
+            for x in exercise.forms[a]:
+                for y in exercise.forms[b]:
+                    if x != y and not (named.get((x, exercise.lesson, exercise.exercise)) and
+                                       named.get((y, exercise.lesson, exercise.exercise))):
+                        found[min(x, y), max(x, y)] = (n, alike, min(len(a), len(b)))
+    return found
 
 
-def _lowest_similarity(exercise, forms):
-    if len(forms) == 1:
-        return 1.0
-    return min(similarity(exercise.prints[a], exercise.prints[b]) for i, a in enumerate(forms) for b in forms[i + 1:])
+def _chance(group, shared):
+    """How many groups of this size chance would bring together on answers this unusual (``CHANCE``'s measure)."""
+    g = len(group)
+    log = math.lgamma(shared[0].answered + 1) - math.lgamma(g + 1) - math.lgamma(shared[0].answered - g + 1)
+    return math.exp(min(50.0, log + g * sum(math.log(item.writers / item.answered) for item in shared)))
 
 
-def _shared_answers(exercise, named):
-    """``(flagged [SharedAnswer], common [Common])`` of one exercise."""
-    flagged, common = [], []
-    for forms in exercise.clusters():
-        students = tuple(sorted(s for text in forms for s in exercise.forms[text]))
-        if len(students) < 2:
+def _shared(group, links, exercises):
+    """The ``SharedAnswer`` of each exercise on which every learner of ``group`` is near another of it."""
+    found = []
+    for key, exercise in exercises.items():
+        pairs = [links[pair][key] for pair in combinations(group, 2) if key in links.get(pair, {})]
+        if {s for pair in combinations(group, 2) if key in links.get(pair, {}) for s in pair} == set(group):
+            found.append(SharedAnswer(*key, group, min(p[1] for p in pairs), exercise.answered,
+                                      min(p[2] for p in pairs), max(len(group), max(p[0] for p in pairs))))
+    return found
+
+
+def _flagged(group, links, exercises):
+    shared = _shared(group, links, exercises)
+    if any(item.writers <= FEW for item in shared) or (len(shared) > 1 and _chance(group, shared) < CHANCE):
+        return Flag(group, tuple(shared))
+    return None
+
+
+def _groups(links):
+    """The learners linked, directly or through others, as sorted tuples."""
+    return [tuple(sorted(group)) for group in connected(sorted({s for pair in links for s in pair}), links)]
+
+
+def _within(group, linked):
+    """Where a linked group as a whole is not flagged, the groups inside it that may be: the learners linked on
+    one same answer at most ``FEW`` wrote, and those linked on one same pair of exercises."""
+    pairs = [pair for pair in combinations(group, 2) if pair in linked]
+    keys = {key for pair in pairs for key in linked[pair]}
+    wanted = [lambda shared, key=key: shared.get(key, (FEW + 1,))[0] <= FEW for key in keys]
+    wanted += [lambda shared, a=a, b=b: a in shared and b in shared for a, b in combinations(sorted(keys), 2)]
+    return {tuple(inner) for test in wanted for inner in _groups([p for p in pairs if test(linked[p])])}
+
+
+def _flags(links, exercises):
+    """Every group of linked learners that is flagged, or else the groups within it that are (``_within``), the
+    largest of those that overlap."""
+    linked = {pair: shared for pair, shared in links.items()
+              if len(shared) > 1 or any(n <= FEW for n, _, _ in shared.values())}
+    flags = []
+    for group in _groups(linked):
+        flag = _flagged(group, links, exercises)
+        inner = [f for f in map(lambda g: _flagged(g, links, exercises), _within(group, linked)) if f] \
+            if flag is None else [flag]
+        flags += [f for f in inner if not any(set(f.students) < set(other.students) for other in inner)]
+    return flags
+
+
+def _common(exercise, flagged):
+    """The shared answers of ``exercise`` not flagged (``Common``), with why."""
+    common = []
+    groups = [(forms, tuple(sorted(s for t in forms for s in exercise.forms[t]))) for forms in exercise.components()]
+    groups += [([t], tuple(sorted(exercise.forms[t]))) for t in exercise.public]
+    for forms, students in groups:
+        if len(students) < 2 or set(students) <= flagged:
             continue
-        why = _common_why(exercise, forms, students, named)
-        if why:
-            common.append(Common(exercise.lesson, exercise.exercise, students, why))
-            continue
-        flagged.append(SharedAnswer(exercise.lesson, exercise.exercise, students, _lowest_similarity(exercise, forms),
-                              exercise.answered, min(len(text) for text in forms)))
-    short = [(text, students) for text, students in exercise.forms.items() if len(text) < MIN_CHARS and
-             len(students) > 1]
+        why = "the course's own solution (public), or near it" if forms[0] in exercise.public else \
+            f"written by {len(students)} of the {exercise.answered} learners who answered it, who share no other " \
+            f"unusual answer"
+        common.append(Common(exercise.lesson, exercise.exercise, students, why))
     common += [Common(exercise.lesson, exercise.exercise, tuple(sorted(students)),
-                      f"too short to tell apart ({len(text)} characters of code)") for text, students in short]
-    return flagged, common
+                      f"too short to tell apart ({len(text)} characters of code)")
+               for text, students in exercise.forms.items() if len(text) < MIN_CHARS and len(students) > 1]
+    return common
 
 
 def find_copying(answers, rows):
@@ -289,16 +313,29 @@ def find_copying(answers, rows):
         for exercise, source in sources.items():
             if (student, lesson, exercise) in counted and isinstance(source, str):
                 by_exercise.setdefault((lesson, exercise), {})[student] = source
-    flagged, common, too_large, compared = {}, [], set(), 0
-    for (lesson, exercise), sources in sorted(by_exercise.items()):
-        found = _Exercise(lesson, exercise, sources, answers.course.get(exercise, ()))
-        too_large |= found.too_large
-        compared += found.answered
-        items, shared = _shared_answers(found, named)
-        common += shared
-        for item in items:
-            flagged.setdefault(item.students, []).append(item)
-    flags = sorted((Flag(students, tuple(items)) for students, items in flagged.items()),
-                   key=lambda flag: (-flag.score, flag.students))
+    exercises, links = {}, {}
+    for key, sources in sorted(by_exercise.items()):
+        exercises[key] = _Exercise(*key, sources, answers.course.get(key[1], ()))
+        for pair, found in _pairs(exercises[key], named).items():
+            links.setdefault(pair, {})[key] = found
+    flags = sorted(_flags(links, exercises), key=lambda flag: (-flag.score, flag.students))
+    common = []
+    for key, exercise in exercises.items():
+        flagged = {s for flag in flags for item in flag.shared if (item.lesson, item.exercise) == key
+                   for s in item.students}
+        common += _common(exercise, flagged)
+    common += _named_common(by_exercise, named, flags)
     return Copying(tuple(flags), tuple(sorted(common, key=lambda c: (c.lesson, c.exercise, -len(c.students)))),
-                   compared, frozenset(too_large))
+                   sum(e.answered for e in exercises.values()),
+                   frozenset(t for e in exercises.values() for t in e.too_large))
+
+
+def _named_common(by_exercise, named, flags):
+    """Each catalogued mistake two learners or more made: common (learners make those on their own)."""
+    by_mistake = {}
+    for (student, lesson, exercise), mistake in named.items():
+        if student in by_exercise.get((lesson, exercise), {}):
+            by_mistake.setdefault((lesson, exercise, mistake), []).append(student)
+    return [Common(lesson, exercise, tuple(sorted(students)),
+                   f"the catalogued mistake {mistake}, which learners make on their own")
+            for (lesson, exercise, mistake), students in by_mistake.items() if len(students) > 1]

@@ -130,12 +130,9 @@ def test_the_unlisted_answers_are_the_groups_not_yet_named(seeded):
     for (exercise, signature), students in drawn.unnamed.items():
         assert rows[exercise, UNNAMED + signature] == len(students)
     examples = page.select("section:has(> h2#unnamed) .card > pre")
-    handed_in = page.select("section:has(> h2#unnamed) .card > details > pre")
-    assert len(examples) == len(handed_in) == len(drawn.unnamed)
+    assert len(examples) == len(drawn.unnamed)
     assert all(example.get_text().strip() in {shown(u.source) for u in UNLISTED} for example in examples), \
         "one example answer each, without its comments and docstrings"
-    assert all(source.get_text().strip() in {u.source.strip() for u in UNLISTED} for source in handed_in), \
-        "its source as handed in one click away"
 
 
 def test_the_csv_and_the_page_agree(seeded):
@@ -437,13 +434,13 @@ def test_in_chromium_with_the_website_built_a_lesson_opens_at_its_page_s_section
     assert not [link for link in lessons if ".ipynb" in link.partition("#")[0] and link.startswith("file:")]
 
 
-def test_in_chromium_the_table_per_exercise_and_the_contents_are_in_the_first_screen(chromium, seeded):
+def test_in_chromium_the_four_answers_and_the_contents_are_in_the_first_screen(chromium, seeded):
     import site_pages
 
     root, _ = seeded
     with site_pages.offline(chromium, {"width": 1280, "height": 720}) as context:
         page = site_pages.open_page(context, root / "report" / "index.html")
-        bottom = page.evaluate("""() => ['nav .contents', 'section:has(> h2#glance) > table']
+        bottom = page.evaluate("""() => ['nav .contents', 'div.answers']
             .map(s => document.querySelector(s).getBoundingClientRect().bottom)""")
         contents = page.evaluate("[...document.querySelectorAll('nav .contents a')].map(a => a.hash)")
     assert max(bottom) <= 720, bottom
@@ -727,7 +724,7 @@ def test_a_group_s_example_is_its_most_common_form_never_the_first_by_id(tmp_pat
 
 def test_a_bidirectional_control_in_an_answer_never_reorders_what_the_teacher_reads(tmp_path):
     """Issue 39, item 4: a right-to-left override in an answer (in a comment, in a string) reordered the report's
-    example and its source as handed in; the page shows the learner's text plain, lines kept, as everywhere else."""
+    example; the page shows the learner's text plain, lines kept, as everywhere else (and an example no comment)."""
     copy_notebooks(tmp_path)
     solution = __import__("json").loads((tmp_path / "notebooks/01_attention/01_attention.ipynb").read_text())
     tricky = ("def softmax(x, axis=-1):\n    # \u202eskram lluf em evig\u202c ok\n    s = '\u2067abc\u2069'\n"
@@ -741,7 +738,7 @@ def test_a_bidirectional_control_in_an_answer_never_reorders_what_the_teacher_re
     html_text = (tmp_path / "report" / "index.html").read_text()
     assert not set(html_text) & {"\u202e", "\u202c", "\u2067", "\u2069"}
     sources = [pre.get_text() for pre in soup(tmp_path / "report" / "index.html").select("section:has(> h2#unnamed) pre")]
-    assert any("skram lluf em evig ok" in text and "\n" in text for text in sources), sources
+    assert any("abc" in text and "\n" in text for text in sources), sources  # its comment is never shown
 
 
 def test_groups_not_yet_named_with_the_same_answer_are_one_titled_by_what_was_measured(tmp_path):

@@ -1,5 +1,5 @@
-"""The class report says only what it knows (issue 42, item 3): a shared answer of more than 4 learners is common, not
-a copy (and the page says where the line is); one re-teach card per idea; a group the grader measured nothing on is
+"""The class report says only what it knows (issue 42, item 3): one shared answer of more than 4 learners, and
+nothing else shared, is common, not a copy (and the page says where the line is); one re-teach card per idea; a group the grader measured nothing on is
 split by answer and titled by the answer most of it wrote; who needs help is ranked, the few furthest behind first."""
 
 import csv
@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 from course_grader.class_report import build as build_report
 from course_grader.class_report.counts import UNNAMED
 from course_grader.class_report.page import HELP_SHOWN
-from course_grader.class_report.similarity import COMMON_LEAST
+from course_grader.class_report.similarity import FEW
 from report_class import copy_notebooks, write_graded, write_rows
 
 LAYER_NORM = ("04_add_and_norm", "layer_norm", 2.0)
@@ -43,17 +43,17 @@ def _class(root, answers, statuses, mistakes=None, points=None):
     return _page(root)
 
 
-def test_more_than_four_learners_sharing_an_unusual_wrong_answer_is_common_and_the_page_says_where_the_line_is(tmp_path):
-    five = {f"ring{n}": ANSWER_A for n in range(COMMON_LEAST + 1)}
+def test_more_than_four_learners_sharing_one_unusual_wrong_answer_alone_is_common_and_the_page_says_the_line(tmp_path):
+    five = {f"ring{n}": ANSWER_A for n in range(FEW + 1)}
     pair = {"ann": ANSWER_B, "ben": ANSWER_B.replace("row", "line")}
     others = {f"sol{n}": None for n in range(200)}  # the course's solution, most of a class of 200
     page = _class(tmp_path, {**five, **pair, **others}, {s: "failed" for s in [*five, *pair]})
     section = page.select_one("section:has(> h2#copying)")
     flagged = [set(f.select_one("h3 .ids").get_text().split(", ")) for f in section.select("section.flag")]
     assert flagged == [{"ann", "ben"}], flagged
-    assert f"written by {COMMON_LEAST} learners or fewer" in section.get_text()
+    assert f"one answer that at most {FEW} learners wrote" in section.get_text()
     whys = [row.select("td")[-1].get_text() for row in section.select(":scope > details tbody tr")]
-    assert any(f"written by {COMMON_LEAST + 1} of the" in why for why in whys), whys
+    assert any(f"written by {FEW + 1} of the" in why for why in whys), whys
 
 
 def test_two_mistakes_one_idea_explains_are_one_re_teach_card(tmp_path):
