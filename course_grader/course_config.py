@@ -36,6 +36,20 @@ def lessons_set(root):
 
 
 
+def time_zone(root):
+    """The course's time zone, in which due dates are shown: nbgrader's own setting for the times it writes
+    (``c.Exchange.timezone`` in nbgrader_config.py), else UTC; ValueError naming it when it is not a zone."""
+    import zoneinfo
+
+    name = course_config(root).Exchange.get("timezone", "UTC") if (Path(root) / "nbgrader_config.py").is_file() \
+        else "UTC"
+    try:
+        return zoneinfo.ZoneInfo(str(name))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"c.Exchange.timezone in nbgrader_config.py must be a time zone such as 'Europe/Paris', "
+                         f"got {name!r}") from None
+
+
 #: The most grace a course may give a learner's own timestamp.txt over the exchange's time.
 MOST_GRACE_SECONDS = 3600
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from encoder_lib.grading.exercises import BY_LESSON
 
 from .exchange import utc_time
+from .course_config import time_zone
 from .files import csv_value, write_csv
 from .gradebook import due_dates
 from .ids import id_problem
@@ -118,10 +119,11 @@ class Deadlines:
 
     due: dict  # lesson -> naive UTC
     extended: dict  # (student, lesson) -> naive UTC
+    zone: object = None  # the course's time zone (``course_config.time_zone``), in which due dates are said
 
     @classmethod
     def read(cls, root):
-        return cls(due_dates(root), read_extensions(root))
+        return cls(due_dates(root), read_extensions(root), time_zone(root))
 
     def due_for(self, student, lesson):
         """When ``student``'s ``lesson`` was due (their extension, else the lesson's due date), or None: a lesson
@@ -152,7 +154,7 @@ class Deadlines:
             penalties = penalties()
         penalty = penalties.penalty(student, score, seconds) if seconds > 0 else 0.0
         return Lateness(seconds, penalty, self.extension(student, lesson), self.due_for(student, lesson),
-                        timed_by or Lateness.timed_by)
+                        timed_by or Lateness.timed_by, self.zone)
 
 
 @dataclass(frozen=True)
@@ -166,19 +168,36 @@ class Lateness:
     extension: object = None
     due: object = None
     timed_by: str = "the time the exchange recorded"  # what the hand-in time is (exchange.HandInTime.by)
+    zone: object = None  # the course's time zone (None: UTC)
 
     def __bool__(self):
         return self.seconds > 0
 
     def words(self):
-        """``handed in 2 h 5 min late (due 2026-12-10 17:00 UTC), penalty 4``, as the feedback page says it."""
-        due = f" (due {self.due:%Y-%m-%d %H:%M} UTC)" if self.due is not None else ""
-        return f"handed in {late_words(self.seconds)}{due}, penalty {self.penalty:g}"
+        """``handed in 2 h 5 min late (due 2026-12-10 18:00 Europe/Paris), penalty 4``, as the feedback page says
+        it, the due date in the course's time zone."""
+        return f"handed in {late_words(self.seconds)}{in_zone(self.due, self.zone)}, penalty {self.penalty:g}"
+
+
+def in_zone(when, zone):
+    """`` (due 2026-12-10 18:00 Europe/Paris)``: a naive UTC time in ``zone`` (None: UTC); '' for None."""
+    import datetime
+
+    if when is None:
+        return ""
+    local = when.replace(tzinfo=datetime.timezone.utc).astimezone(zone or datetime.timezone.utc)
+    return f" (due {local:%Y-%m-%d %H:%M} {zone or 'UTC'})"
 
 
 def late_words(seconds):
-    """``2 h 5 min late``, ``3 days 4 h late``: how late, as a learner reads it."""
-    minutes = int(seconds // 60) or 1
+    """``45 s late``, ``2 h 5 min late``, ``3 days 4 h late``: how late, as a learner reads it.
+
+    >>> late_words(1), late_words(60), late_words(3 * 86400 + 4 * 3600 + 59)
+    ('1 s late', '1 min late', '3 days 4 h late')
+    """
+    if seconds < 60:
+        return f"{max(1, int(seconds))} s late"
+    minutes = int(seconds // 60)
     days, minutes = divmod(minutes, 24 * 60)
     hours, minutes = divmod(minutes, 60)
     parts = [f"{days} day{'s' * (days != 1)}"] if days else []
@@ -224,10 +243,10 @@ def main(argv=None):
     except ValueError as exc:
         print(f"make extension: {exc}", file=sys.stderr)
         return 2
-    due = due_dates(args.root).get(args.lesson)
-    said = f"{args.student} has until {when:%Y-%m-%d %H:%M} UTC for {args.lesson}" if when else \
+    due, zone = due_dates(args.root).get(args.lesson), time_zone(args.root)
+    said = f"{args.student} has until{in_zone(when, zone)[5:-1]} for {args.lesson}" if when else \
         f"{args.student} has no extension for {args.lesson}"
-    print(said + (f" (the lesson is due {due:%Y-%m-%d %H:%M} UTC)" if due else
+    print(said + (f" (the lesson is due{in_zone(due, zone)[5:-1]})" if due else
                   " (the lesson has no due date in the gradebook yet: nbgrader db assignment add ... --duedate=...)")
           + "; make grade applies it")
     return 0

@@ -291,7 +291,8 @@ def summary_text(results, summary):
         lines.append("WARNING: graded WITHOUT a sandbox (UNSAFE=1): the learners' code ran under your account")
     if summary.get("limits"):
         lines.append(f"limits: {summary['limits']}")
-    lines.append("exercises: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES))
+    lines.append("exercises: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + " (error: the answer could not be "
+                 "run at all, or was not graded; an answer that raised on a check is failed)")
     lines += _named_lines(results, summary)
     lines.append("scores: grades.csv (as nbgrader export writes it), grades_by_exercise.csv and grades_lms.csv "
                  "(one row per learner, for Canvas's or Moodle's gradebook import); "

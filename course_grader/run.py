@@ -3,8 +3,8 @@
 ``grade_class(plan)`` moves the earlier results of changed submissions to
 ``history/``, grades the plan's tasks (``learner.grade_learner``, one worker
 per core unless ``jobs`` says; a worker that dies costs only its learner,
-whose lessons are then reported as not graded and graded again on the next
-run), stores and records each learner's results as they come in
+whose lessons are then reported as NOT GRADED, their earlier results moved
+to ``history/``, and graded again on the next run), stores and records each learner's results as they come in
 (``grading.json``, ``gradebook.db``), and writes grades_by_exercise.csv,
 grades_lms.csv and the feedback pages for the whole class. This process is
 the only writer of every file.
@@ -92,8 +92,9 @@ class Recorder:
         student, notebooks = task.student_id, dict(task.lessons)
         for lesson, lesson_graded in graded.items():
             self.results[student, lesson] = lesson_graded.results
-            if lesson_graded.failure:
+            if lesson_graded.failure:  # its earlier results go to history/: the next run grades it, never reuses them
                 self.machine.append((student, lesson, lesson_graded.failure))
+                keep_history(self.plan.root / "autograded" / ids.folder(student) / lesson, None, lesson)
                 continue
             folder = make_folder(self.plan.root / "autograded" / ids.folder(student) / lesson)
             if lesson_graded.digest is not None:

@@ -3,8 +3,9 @@
 ``concurrent.futures.ProcessPoolExecutor`` breaks the whole pool when one
 worker dies (the kernel's out-of-memory killer, a crash): every learner in
 flight fails and no later one is graded. Here each worker has its own pipe,
-so a death is seen for what it is: that worker's task is run again once in
-a new worker, and if its worker dies again, ``WorkerDied`` is its result.
+so a death is seen for what it is: ``WorkerDied`` is the result of the task
+it was on (said as NOT GRADED, and graded on the next run: never tried again
+silently), a new worker takes its place and its tasks not yet started.
 Every worker dies with the process that started it, and ``Workers.close``
 (also on Ctrl+C) ends them all.
 
@@ -131,14 +132,14 @@ class Workers:
 
     DEPTH = 2
 
-    def __init__(self, function, jobs, retries=1):
-        self.function, self.retries = function, retries
+    def __init__(self, function, jobs):
+        self.function = function
         self.workers = [Worker(function) for _ in range(max(1, jobs))]
 
     def results(self, tasks):
         """``(task, result)`` as the workers finish; ``tasks`` (an iterable) is read only as workers have room, so
         that a task's inputs (a learner's notebooks) are in memory only while it is graded."""
-        pending, tries, source = deque(), {}, iter(tasks)
+        pending, source = deque(), iter(tasks)
         while True:
             for worker in self.workers:
                 while len(worker.tasks) < self.DEPTH and (pending or _more(source, pending)):
@@ -153,32 +154,22 @@ class Workers:
             ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy])
             for worker in busy:
                 if worker.connection in ready or worker.process.sentinel in ready:
-                    yield from self._collect(worker, pending, tries)
+                    yield self._collect(worker, pending)
 
-    def _collect(self, worker, pending, tries):
+    def _collect(self, worker, pending):
+        """The task a worker finished and its result; where the worker died, ``WorkerDied`` (those it had not
+        started go back in line, for a new worker)."""
         try:
             result = worker.connection.recv()
         except (EOFError, OSError):
-            yield from self._died(worker, pending, tries)
-            return
-        task = worker.tasks.popleft()
-        tries.pop(id(task), None)
-        yield task, result
-
-    def _died(self, worker, pending, tries):
-        """A worker died: the task it was on is tried again (once), those it had not started go back in line."""
-        worker.process.join(5)
-        code = worker.process.exitcode
-        self.workers[self.workers.index(worker)] = Worker(self.function)
-        worker.stop(1)
-        task, *waiting = worker.tasks
-        pending.extendleft(reversed(waiting))
-        tries[id(task)] = tries.get(id(task), 0) + 1
-        if tries[id(task)] <= self.retries:
-            pending.append(task)
-        else:
-            tries.pop(id(task))
-            yield task, WorkerDied(f"the grader's worker process died while grading it (exit status {code})")
+            worker.process.join(5)
+            code = worker.process.exitcode
+            self.workers[self.workers.index(worker)] = Worker(self.function)
+            worker.stop(1)
+            task, *waiting = worker.tasks
+            pending.extendleft(reversed(waiting))
+            return task, WorkerDied(f"the grader's worker process died while grading it (exit status {code})")
+        return worker.tasks.popleft(), result
 
     def close(self, seconds=10):
         for worker in self.workers:

@@ -290,7 +290,8 @@ def _lesson(made, lesson):
     rows = [t for (tl, _), t in made.tallied.items() if tl == lesson]
     parts.append(_COUNTS_HEAD + "".join(_counts_row(t) for t in rows) + "</tbody></table>")
     parts.append("<p>Handed in is a share of the class; the other columns are shares of those who handed the lesson "
-                 "in. Errors: the answer cell failed or ran out of memory.</p>")
+                 "in. Errors: the answer could not be run at all (its cell raised as it ran, its notebook could not be read) or ran "
+                 "out of memory; an answer that raised on a check failed.</p>")
     return "\n".join(parts)
 
 

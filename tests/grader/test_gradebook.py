@@ -10,6 +10,7 @@ own) decides the penalty.
 """
 
 import datetime
+import zoneinfo
 import subprocess
 import sys
 import textwrap
@@ -155,9 +156,18 @@ def test_a_hand_in_is_late_after_its_due_date_or_the_learner_s_extension():
 
 
 def test_how_late_is_said_in_words():
-    assert deadlines.late_words(20) == "1 min late"
+    assert deadlines.late_words(1) == "1 s late" and deadlines.late_words(59.5) == "59 s late"
+    assert deadlines.late_words(60) == "1 min late"
     assert deadlines.late_words(2 * 3600 + 5 * 60) == "2 h 5 min late"
     assert deadlines.late_words(3 * 86400 + 4 * 3600 + 59) == "3 days 4 h late"
+
+
+def test_the_course_s_time_zone_is_nbgrader_s_exchange_timezone(tmp_path):
+    from course_grader.course_config import time_zone
+
+    assert str(time_zone(course_with(tmp_path, "\nc.Exchange.timezone = 'Europe/Paris'\n"))) == "Europe/Paris"
+    with pytest.raises(ValueError, match="c.Exchange.timezone in nbgrader_config.py must be a time zone"):
+        time_zone(course_with(tmp_path, "\nc.Exchange.timezone = 'Mars/Olympus'\n"))
 
 
 def course_with(tmp_path, settings):
@@ -228,6 +238,9 @@ def test_lateness_takes_nbgrader_s_penalty_only_for_a_late_hand_in(tmp_path):
     late = rules.lateness("bob", "01_attention", UTC(2026, 12, 10, 19, 5), 6.0, penalties)
     assert (late.seconds, late.penalty, late.extension) == (2 * 3600 + 300, 6.0, None)
     assert late.words() == "handed in 2 h 5 min late (due 2026-12-10 17:00 UTC), penalty 6"
+    in_paris = deadlines.Deadlines(rules.due, {}, zoneinfo.ZoneInfo("Europe/Paris"))
+    assert in_paris.lateness("bob", "01_attention", UTC(2026, 12, 10, 17, 0, 1), 6.0, penalties).words() == \
+        "handed in 1 s late (due 2026-12-10 18:00 Europe/Paris), penalty 6", "in the course's time zone"
     copied = rules.lateness("bob", "01_attention", None, 6.0, penalties)
     assert not copied and copied.penalty == 0.0
 

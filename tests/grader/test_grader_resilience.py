@@ -35,7 +35,7 @@ from course_grader import run, sandbox
 from course_grader.sandbox import box
 from course_grader.grade import Lock, main as grade_main
 from course_grader.learner import grade_learner
-from course_grader.plan import plan_run
+from course_grader.plan import Choices, plan_run
 from course_grader.run import grade_class
 from course_grader import ids
 from course_grader.files import csv_value
@@ -256,6 +256,32 @@ def test_a_worker_that_dies_is_the_machine_s_failure_never_stored_and_graded_nex
     assert summary["regraded"] == 1 and not summary["machine"] and summary["written"]
     assert all(r.status == "passed" for r in rows if r.student_id == "victim" and r.lesson == LESSON)
     assert_honest_full_marks(root)
+
+
+_DIED_ONCE = []
+
+
+def _died_once_for_the_victim(task):
+    if task.student_id == "victim" and not _DIED_ONCE:
+        _DIED_ONCE.append(1)  # in the forked worker only: the next worker forked from the teacher's process has none
+        os._exit(9)
+    return _real_grade_learner(task)
+
+
+def test_a_worker_killed_once_is_not_graded_never_retried_silently_and_a_forced_run_s_results_are_not_reused(
+        base, tmp_path, monkeypatch):
+    """Issue 52: a worker killed once was tried again silently; and after a FORCE run whose worker died, the next
+    run reused the learner's earlier results (their grading.json stayed, same notebook, same grader)."""
+    root = course_from(base, tmp_path, students=(*HONEST, "victim"))
+    grade_class(plan_run(root), jobs=2, out=lambda line: None)
+    monkeypatch.setattr(run, "grade_learner", _died_once_for_the_victim)
+    _, summary = grade_class(plan_run(root, choices=Choices(force=True)), jobs=2, out=lambda line: None)
+    assert [m[:2] for m in summary["machine"]] == [("victim", LESSON)], "NOT GRADED, not tried again"
+    assert not (root / "autograded" / "victim" / LESSON / "grading.json").exists()
+    assert list((root / "autograded" / "victim" / LESSON / "history").glob("*/grading.json")), "kept, in history/"
+    monkeypatch.setattr(run, "grade_learner", _real_grade_learner)
+    _, summary = grade_class(plan_run(root), jobs=2, out=lambda line: None)
+    assert summary["regraded"] == 1 and summary["reused"] == 2 and summary["written"]
 
 
 def test_make_grade_whose_machine_fails_exits_3_and_rewrites_nothing_a_person_reads(base, tmp_path, monkeypatch):
