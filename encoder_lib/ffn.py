@@ -15,6 +15,7 @@ FFN_KEYS = ("w1", "b1", "w2", "b2")
 ACTIVATIONS = ("relu", "gelu")
 GATED_KEYS = ("w_in", "w_gate", "w_out")
 GATED_BIASES = ("b_in", "b_gate", "b_out")
+GATED_ORDER = ("w_in", "b_in", "w_gate", "b_gate", "w_out", "b_out")
 GATED_ACTIVATIONS = ("gelu", "silu", "relu")  # GeGLU, SwiGLU, ReGLU
 
 
@@ -141,8 +142,8 @@ def check_gated_params(params, d_model, dtype, where="params", bias=None):
     d_ff = w_in.shape[1] if isinstance(w_in, np.ndarray) and w_in.ndim == 2 and w_in.shape[1] else "d_ff"
     shapes = {"w_in": (d_model, d_ff), "w_gate": (d_model, d_ff), "w_out": (d_ff, d_model),
               "b_in": (d_ff,), "b_gate": (d_ff,), "b_out": (d_model,)}
-    keys = GATED_KEYS + (GATED_BIASES if bias else ())
-    return _checks.exact_params(params, {key: shapes[key] for key in keys}, dtype, where,
+    keys = [key for key in shapes if bias or key in GATED_KEYS]  # each weight beside its bias, as init_block_params
+    return _checks.exact_params(params, {key: shapes[key] for key in sorted(keys, key=GATED_ORDER.index)}, dtype, where,
                                 f" (a gated FFN {'with' if bias else 'without'} biases)")
 
 

@@ -28,113 +28,14 @@ pass kept on its tape.
 import numpy as np
 
 from . import _checks
-from .attention import ATTENTION_KEYS, _merge_heads, _mha, _split_heads, mha_arguments, scaled_dot_product_attention
-from .block import block_config, check_block_params, check_layers, prepare, run_block
-from .ffn import ACTIVATIONS, FFN_KEYS, _ffn, check_ffn_params
-from .norm import _gamma_beta, _layer_norm
-
-# ------------------------------------------------------------------ the parts, unchecked
-
-
-def _softmax_grad(weights, grad_weights):
-    """d loss / d scores from the softmax's output ``weights`` and d loss / d weights.
-
-    The softmax's Jacobian is ``diag(w) - w w^T`` per row, so the product with
-    the incoming gradient is ``w * (g - sum(g * w))``. Masked keys have weight
-    0 and so get gradient 0, as do rows whose keys are all padding.
-    """
-    return weights * (grad_weights - np.sum(grad_weights * weights, axis=-1, keepdims=True))
-
-
-def _attention_grad(q, k, v, weights, grad_out):
-    """Gradients of ``weights @ v`` with ``weights = softmax(q k^T / sqrt(d_k))`` for q, k and v."""
-    scale = np.asarray(1.0 / np.sqrt(q.shape[-1]), dtype=q.dtype)
-    grad_v = np.swapaxes(weights, -1, -2) @ grad_out  # (..., s_k, d_v)
-    grad_weights = grad_out @ np.swapaxes(v, -1, -2)  # (..., s_q, s_k)
-    grad_scores = _softmax_grad(weights, grad_weights) * scale
-    grad_q = grad_scores @ k
-    grad_k = np.swapaxes(grad_scores, -1, -2) @ q
-    return grad_q, grad_k, grad_v
-
-
-def _row_mean(a):
-    """The mean of each row (last axis), keepdims: ``a.mean(axis=-1)`` to the bit, without its Python wrapper."""
-    return np.add.reduce(a, axis=-1, keepdims=True) / a.shape[-1]
-
-
-def _sum_rows(g):
-    """Sum a gradient over every axis but the last: a bias's gradient."""
-    return g.reshape(-1, g.shape[-1]).sum(axis=0)
-
-
-def _weight_grad(x, g):
-    """The gradient of ``w`` in ``x @ w``: ``x^T g`` summed over every position of every batch element."""
-    return x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
-
-
-def _mha_grad(kept, params, grad_out):
-    """Backward through multi-head attention, from what ``_mha`` kept. Returns grad_x, grad_params."""
-    n_heads = kept["q"].shape[-3]
-    grads = {}
-    if params is None:
-        grad_heads = grad_out
-    else:
-        grads["w_o"] = _weight_grad(kept["heads"], grad_out)
-        grads["b_o"] = _sum_rows(grad_out)
-        grad_heads = grad_out @ params["w_o"].T
-    grad_q, grad_k, grad_v = _attention_grad(kept["q"], kept["k"], kept["v"], kept["weights"],
-                                             _split_heads(grad_heads, n_heads))
-    grad_q, grad_k, grad_v = _merge_heads(grad_q), _merge_heads(grad_k), _merge_heads(grad_v)
-    if params is None:  # identity projections: q = k = v = x
-        return grad_q + grad_k + grad_v, None
-    grad_qkv = np.concatenate([grad_q, grad_k, grad_v], axis=-1)  # (..., seq, 3 d_model)
-    grad_w = _weight_grad(kept["x"], grad_qkv)
-    grad_b = _sum_rows(grad_qkv)
-    d = kept["x"].shape[-1]
-    for i, name in enumerate("qkv"):
-        grads[f"w_{name}"] = grad_w[:, i * d : (i + 1) * d]
-        grads[f"b_{name}"] = grad_b[i * d : (i + 1) * d]
-    return grad_qkv @ kept["w_qkv"].T, {key: grads[key] for key in ATTENTION_KEYS}
-
-
-def _gelu_derivative(x):
-    """d/dx of ``x Phi(x)``: ``Phi(x) + x phi(x)``, with Phi and phi the standard normal's cdf and density."""
-    from scipy.special import erf
-
-    cdf = 0.5 * (1 + erf(x * np.asarray(np.sqrt(0.5), dtype=x.dtype)))
-    density = np.exp(-0.5 * x * x) * np.asarray(1 / np.sqrt(2 * np.pi), dtype=x.dtype)
-    return cdf + x * density
-
-
-def _ffn_grad(kept, params, activation, grad_out):
-    """Backward through the FFN, from what ``_ffn`` kept. Returns grad_x, grad_params."""
-    d_model, d_ff = params["w1"].shape
-    g = grad_out.reshape(-1, d_model)  # (positions, d_model): every position in one product, as forward
-    hidden = kept["hidden"].reshape(-1, d_ff)  # (positions, d_ff)
-    grads = {"w2": hidden.T @ g, "b2": g.sum(axis=0)}
-    grad_hidden = g @ params["w2"].T  # (positions, d_ff)
-    if activation == "relu":
-        grad_hidden *= hidden > 0  # relu passes the gradient where it passed the input
-    else:
-        grad_hidden *= _gelu_derivative(kept["pre"].reshape(-1, d_ff))
-    grads["w1"] = kept["x"].reshape(-1, d_model).T @ grad_hidden
-    grads["b1"] = grad_hidden.sum(axis=0)
-    return (grad_hidden @ params["w1"].T).reshape(grad_out.shape), {key: grads[key] for key in FFN_KEYS}
-
-
-def _layer_norm_grad(kept, gamma, grad_out):
-    """Backward through layer norm over the last axis, from the ``xhat`` and ``sigma`` it kept.
-    Returns grad_x, grad_gamma, grad_beta.
-
-    With ``xhat = (x - mean) / sigma`` and ``g = grad_out * gamma``:
-    ``grad_x = (g - mean(g) - xhat * mean(g * xhat)) / sigma``; the two means
-    are what the normalisation's shared mean and variance take back.
-    """
-    xhat, sigma = kept["xhat"], kept["sigma"]
-    g = grad_out if gamma is None else grad_out * gamma
-    grad_x = (g - _row_mean(g) - xhat * _row_mean(g * xhat)) / sigma
-    return grad_x, _sum_rows(grad_out * xhat), _sum_rows(grad_out)
-
+from .attention import _mha, mha_arguments, scaled_dot_product_attention
+from .block import block_config, check_block_params, check_layers, prepare, run_block, stack_configs
+from .ffn import ACTIVATIONS, GATED_ACTIVATIONS, _ffn, _gated_ffn, check_ffn_params, check_gated_params
+from .grad_parts import (_attention_grad, _ffn_grad, _gated_ffn_grad, _layer_norm_grad, _mha_grad, _modern_mha_grad,
+                         _norm_grad, _rms_norm_grad, _softmax_grad)
+from .modern import _modern_mha, classic_attention, modern_attention_arguments, norm_names
+from .norm import _gamma_beta, _layer_norm, _rms_norm
+from .positional import _positions, rope
 
 # ------------------------------------------------------------------ the block
 
@@ -152,11 +53,16 @@ class BlockPartsGrad:
         self.grads = {}
 
     def attn(self, g):
-        g, self.grads["attn"] = _mha_grad(self.tape["attn"], self.params["attn"], g)
+        params, kept = self.params["attn"], self.tape["attn"]
+        if classic_attention(self.config):
+            g, self.grads["attn"] = _mha_grad(kept, params, g)
+        else:  # rotary positions, QK-norm, a window or no biases
+            g, self.grads["attn"] = _modern_mha_grad(kept, params, self.config, g)
         return g
 
     def ffn(self, g):
-        g, self.grads["ffn"] = _ffn_grad(self.tape["ffn"], self.params["ffn"], self.config.activation, g)
+        grad = _ffn_grad if self.config.ffn == "plain" else _gated_ffn_grad
+        g, self.grads["ffn"] = grad(self.tape["ffn"], self.params["ffn"], self.config.activation, g)
         return g
 
     def norm1(self, g):
@@ -165,9 +71,14 @@ class BlockPartsGrad:
     def norm2(self, g):
         return self._norm("norm2", g)
 
+    def norm1_out(self, g):
+        return self._norm("norm1_out", g)
+
+    def norm2_out(self, g):
+        return self._norm("norm2_out", g)
+
     def _norm(self, name, g):
-        g, grad_gamma, grad_beta = _layer_norm_grad(self.tape[name], self.params[name]["gamma"], g)
-        self.grads[name] = {"gamma": grad_gamma, "beta": grad_beta}
+        g, self.grads[name] = _norm_grad(self.tape.get(name), self.params[name], self.config.norm_kind, g)
         return g
 
     def skip(self, g):  # the skip connection passes the gradient on unchanged; without it, nothing
@@ -188,14 +99,20 @@ def pre_norm_block_grad(g, b):
     return b.skip(g) + b.norm1(b.attn(g))
 
 
-BLOCK_GRADS = {"post": post_norm_block_grad, "pre": pre_norm_block_grad}
+def peri_norm_block_grad(g, b):
+    """Backward through x = x + LN(MHA(LN(x))); x = x + LN(FFN(LN(x))): the same steps, the last first."""
+    g = b.skip(g) + b.norm2(b.ffn(b.norm2_out(g)))
+    return b.skip(g) + b.norm1(b.attn(b.norm1_out(g)))
+
+
+BLOCK_GRADS = {"post": post_norm_block_grad, "pre": pre_norm_block_grad, "peri": peri_norm_block_grad}
 
 
 def run_block_grad(grad_out, params, config, tape):
     """A block's gradients, unchecked, from the ``tape`` of its forward pass: ``(grad_x, grad_params)``."""
     parts = BlockPartsGrad(params, config, tape)
     grad_x = BLOCK_GRADS[config.norm](grad_out, parts)
-    return grad_x, {key: parts.grads.get(key) for key in ("attn", "ffn", "norm1", "norm2")}
+    return grad_x, {key: parts.grads.get(key) for key in ("attn", "ffn") + norm_names(config)}
 
 
 def central_difference(loss, array, index, h=1e-5):
@@ -291,12 +208,17 @@ def feed_forward_grad(x, params, grad_out, activation="relu"):
     ``grad_params`` has the keys ``w1, b1, w2, b2``. Where ReLU's input was
     negative no gradient passes; GELU passes ``Phi(z) + z phi(z)`` of it.
     """
+    return _ffn_backward(x, params, grad_out, activation, gated=False)
+
+
+def _ffn_backward(x, params, grad_out, activation, gated):
+    """The plain or the gated FFN's gradients, its arguments checked: the forward pass keeps its tape, then back."""
     x = _checks.float_array(x, "x", min_ndim=1)
-    activation = _checks.choice(activation, "activation", ACTIVATIONS)
-    params = check_ffn_params(params, x.shape[-1], x.dtype)
+    activation = _checks.choice(activation, "activation", GATED_ACTIVATIONS if gated else ACTIVATIONS)
+    params = (check_gated_params if gated else check_ffn_params)(params, x.shape[-1], x.dtype)
     kept = {}
-    out = _ffn(x, params, activation, kept)
-    return _ffn_grad(kept, params, activation, _grad_out(grad_out, out.shape, out.dtype))
+    out = (_gated_ffn if gated else _ffn)(x, params, activation, kept)
+    return (_gated_ffn_grad if gated else _ffn_grad)(kept, params, activation, _grad_out(grad_out, out.shape, out.dtype))
 
 
 @_checks.public
@@ -321,6 +243,79 @@ def layer_norm_grad(x, grad_out, gamma=None, beta=None, eps=1e-5):
     return _layer_norm_grad(kept, gamma, grad_out)
 
 
+@_checks.public
+def rms_norm_grad(x, grad_out, gamma=None, eps=1e-5):
+    """Gradients of ``rms_norm(x, gamma, eps)``: ``(grad_x, grad_gamma)``.
+
+    ``grad_gamma`` is (d_model,), summed over every position (returned even
+    when ``gamma`` is None). Unlike layer norm's, a row of ``grad_x`` need not
+    sum to 0: RMSNorm does not remove the row's mean.
+
+    >>> grad_x, grad_gamma = rms_norm_grad(np.array([3.0, 4.0]), np.array([1.0, 0.0]))
+    >>> grad_x.round(4), grad_gamma.round(4)
+    (array([ 0.181 , -0.1358]), array([0.8485, 0.    ]))
+    """
+    x = _checks.float_array(x, "x", min_ndim=1)
+    gamma, _ = _gamma_beta(gamma, None, x.shape[-1], x.dtype)
+    eps = _checks.positive_number(eps, "eps")
+    kept = {}
+    _rms_norm(x, gamma, eps, kept)
+    return _rms_norm_grad(kept, gamma, _grad_out(grad_out, x.shape, x.dtype))
+
+
+@_checks.public
+def rope_grad(grad_out, base=10000.0, layout="half", positions=None):
+    """The gradient for ``x`` of ``rope(x, base, layout, positions)``, from ``grad_out`` (..., seq, d_head).
+
+    A rotation's gradient is the rotation back: ``rope`` with every position
+    negated. It does not depend on ``x`` (the rotation is linear).
+
+    >>> g = np.random.default_rng(0).standard_normal((4, 6))
+    >>> bool(np.allclose(rope_grad(rope(g)), g))  # turning back undoes turning
+    True
+    """
+    grad_out = _checks.float_array(grad_out, "grad_out", min_ndim=2)
+    positions = _positions(positions, grad_out.shape[-2])
+    return rope(grad_out, base, layout, -(np.arange(grad_out.shape[-2]) if positions is None else positions))
+
+
+@_checks.public
+def gated_feed_forward_grad(x, params, grad_out, activation="gelu"):
+    """Gradients of ``gated_feed_forward(x, params, activation)``: ``(grad_x, grad_params)``, the params' keys.
+
+    The product ``act(x w_in) * (x w_gate)`` passes each half the gradient
+    times the other half; the activated half then passes it through the
+    activation's derivative.
+
+    >>> p = {"w_in": np.ones((2, 3)), "w_gate": np.ones((2, 3)), "w_out": np.ones((3, 2))}
+    >>> grad_x, grad_p = gated_feed_forward_grad(np.array([1.0, 1.0]), p, np.array([1.0, 0.0]), "relu")
+    >>> grad_x, sorted(grad_p)  # d/dx of 3 relu(2x) * 2x per output column: 3 * (2 * 2 + 2 * 2)
+    (array([12., 12.]), ['w_gate', 'w_in', 'w_out'])
+    """
+    return _ffn_backward(x, params, grad_out, activation, gated=True)
+
+
+@_checks.public(extremes=_checks.ATTENTION_EXTREMES)
+def modern_attention_grad(x, params, config, grad_out, padding_mask=None):
+    """Gradients of ``modern_attention(x, params, config, padding_mask)[0]``: ``(grad_x, grad_params)``.
+
+    Read backwards: the output projection, attention, the rotation back (with
+    ``rope``), the QK-norms (with ``qk_norm``), the q, k, v projections.
+    ``grad_params`` has the keys of ``params``.
+
+    >>> import encoder_lib as el
+    >>> config = el.BlockConfig(2, norm="pre", bias=False, rope="half", qk_norm=True)
+    >>> p = el.init_block_params(8, 16, np.random.default_rng(0), np.float64, config=config)
+    >>> grad_x, grad_p = modern_attention_grad(np.ones((5, 8)), p["attn"], config, np.ones((5, 8)))
+    >>> grad_x.shape, sorted(grad_p)
+    ((5, 8), ['k_norm', 'q_norm', 'w_k', 'w_o', 'w_q', 'w_v'])
+    """
+    x, params, config, mask = modern_attention_arguments(x, params, config, padding_mask)
+    kept = {}
+    out, _ = _modern_mha(x, params, config, mask, kept)
+    return _modern_mha_grad(kept, params, config, _grad_out(grad_out, out.shape, out.dtype))
+
+
 def _needs_grad_out(grad_out, where):
     """A block's gradient needs ``grad_out`` (its fourth argument, after n_heads or the config)."""
     if grad_out is None:
@@ -336,9 +331,13 @@ def _without_dropout(config, where):
     return config
 
 
-def _backward_inputs(name, x, grad_out, padding_mask, n_heads, config, **options):
-    """``(x, mask, config, grad_out)`` of a backward pass through blocks, each checked (``name`` says whose)."""
-    config = _without_dropout(block_config(name, n_heads, config, **options), name)
+def _backward_inputs(name, x, grad_out, padding_mask, n_heads, config, layers=None, **options):
+    """``(x, mask, config, grad_out)`` of a backward pass through blocks, each checked (``name`` says whose); with
+    ``layers`` (a stack's), ``config`` is the list of the blocks' configs."""
+    if layers is None:
+        config = _without_dropout(block_config(name, n_heads, config, **options), name)
+    else:
+        config = [_without_dropout(one, name) for one in stack_configs(name, layers, n_heads, config, **options)]
     _needs_grad_out(grad_out, name)
     x, mask = prepare(x, config, padding_mask)
     return x, mask, config, _grad_out(grad_out, x.shape, x.dtype)
@@ -366,7 +365,7 @@ def encoder_block_grad(x, params, n_heads=None, grad_out=None, *, norm="post", p
     """
     x, mask, config, grad_out = _backward_inputs("encoder_block_grad", x, grad_out, padding_mask, n_heads, config,
                                                  norm=norm, activation=activation, eps=eps, residual=residual)
-    params = check_block_params(params, x.shape[-1], x.dtype)
+    params = check_block_params(params, x.shape[-1], x.dtype, config=config)
     tape = {}
     run_block(x, params, config, mask, tape)
     return run_block_grad(grad_out, params, config, tape)
@@ -391,18 +390,18 @@ def encoder_grad(x, layers, n_heads=None, grad_out=None, *, norm="post", padding
     >>> grad_x.shape, len(grad_layers)
     ((5, 8), 3)
     """
-    x, mask, config, grad_out = _backward_inputs("encoder_grad", x, grad_out, padding_mask, n_heads, config,
-                                                 norm=norm, activation=activation, eps=eps, residual=residual)
-    checked = check_layers(layers, x.shape[-1], x.dtype)
+    x, mask, configs, grad_out = _backward_inputs("encoder_grad", x, grad_out, padding_mask, n_heads, config, layers,
+                                                  norm=norm, activation=activation, eps=eps, residual=residual)
+    checked = check_layers(layers, x.shape[-1], x.dtype, configs)
     keep_layer_grads = _checks.boolean(keep_layer_grads, "keep_layer_grads")
     tapes = []
-    for params in checked:
+    for params, one in zip(checked, configs):
         tapes.append({})
-        x = run_block(x, params, config, mask, tapes[-1])
+        x = run_block(x, params, one, mask, tapes[-1])
     grad_layers, grad_inputs = [], []
     grad = grad_out
-    for params, tape in zip(reversed(checked), reversed(tapes)):
-        grad, grad_params = run_block_grad(grad, params, config, tape)
+    for params, one, tape in reversed(list(zip(checked, configs, tapes))):
+        grad, grad_params = run_block_grad(grad, params, one, tape)
         grad_layers.append(grad_params)
         grad_inputs.append(grad)
     grad_layers.reverse()

@@ -179,13 +179,18 @@ def modern_attention(x, params, config, padding_mask=None):
     >>> out.shape, int((weights[0] > 0).sum(axis=-1)[2])  # position 2 sees positions 1, 2 and 3
     ((5, 8), 3)
     """
+    return _modern_mha(*modern_attention_arguments(x, params, config, padding_mask))
+
+
+def modern_attention_arguments(x, params, config, padding_mask):
+    """``modern_attention``'s arguments, checked: ``(x, params, config, mask)``, for it and its gradient."""
     config = _block_config(config)
     x = _checks.sequence(x)
     check_heads(x.shape[-1], config)
     if params is None:
         raise TypeError("params must be a dict of the attention's arrays (w_q, w_k, w_v, w_o, ...), got None")
     params = check_modern_attention_params(params, x.shape[-1], x.dtype, config)
-    return _modern_mha(x, params, config, _checks.padding_mask(padding_mask, x.shape))
+    return x, params, config, _checks.padding_mask(padding_mask, x.shape)
 
 
 # ---------------------------------------------------------------- stacks: which layers are global, which local

@@ -1,8 +1,8 @@
 """Training a small encoder in numpy: a toy task, the model around the stack, cross-entropy and Adam.
 
 The model: token embedding + sinusoidal positional encoding -> a stack of
-encoder blocks -> (pre-norm only: a final layer norm, as GPT-2 and Whisper
-have) -> a linear read-out at every position. Its gradients come from
+encoder blocks -> (pre- and peri-norm only: a final layer norm, as GPT-2,
+Whisper and Gemma have) -> a linear read-out at every position. Its gradients come from
 ``encoder_lib.grad``; the optimiser is Adam (Kingma & Ba, 2015) with an
 optional linear learning-rate warm-up.
 
@@ -26,7 +26,8 @@ import numpy as np
 from . import _checks
 from .block import BlockConfig, run_block
 from .grad import _layer_norm_grad, run_block_grad
-from .norm import _layer_norm
+from .grad_parts import _norm_grad
+from .norm import _layer_norm, _norm, norm_keys
 from .params import flat_arrays, init_block_params
 from .positional import positional_encoding
 from .threads import single_blas_thread
@@ -71,21 +72,26 @@ class SortTask:
 # ------------------------------------------------------------------ the model
 
 
-def init_model(task, *, d_model, n_heads, d_ff, n_layers, norm, rng, dtype=np.float32):
+def init_model(task, *, d_model, n_heads, d_ff, n_layers, norm, rng, dtype=np.float32, config=None):
     """Fresh parameters for the task's model, as one dict of arrays and lists; every option by keyword.
 
     Keys: ``embed`` (vocab, d_model), ``layers`` (block params, PyTorch's
-    initialisation), ``norm_out`` (gamma, beta; used in pre-norm only),
-    ``w_out`` (d_model, n_classes) and ``b_out``; and ``block``, the
-    ``BlockConfig`` every block runs with (ReLU, eps 1e-5), which the other
-    functions read.
+    initialisation), ``norm_out`` (gamma, beta; used in pre- and peri-norm
+    only), ``w_out`` (d_model, n_classes) and ``b_out``; and ``block``, the
+    ``BlockConfig`` every block runs with (ReLU, eps 1e-5, ``norm`` "post",
+    "pre" or "peri"), which the other functions read. ``config``, a whole
+    BlockConfig with the modern options, replaces ``n_heads`` and ``norm``
+    (which must then agree with it); the final norm is then of its
+    ``norm_kind``. From one seed, the post-, pre- and peri-norm models have
+    the same weights (peri-norm's norms after each sub-layer start at gamma 1,
+    beta 0).
 
     >>> model = init_model(SortTask(4, 5), d_model=8, n_heads=2, d_ff=16, n_layers=3, norm="post",
     ...                    rng=np.random.default_rng(0))
     >>> len(model["layers"]), model["block"].norm, model["w_out"].shape
     (3, 'post', (8, 5))
     """
-    block = BlockConfig(n_heads, norm=norm)
+    block = BlockConfig(n_heads, norm=norm) if config is None else _same_config(config, n_heads, norm)
     d_model = _checks.positive_int(d_model, "d_model")
     n_layers = _checks.positive_int(n_layers, "n_layers")
     _checks.heads(d_model, block.n_heads)
@@ -94,11 +100,25 @@ def init_model(task, *, d_model, n_heads, d_ff, n_layers, norm, rng, dtype=np.fl
     return {
         "block": block,
         "embed": rng.standard_normal((task.vocab, d_model)).astype(dtype),
-        "layers": [init_block_params(d_model, d_ff, rng, dtype) for _ in range(n_layers)],
-        "norm_out": {"gamma": np.ones(d_model, dtype), "beta": np.zeros(d_model, dtype)},
+        "layers": [init_block_params(d_model, d_ff, rng, dtype, config=block) for _ in range(n_layers)],
+        "norm_out": {key: (np.ones if key == "gamma" else np.zeros)(d_model, dtype)
+                     for key in norm_keys(block.norm_kind, block.bias)},
         "w_out": rng.uniform(-bound, bound, (d_model, task.n_classes)).astype(dtype),
         "b_out": np.zeros(task.n_classes, dtype),
     }
+
+
+def _same_config(config, n_heads, norm):
+    if not isinstance(config, BlockConfig):
+        raise TypeError(f"config must be a BlockConfig or None, got {type(config).__name__}")
+    if (config.n_heads, config.norm) != (n_heads, norm):
+        raise ValueError(f"config has n_heads={config.n_heads}, norm={config.norm!r} but n_heads={n_heads!r}, "
+                         f"norm={norm!r} were given: give the config's")
+    return config
+
+
+#: The placements whose blocks leave the residual stream unnormalised: their models end in a norm of their own.
+FINAL_NORM = ("pre", "peri")
 
 
 def trainable(model):
@@ -114,9 +134,9 @@ def _forward(model, tokens, tape):
     for params in model["layers"]:
         tape["blocks"].append({})
         x = run_block(x, params, block, tape=tape["blocks"][-1])
-    if block.norm == "pre":  # pre-norm models end in a layer norm; post-norm blocks end in one already
+    if block.norm in FINAL_NORM:  # pre- and peri-norm models end in a norm; post-norm blocks end in one already
         tape["norm_out"] = {}
-        x = _layer_norm(x, **model["norm_out"], eps=block.eps, tape=tape["norm_out"])
+        x = _norm(x, model["norm_out"], block.norm_kind, block.eps, tape["norm_out"])
     tape["features"] = x
     return x @ model["w_out"] + model["b_out"]  # (batch, seq, n_classes)
 
@@ -164,16 +184,13 @@ def _backward(model, tokens, tape, grad_logits):
     }
     grad = grad_logits @ model["w_out"].T
     if "norm_out" in tape:
-        grad, grads["norm_out/gamma"], grads["norm_out/beta"] = _layer_norm_grad(
-            tape["norm_out"], model["norm_out"]["gamma"], grad)
+        grad, norm_grads = _norm_grad(tape["norm_out"], model["norm_out"], model["block"].norm_kind, grad)
     else:  # the final norm is not used in post-norm, whose blocks end in a layer norm already
-        grads["norm_out/gamma"] = np.zeros_like(model["norm_out"]["gamma"])
-        grads["norm_out/beta"] = np.zeros_like(model["norm_out"]["beta"])
+        norm_grads = {key: np.zeros_like(value) for key, value in model["norm_out"].items()}
+    grads.update({f"norm_out/{key}": value for key, value in norm_grads.items()})
     for i in reversed(range(len(model["layers"]))):
         grad, block_grads = run_block_grad(grad, model["layers"][i], model["block"], tape["blocks"][i])
-        for sub, arrays in block_grads.items():
-            for key, value in arrays.items():
-                grads[f"layers/{i}/{sub}/{key}"] = value
+        grads.update({f"layers/{i}/{name}": value for name, value in flat_arrays(block_grads).items()})
     # the positional encoding is a constant added to the embeddings: the gradient passes it unchanged
     grads["embed"] = np.zeros_like(model["embed"])
     np.add.at(grads["embed"], tokens.reshape(-1), grad.reshape(-1, grad.shape[-1]))
@@ -356,7 +373,7 @@ def gradient_norms(depth, norm, residual=True, *, d_model=32, n_heads=4, seed=0,
     weights, seeded); its input is standard normal of ``shape + (d_model,)``;
     the loss is ``sum(out * g)`` for a fixed standard normal ``g``, where
     ``out`` is the last block's output, passed through a final layer norm in
-    pre-norm (as pre-norm models have, and ``init_model`` builds).
+    pre- and peri-norm (as those models have, and ``init_model`` builds).
 
     Returns ``params`` (depth,), the norm of each block's whole parameter
     gradient, and ``inputs`` (depth,), the norm of the gradient reaching each
@@ -390,7 +407,7 @@ def gradient_norms_by_depth(max_depth, norm, residual=True, *, d_model=32, n_hea
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((*shape, d_model))
     g = rng.standard_normal((*shape, d_model))
-    layers = [init_block_params(d_model, 4 * d_model, rng, np.float64) for _ in range(max_depth)]
+    layers = [init_block_params(d_model, 4 * d_model, rng, np.float64, config=block) for _ in range(max_depth)]
     tapes = []
     for params in layers:
         tapes.append({})
@@ -402,7 +419,7 @@ def gradient_norms_by_depth(max_depth, norm, residual=True, *, d_model=32, n_hea
 def _norms_at(depth, layers, tapes, block, g):
     """The gradient norms of the stack of the first ``depth`` blocks (their forward ``tapes``), loss ``sum(out * g)``."""
     grad = g
-    if block.norm == "pre":  # through the final layer norm on top of this depth's stack
+    if block.norm in FINAL_NORM:  # through the final layer norm on top of this depth's stack
         top = {}
         _layer_norm(tapes[depth - 1]["output"], None, None, block.eps, top)
         grad, _, _ = _layer_norm_grad(top, None, g)
@@ -418,12 +435,13 @@ COMPARED = ("post", "pre")  # the placements compare_runs trains, each without a
 
 
 def compare_runs(task, steps, lr, warmup, *, seed=0, evaluate_every=50, batch_size=64, on_step=None,
-                 **model_options):
+                 placements=COMPARED, **model_options):
     """Train four models from the same seed: post-norm and pre-norm, each without and with ``warmup`` steps.
 
-    Every run starts from the same weights (``init_model`` with ``seed``; the
-    final layer norm exists in both but only pre-norm uses it) and sees the
-    same batches. ``model_options`` go to ``init_model`` (d_model, n_heads,
+    ``placements`` trains others: ``("post", "pre", "peri")`` adds the third
+    placement (lesson 09). Every run starts from the same weights
+    (``init_model`` with ``seed``; the final layer norm exists in all but
+    only pre- and peri-norm use it) and sees the same batches. ``model_options`` go to ``init_model`` (d_model, n_heads,
     d_ff, n_layers). ``on_step((norm, warmup), step, history)``, if given, is
     called after every step of every run. Returns ``{(norm, warmup_steps):
     History}``.
@@ -433,7 +451,7 @@ def compare_runs(task, steps, lr, warmup, *, seed=0, evaluate_every=50, batch_si
     ([('post', 0), ('post', 1), ('pre', 0), ('pre', 1)], 2)
     """
     runs = {}
-    for norm in COMPARED:
+    for norm in placements:
         for w in (0, warmup):
             model = init_model(task, norm=norm, rng=np.random.default_rng(seed), **model_options)
             step_hook = None if on_step is None else functools.partial(on_step, (norm, w))

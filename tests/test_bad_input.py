@@ -1,5 +1,7 @@
 """Every bad argument gets a TypeError or ValueError that names it and says what was expected."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -338,7 +340,72 @@ MORE = [
 ]
 
 
-CASES = CASES + MORE
+# --- the encoder since 2017 (lesson 09)
+ML = el.BlockConfig(2, norm="pre", bias=False, ffn="gated", activation="gelu", rope="half", window=2)
+PM = el.init_block_params(8, 16, np.random.default_rng(3), config=ML)
+PERI = el.BlockConfig(2, norm="peri")
+QK = el.BlockConfig(2, norm="pre", qk_norm=True)
+PQK = el.init_block_params(8, 16, np.random.default_rng(4), config=QK)
+GATED = PM["ffn"]
+MODERN = [
+    ("rms_norm of integers", lambda: el.rms_norm(np.ones((2, 4), int)), TypeError, ["x", "int64"]),
+    ("rms_norm with gamma of the wrong size", lambda: el.rms_norm(X, np.ones(3, np.float32)), ValueError, ["gamma", "(8,)", "(3,)"]),
+    ("rms_norm with eps 0", lambda: el.rms_norm(X, eps=0), ValueError, ["eps", "positive"]),
+    ("peri_norm with gamma_out of the wrong size", lambda: el.peri_norm(X, lambda h: h, gamma_out=np.ones(3, np.float32)), ValueError, ["gamma_out", "(8,)"]),
+    ("peri_norm with a sublayer that changes the shape", lambda: el.peri_norm(X, lambda h: h[..., :2]), ValueError, ["sublayer", "shape"]),
+    ("rope of an odd width", lambda: el.rope(np.ones((3, 5))), ValueError, ["d_head", "even", "5"]),
+    ("rope with layout 'pairs'", lambda: el.rope(X, layout="pairs"), ValueError, ["layout", "'half' or 'interleaved'", "'pairs'"]),
+    ("rope with base 0", lambda: el.rope(X, base=0), ValueError, ["base", "positive"]),
+    ("rope with positions of the wrong length", lambda: el.rope(X, positions=np.arange(4)), ValueError, ["positions", "3"]),
+    ("rope_pairs of an odd width", lambda: el.rope_pairs(7), ValueError, ["d_head", "even", "7"]),
+    ("shift_rotation by 1.5", lambda: el.shift_rotation(1.5, 4), TypeError, ["offset", "integer"]),
+    ("shift_rotation of an odd width", lambda: el.shift_rotation(1, 5), ValueError, ["d_model", "even"]),
+    ("gated FFN with a plain FFN's params", lambda: el.gated_feed_forward(X, FFN), ValueError, ["params", "'w1'", "w_in"]),
+    ("gated FFN with activation 'tanh'", lambda: el.gated_feed_forward(X, GATED, "tanh"), ValueError, ["activation", "'gelu' or 'silu' or 'relu'"]),
+    ("gated FFN with w_gate transposed", lambda: el.geglu(X, {**GATED, "w_gate": GATED["w_gate"].T}), ValueError, ["params['w_gate']", "(8, 16)", "transposed"]),
+    ("gated FFN missing w_out", lambda: el.swiglu(X, {k: v for k, v in GATED.items() if k != "w_out"}), ValueError, ["params", "'w_out'"]),
+    ("gated_d_ff of 100", lambda: el.gated_d_ff(100), ValueError, ["d_ff", "divide by 3", "100"]),
+    ("causal_mask of 0", lambda: el.causal_mask(0), ValueError, ["seq", "at least 1"]),
+    ("local_window_mask with window 2.0", lambda: el.local_window_mask(5, 2.0), TypeError, ["window", "integer"]),
+    ("attention_weights_bytes in int8", lambda: el.attention_weights_bytes(512, dtype=np.int8), TypeError, ["dtype", "float"]),
+    ("blockwise_attention with block 0", lambda: el.blockwise_attention(Q, Q, Q, block=0), ValueError, ["block", "at least 1"]),
+    ("blockwise_attention with a float mask", lambda: el.blockwise_attention(Q, Q, Q, np.zeros(3)), TypeError, ["padding_mask", "boolean"]),
+    ("blockwise_attention with q and k of different d_k", lambda: el.blockwise_attention(Q, np.ones((3, 5)), Q), ValueError, ["q and k", "d_k"]),
+    ("BlockConfig with norm_kind 'batch'", lambda: el.BlockConfig(2, norm_kind="batch"), ValueError, ["norm_kind", "'layer' or 'rms'", "'batch'"]),
+    ("BlockConfig with rope 'full'", lambda: el.BlockConfig(2, rope="full"), ValueError, ["rope", "'half' or 'interleaved'"]),
+    ("BlockConfig with ffn 'glu'", lambda: el.BlockConfig(2, ffn="glu"), ValueError, ["ffn", "'plain' or 'gated'"]),
+    ("BlockConfig with silu in a plain FFN", lambda: el.BlockConfig(2, activation="silu"), ValueError, ["activation", "'relu' or 'gelu'", "'silu'"]),
+    ("BlockConfig with window 0", lambda: el.BlockConfig(2, window=0), ValueError, ["window", "at least 1"]),
+    ("BlockConfig with bias 'no'", lambda: el.BlockConfig(2, bias="no"), TypeError, ["bias", "True or False"]),
+    ("a modern block with rope and an odd head width", lambda: el.encoder_block(np.ones((3, 6), np.float32), PM, ML), ValueError, ["rotary", "6 / 2", "even"]),
+    ("a modern block given biases it does not use", lambda: el.encoder_block(X, with_entry(PM, ("attn", "b_q"), np.zeros(8, np.float32)), ML), ValueError, ["params['attn']", "'b_q'", "bias=False"]),
+    ("a modern block missing w_gate", lambda: el.encoder_block(X, with_entry(PM, ("ffn", "w_gate"), ...), ML), ValueError, ["params['ffn']", "'w_gate'"]),
+    ("a bias-free norm given beta", lambda: el.encoder_block(X, with_entry(PM, ("norm2", "beta"), np.zeros(8, np.float32)), ML), ValueError, ["params['norm2']", "'beta'", "no beta"]),
+    ("a peri-norm block without its norms after the sub-layers", lambda: el.encoder_block(X, P, PERI), ValueError, ["params", "norm1_out", "norm2_out"]),
+    ("QK-norm without q_norm", lambda: el.encoder_block(X, with_entry(PQK, ("attn", "q_norm"), ...), QK), ValueError, ["params['attn']", "'q_norm'", "(4,)"]),
+    ("QK-norm gamma over d_model, not d_head", lambda: el.encoder_block(X, with_entry(PQK, ("attn", "q_norm"), {"gamma": np.ones(8, np.float32), "beta": np.zeros(8, np.float32)}), QK), ValueError, ["q_norm", "(4,)", "(8,)"]),
+    ("a stack with fewer configs than layers", lambda: el.encoder(X, [PM, PM], config=[ML]), ValueError, ["1 BlockConfigs", "2 blocks"]),
+    ("a stack with a config that is not one", lambda: el.encoder(X, [PM], config=[ML, "pre"]), TypeError, ["config[1]", "BlockConfig"]),
+    ("a stack with configs and a loose option", lambda: el.encoder(X, [PM], config=[ML], eps=1e-6), TypeError, ["config alone"]),
+    ("modern_attention without a config", lambda: el.modern_attention(X, PM["attn"], 2), TypeError, ["config", "BlockConfig"]),
+    ("modern_attention with params None", lambda: el.modern_attention(X, None, ML), TypeError, ["params", "None"]),
+    ("local_global_configs with global_every 0", lambda: el.local_global_configs(ML, 4, global_every=0, window=8), ValueError, ["global_every", "at least 1"]),
+    ("modernbert_configs of a list", lambda: el.modernbert_configs([1]), TypeError, ["config", "dict", "to_dict"]),
+    ("modernbert_configs with mixed biases", lambda: el.modernbert_configs({"attention_bias": True, "global_rope_theta": 1.0, "local_rope_theta": 1.0}), ValueError, ["attention_bias", "mlp_bias", "differ"]),
+    ("modernbert_configs without rope_theta", lambda: el.modernbert_configs({}), ValueError, ["rope_theta", "full_attention"]),
+    ("from_modernbert_state_dict without Wqkv", lambda: el.from_modernbert_state_dict({}), ValueError, ["'attn.Wqkv.weight'", "missing"]),
+    ("from_modernbert_state_dict of a list", lambda: el.from_modernbert_state_dict([1]), TypeError, ["state_dict", "mapping"]),
+    ("to_modernbert_state_dict of a plain FFN", lambda: el.to_modernbert_state_dict(P), ValueError, ["params['ffn']", "w_in"]),
+    ("init_block_params with a config 'pre'", lambda: el.init_block_params(8, 16, RNG, config="pre"), TypeError, ["config", "BlockConfig"]),
+    ("rms_norm_grad with NaN", lambda: G.rms_norm_grad(X64, nan_at(X64)), ValueError, ["grad_out", "finite"]),
+    ("rope_grad of an odd width", lambda: G.rope_grad(np.ones((3, 5))), ValueError, ["even"]),
+    ("gated FFN grad of another shape", lambda: G.gated_feed_forward_grad(X, GATED, np.ones((2, 3, 4), np.float32)), ValueError, ["grad_out", "(2, 3, 8)"]),
+    ("modern attention grad of float64", lambda: G.modern_attention_grad(X, PM["attn"], ML, X64), ValueError, ["grad_out"]),
+    ("modern block grad with dropout", lambda: G.encoder_block_grad(X, PM, dataclasses.replace(ML, dropout=0.1, rng=RNG), X), ValueError, ["no dropout"]),
+]
+
+
+CASES = CASES + MORE + MODERN
 
 
 @pytest.mark.parametrize("call, error, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -351,5 +418,5 @@ def test_bad_argument_is_named_in_a_clear_error(call, error, words):
 
 
 def test_the_table_is_long_enough_and_names_each_case_once():
-    assert len(CASES) >= 150
+    assert len(CASES) >= 200
     assert len({c[0] for c in CASES}) == len(CASES)

@@ -248,3 +248,91 @@ def test_gradients_match_torch_autograd(torch, torch_reference, norm, activation
     for i, (ours, theirs) in enumerate(zip(grad_layers, expected_layers, strict=True)):
         for name, value in flat_arrays(theirs).items():
             assert_close(flat_arrays(ours)[name], value, f"layer {i} {name}")
+
+
+# ---------------------------------------------------------------- the encoder since 2017 (lesson 09)
+
+
+def modern_params(rng, config, d_model=8, d_ff=12):
+    """Float64 params for a modern config, every gamma, beta and bias off its default."""
+    return off_defaults(el.init_block_params(d_model, d_ff, rng, np.float64, config=config), rng)
+
+
+def test_rms_norm_grad_against_finite_differences():
+    rng = np.random.default_rng(20)
+    x, g, gamma = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 8)), rng.uniform(0.5, 1.5, 8)
+    grad_x, grad_gamma = G.rms_norm_grad(x, g, gamma)
+    assert_grads_match(lambda: (el.rms_norm(x, gamma) * g).sum(), {"x": x, "gamma": gamma},
+                       {"x": grad_x, "gamma": grad_gamma})
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_rope_grad_against_finite_differences(layout):
+    rng = np.random.default_rng(21)
+    x, g = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((2, 3, 7, 6))
+    positions = rng.integers(0, 50, 7)
+    analytic = G.rope_grad(g, base=100.0, layout=layout, positions=positions)
+    assert_grads_match(lambda: (el.rope(x, 100.0, layout, positions) * g).sum(), {"x": x}, {"x": analytic})
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("activation", ["gelu", "silu", "relu"])
+def test_gated_feed_forward_grad_against_finite_differences(activation, bias):
+    rng = np.random.default_rng(22)
+    x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 8))
+    params = modern_params(rng, el.BlockConfig(2, ffn="gated", activation=activation, bias=bias))["ffn"]
+    grad_x, grad_p = G.gated_feed_forward_grad(x, params, g, activation)
+    assert list(grad_p) == list(params)
+    assert_grads_match(lambda: (el.gated_feed_forward(x, params, activation) * g).sum(),
+                       {"x": x, **params}, {"x": grad_x, **grad_p})
+
+
+MODERN_ATTENTION = [
+    el.BlockConfig(2, norm="pre", bias=False, rope="half", window=2),
+    el.BlockConfig(2, norm="pre", norm_kind="rms", bias=False, rope="half", qk_norm=True),
+    el.BlockConfig(2, norm="pre", bias=True, rope="interleaved", qk_norm=True, window=3),
+]
+
+
+@pytest.mark.parametrize("config", MODERN_ATTENTION, ids=["rope-window", "rope-rms-qknorm", "interleaved-qknorm-bias"])
+def test_modern_attention_grad_against_finite_differences(config):
+    rng = np.random.default_rng(23)
+    x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 8))
+    params = modern_params(rng, config)["attn"]
+    grad_x, grad_p = G.modern_attention_grad(x, params, config, g, MASK)
+    assert flat_arrays(grad_p).keys() == flat_arrays(params).keys()
+    assert_grads_match(lambda: (el.modern_attention(x, params, config, MASK)[0] * g).sum(),
+                       {"x": x, **flat_arrays(params)}, {"x": grad_x, **flat_arrays(grad_p)})
+
+
+MODERN_BLOCKS = {
+    "modernbert": el.BlockConfig(2, norm="pre", activation="gelu", bias=False, ffn="gated", rope="half", window=2),
+    "peri-rms-swiglu": el.BlockConfig(2, norm="peri", norm_kind="rms", activation="silu", ffn="gated",
+                                      rope="interleaved", qk_norm=True),
+    "peri-original-parts": el.BlockConfig(2, norm="peri", activation="gelu"),
+    "post-rms-nobias-noresidual": el.BlockConfig(2, norm="post", norm_kind="rms", bias=False, residual=False),
+}
+
+
+@pytest.mark.parametrize("name", MODERN_BLOCKS)
+def test_modern_block_grad_against_finite_differences(name):
+    config, rng = MODERN_BLOCKS[name], np.random.default_rng(24)
+    x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 8))
+    params = modern_params(rng, config)
+    if name == "modernbert":
+        params["norm1"] = None  # ModernBERT's layer 0: no norm in front of its attention
+    grad_x, grad_p = G.encoder_block_grad(x, params, config, g, padding_mask=MASK)
+    assert flat_arrays(grad_p).keys() == flat_arrays(params).keys()
+    assert_grads_match(lambda: (el.encoder_block(x, params, config, padding_mask=MASK) * g).sum(),
+                       {"x": x, **flat_arrays(params)}, {"x": grad_x, **flat_arrays(grad_p)})
+
+
+def test_modern_stack_grad_with_local_and_global_layers_against_finite_differences():
+    rng = np.random.default_rng(25)
+    configs = el.local_global_configs(MODERN_BLOCKS["modernbert"], 3, global_every=2, window=2, local_rope_base=50.0)
+    x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 8))
+    layers = [modern_params(rng, c, d_ff=6) for c in configs]
+    layers[0]["norm1"] = None
+    grad_x, grad_layers = G.encoder_grad(x, layers, config=configs, grad_out=g, padding_mask=MASK)
+    assert_grads_match(lambda: (el.encoder(x, layers, config=configs, padding_mask=MASK) * g).sum(),
+                       {"x": x, **flat_arrays(layers)}, {"x": grad_x, **flat_arrays(grad_layers)})

@@ -111,3 +111,22 @@ def test_the_mask_conventions_are_what_each_library_does(torch, transformers):
 def test_modernberts_own_float32_rotary_is_why_float64_uses_float64_tables(torch, transformers):
     """Without the float64 tables, ModernBERT's float32 angles would fail the float64 tolerance: the patch matters."""
     assert 1e-9 < M.modernbert_own_rope_error(torch, transformers) < 1e-5
+
+
+@pytest.mark.parametrize("i, layer_type", [(0, "full_attention"), (1, "sliding_attention")], ids=["layer0", "layer1"])
+def test_the_modern_block_grad_matches_modernbert_autograd(torch, transformers, i, layer_type):
+    """encoder_block_grad against PyTorch's autograd through a ModernBERT layer, float64: every gradient to 1e-10."""
+    r = references(torch, transformers, np.float64)
+    layer, g = r.model.layers[i], np.random.default_rng(5).standard_normal(r.x.shape)
+    x = r.tensor(r.x.copy()).requires_grad_(True)
+    layer.zero_grad()
+    with torch.enable_grad(), r.float64_rope():
+        out = layer(x, attention_mask=r.mask(layer_type), position_embeddings=r.rope_tables(layer_type))
+        (out * r.tensor(g)).sum().backward()
+    theirs = el.from_modernbert_state_dict({name: p.grad.numpy() for name, p in layer.named_parameters()})
+    grad_x, ours = el.grad.encoder_block_grad(r.x, r.layers[i], r.configs[i], g, padding_mask=r.padding)
+    assert M.error(grad_x, x.grad.numpy()) < 1e-10
+    flat_ours, flat_theirs = el.params.flat_arrays(ours), el.params.flat_arrays(theirs)
+    assert flat_ours.keys() == flat_theirs.keys()
+    for name, value in flat_theirs.items():
+        assert M.error(flat_ours[name], value) < 1e-10, name

@@ -191,9 +191,12 @@ def modern_params(d, d_model, n_heads, config=MODERN):
 def build_modern(name, d, x, shapes):
     """``(function, args, kwargs)`` for the public functions of the encoder since 2017 (lesson 09)."""
     lead, seq, n_heads, d_model = shapes
-    if name in ("rms_norm", "silu"):
+    grad_out = d.maybe_junk(d.array(lead + (seq, d_model), 1.0))
+    if name in ("rms_norm", "silu", "rms_norm_grad", "rope_grad"):
         gamma = None if d.int(0, 2) == 0 else d.maybe_junk(d.array((d_model,), 1.0))
-        return (el.rms_norm, (x, gamma), {"eps": d.option((1e-5, 1.0))}) if name == "rms_norm" else (el.silu, (x,), {})
+        return {"rms_norm": (el.rms_norm, (x, gamma), {"eps": d.option((1e-5, 1.0))}), "silu": (el.silu, (x,), {}),
+                "rms_norm_grad": (G.rms_norm_grad, (x, grad_out, gamma), {}),
+                "rope_grad": (G.rope_grad, (x,), {"layout": d.option(("half", "interleaved"))})}[name]
     if name == "peri_norm":
         ffn = d.params(d_model, d.int(1, 6))["ffn"]
         return el.peri_norm, (x, d.maybe_junk(lambda h: el.feed_forward(h, ffn), JUNK)), {"eps": d.option((1e-5,))}
@@ -204,10 +207,10 @@ def build_modern(name, d, x, shapes):
                  "gated_d_ff": (d.maybe_junk(3 * d.int(1, 9), OPTION_JUNK),), "causal_mask": (n,),
                  "local_window_mask": (n, d.maybe_junk(d.int(1, 9), OPTION_JUNK))}
         return getattr(el, name), calls[name], {}
-    if name in ("gated_feed_forward", "geglu", "swiglu"):
+    if name in ("gated_feed_forward", "geglu", "swiglu", "gated_feed_forward_grad"):
         ffn = d.maybe_junk(modern_params(d, d_model, 1)[1]["ffn"])
-        kwargs = {"activation": d.option(("gelu", "silu", "relu"))} if name == "gated_feed_forward" else {}
-        return getattr(el, name), (x, ffn), kwargs
+        kwargs = {"activation": d.option(("gelu", "silu", "relu"))} if name.startswith("gated") else {}
+        return getattr(el, name), (x, ffn) + ((grad_out,) if name.endswith("_grad") else ()), kwargs
     if name in ("mask_conventions", "attention_weights_bytes"):
         return (el.mask_conventions, (), {}) if name == "mask_conventions" else (
             el.attention_weights_bytes, (d.maybe_junk(d.int(1, 9000), OPTION_JUNK),),
@@ -216,9 +219,10 @@ def build_modern(name, d, x, shapes):
         s_q, d_k = d.int(1, 4), d.int(1, 4)
         q, k, v = d.array(lead + (s_q, d_k)), d.array(lead + (seq, d_k)), d.array(lead + (seq, d.int(1, 3)))
         return el.blockwise_attention, (d.maybe_junk(q), k, v, d.mask(lead, seq), d.maybe_junk(d.int(1, 4), OPTION_JUNK)), {}
-    if name == "modern_attention":
+    if name in ("modern_attention", "modern_attention_grad"):
         config, p = modern_params(d, d_model, n_heads)
-        return el.modern_attention, (x, d.maybe_junk(p["attn"]), config), {"padding_mask": d.mask(lead, seq)}
+        args = (x, d.maybe_junk(p["attn"]), config) + ((grad_out,) if name.endswith("_grad") else ())
+        return getattr(el, name), args, {"padding_mask": d.mask(lead, seq)}
     if name in ("local_global_configs", "modernbert_configs"):
         if name == "modernbert_configs":
             return el.modernbert_configs, (d.maybe_junk({"num_hidden_layers": d.int(1, 6), "global_rope_theta": 1e5,

@@ -5,19 +5,26 @@ import numpy as np
 import pytest
 
 from encoder_lib import training as T
+from encoder_lib.config import BlockConfig
 from encoder_lib.params import off_defaults
+
+
+#: A model with every modern option (lesson 09): peri-norm, RMSNorm, no biases, SwiGLU, rotary positions, QK-norm.
+MODERN = BlockConfig(2, norm="peri", norm_kind="rms", bias=False, ffn="gated", activation="silu", rope="half",
+                     qk_norm=True, window=4)
 
 
 def float64_model(norm, seed=0):
     task = T.SortTask(seq_len=5, vocab=6)
-    model = T.init_model(task, d_model=8, n_heads=2, d_ff=12, n_layers=2, norm=norm,
-                         rng=np.random.default_rng(seed), dtype=np.float64)
+    config = MODERN if norm == "modern" else None
+    model = T.init_model(task, d_model=8, n_heads=2, d_ff=12, n_layers=2, norm=config.norm if config else norm,
+                         rng=np.random.default_rng(seed), dtype=np.float64, config=config)
     off_defaults(model, np.random.default_rng(seed + 1))
     model["b_out"][...] = np.random.default_rng(seed + 2).uniform(-0.2, 0.2, model["b_out"].shape)
     return task, model
 
 
-@pytest.mark.parametrize("norm", ["post", "pre"])
+@pytest.mark.parametrize("norm", ["post", "pre", "peri", "modern"])
 def test_loss_gradients_against_finite_differences(norm):
     task, model = float64_model(norm)
     tokens, targets = task.batch(np.random.default_rng(3), 4)
@@ -26,8 +33,10 @@ def test_loss_gradients_against_finite_differences(norm):
     assert set(grads) == set(params)
     rng = np.random.default_rng(4)
     scale = max(np.abs(g).max() for g in grads.values())
-    for name in ("embed", "w_out", "b_out", "layers/0/attn/w_q", "layers/1/ffn/w1", "layers/0/norm1/gamma",
-                 "norm_out/gamma", "norm_out/beta"):
+    names = {"post": ("layers/1/ffn/w1", "norm_out/beta"), "pre": ("layers/1/ffn/w1", "norm_out/beta"),
+             "peri": ("layers/1/ffn/w1", "layers/0/norm1_out/beta", "layers/1/norm2_out/gamma", "norm_out/beta"),
+             "modern": ("layers/1/ffn/w_gate", "layers/0/attn/q_norm/gamma", "layers/1/norm2_out/gamma")}[norm]
+    for name in ("embed", "w_out", "b_out", "layers/0/attn/w_q", "layers/0/norm1/gamma", "norm_out/gamma") + names:
         array, analytic = params[name], grads[name]
         assert analytic.shape == array.shape, name
         for _ in range(4):
@@ -162,3 +171,34 @@ def test_pre_norm_top_gradient_shrinks_steadily_with_depth(table):
 def test_without_residuals_the_bottom_gets_less_than_a_twelfth_of_the_top(table, norm):
     grads = table[norm, False][23]["params"]
     assert grads[0] < grads[-1] / 12
+
+
+def test_a_peri_norm_model_starts_from_the_post_and_pre_norm_models_weights():
+    """Lesson 09 re-runs lesson 07's warm-up comparison with the third placement: from one seed, the same weights."""
+    task = T.SortTask(seq_len=5, vocab=6)
+    models = {norm: T.init_model(task, d_model=8, n_heads=2, d_ff=12, n_layers=2, norm=norm,
+                                 rng=np.random.default_rng(0)) for norm in ("post", "pre", "peri")}
+    post, peri = T.trainable(models["post"]), T.trainable(models["peri"])
+    assert set(peri) - set(post) == {f"layers/{i}/{n}_out/{k}" for i in (0, 1) for n in ("norm1", "norm2")
+                                     for k in ("gamma", "beta")}
+    assert all(np.array_equal(post[name], peri[name]) for name in post)
+
+
+def test_compare_runs_trains_the_third_placement_too():
+    runs = T.compare_runs(T.SortTask(4, 5), 2, 1e-3, 1, d_model=8, n_heads=2, d_ff=16, n_layers=1,
+                          placements=("post", "pre", "peri"))
+    assert sorted(runs) == [(n, w) for n in ("peri", "post", "pre") for w in (0, 1)]
+
+
+def test_a_modern_model_learns_to_sort_short_sequences():
+    task = T.SortTask(seq_len=4, vocab=5)
+    config = BlockConfig(4, norm="peri", norm_kind="rms", bias=False, ffn="gated", activation="silu", rope="half")
+    model = T.init_model(task, d_model=32, n_heads=4, d_ff=64, n_layers=1, norm="peri", rng=np.random.default_rng(0),
+                         config=config)
+    history = T.train(task, model, steps=600, lr=3e-3, target=0.95, evaluate_every=50)
+    assert history.seconds_to_target is not None, f"held-out accuracy only {history.test_accuracy[-1]}"
+
+
+def test_the_gradient_through_depth_of_a_peri_norm_stack():
+    norms = T.gradient_norms(6, "peri", d_model=16, n_heads=2)
+    assert norms["params"].shape == norms["inputs"].shape == (6,) and np.isfinite(norms["inputs"]).all()
