@@ -50,14 +50,14 @@ from .files import plain_text
 from .ids import id_problem
 
 
-def sort_files(archive, infos, platform):
+def sort_files(archive, infos, platform, learners):
     """The download's notebooks by their learner's key in the record (``{key: [(File, ZipInfo)]}``), and the
     entries refused (``[(entry, why)]``)."""
     by_key, refused = defaultdict(list), []
     for info in infos:
         name = downloads.entry_name(info)
         why = downloads.entry_problem(info, name)
-        file, why = (None, why) if why else downloads.parse_file(platform, name)
+        file, why = (None, why) if why else downloads.parse_file(platform, name, learners)
         if file is not None and not file.name.lower().endswith(".ipynb"):
             why = "it is not a notebook (.ipynb)"
         if why:
@@ -84,10 +84,12 @@ def _said(learner, platform):
     return f"{platform}'s {key} {learner.key}{f' ({learner.shown})' if learner.shown else ''}: {ids}"
 
 
-def _whose(files, learner, roster, platform):
+def _whose(files, learner, roster, platform, full_pages=()):
     """The roster id ``files`` (one learner's notebooks) are collected under; ``(id, None)`` or ``(None, why)``."""
     if learner is None:
-        return None, f"RECORD has no learner with its {platform} id {files[0][0].key}: not collected, never guessed"
+        return None, f"RECORD has no learner with its {platform} id {files[0][0].key}: not collected, never guessed" + (
+            f" (RECORD {', '.join(full_pages)} holds exactly {downloads.CANVAS_PAGE} submissions, one full page of "
+            f"Canvas's API: give the next pages too, &page=2 and on)" if full_pages else "")
     ids = roster_ids(learner, roster)
     if not ids:
         return None, f"no roster learner is {_said(learner, platform)}"
@@ -103,7 +105,7 @@ def match(by_key, learners, roster, platform):
     """``({student_id: (File, ZipInfo, Learner)}, refused)``: each learner's one notebook under their roster id."""
     chosen, refused = defaultdict(list), []
     for key, files in sorted(by_key.items()):
-        student, why = _whose(files, learners.get(key), roster, platform)
+        student, why = _whose(files, learners.get(key), roster, platform, getattr(learners, "full_pages", ()))
         if why:
             refused += [(f.entry, why) for f, _ in files]
         else:
@@ -134,18 +136,20 @@ def install(root, lesson, student, data, stamp):
     _install(staging, target)
 
 
-def collect_one(root, lesson, student, data, learner, *, record, platform):
+def collect_one(root, lesson, student, data, learner, *, record, platform, file):
     """Collect one learner's notebook (``data``) and record it; True if it was copied, False if already there."""
     stamp = exchange.utc_text(learner.when) if learner.when is not None else None
     files = {f"{lesson}.ipynb": hashlib.sha256(data).hexdigest()}
     earlier = record["hand_ins"].get(student) or {}
     there = os.path.lexists(Path(root) / "submitted" / student / lesson)
-    if there and (earlier.get("source"), earlier.get("files"), earlier.get("exchange_time")) == \
-            (platform, files, stamp):
+    if there and (earlier.get("source"), earlier.get("files"), earlier.get("exchange_time"), earlier.get("entry")) \
+            == (platform, files, stamp, file.entry):
         return False
     install(root, lesson, student, data, stamp)
     record["hand_ins"][student] = {"source": platform, "exchange_time": stamp, "stamp": stamp, "files": files,
-                                   "platform_id": learner.key, "collected_at": exchange.utc_text(_now())}
+                                   "platform_id": learner.key, "collected_at": exchange.utc_text(_now()),
+                                   "entry": file.entry, "file_id": file.file_id, "sis": learner.sis,
+                                   "login": learner.login}
     return True
 
 
@@ -169,7 +173,7 @@ def collect_all(root, lesson, archive, chosen, record, platform):
             continue
         budget -= len(data)
         try:
-            copied += collect_one(root, lesson, student, data, learner, record=record, platform=platform)
+            copied += collect_one(root, lesson, student, data, learner, record=record, platform=platform, file=file)
         except OSError as exc:
             refused.append((file.entry, f"it could not be copied ({exc.strerror or exc})"))
             continue
@@ -183,16 +187,20 @@ def take(root, lesson, download, records, zone=None):
     platform, learners = downloads.read_records(records, zone)
     archive, infos = downloads.open_download(download)
     with archive:
-        by_key, refused = sort_files(archive, infos, platform)
+        by_key, refused = sort_files(archive, infos, platform, learners)
         chosen, unmatched = match(by_key, learners, gradebook.students(root), platform)
         submitted = Path(root) / "submitted"
         record = exchange.read_record(submitted, lesson)
         copied, unread, untimed = collect_all(root, lesson, archive, chosen, record, platform)
     refused += unmatched + unread
     record["download"] = {"from": f"{Path(download).name} ({platform})", "refused_count": len(refused),
-                          "refused": [list(r) for r in refused[:exchange.MOST_RECORDED]]}
+                          "refused": [list(r) for r in refused[:exchange.MOST_RECORDED]],
+                          "assignment": list(learners.assignment) if getattr(learners, "assignment", None) else None}
     exchange.write_record(submitted, lesson, record)
-    return _listing(lesson, download, platform, copied, refused) + untimed
+    pages = [f"RECORD {path} holds exactly {downloads.CANVAS_PAGE} submissions, one full page of Canvas's API: it "
+             f"may be one page of several (add &page=2 to its address, and so on, and give every page)"
+             for path in getattr(learners, "full_pages", ())]
+    return _listing(lesson, download, platform, copied, refused) + pages + untimed
 
 
 def _listing(lesson, download, platform, copied, refused):

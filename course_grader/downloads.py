@@ -32,18 +32,23 @@ import stat
 import unicodedata
 import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .deadlines import parse_time
 from .submissions import MAX_NOTEBOOK_BYTES
 
 CANVAS, MOODLE = "Canvas", "Moodle"
+#: The most submissions one page of Canvas's API gives (``per_page=100``): a record of exactly this many may be
+#: one page of several.
+CANVAS_PAGE = 100
 #: The most entries a download may hold (a class of a thousand, a few files each), and the most bytes read from it:
 #: a notebook is read to ``MAX_NOTEBOOK_BYTES`` at most, whatever its entry declares (no zip bomb).
 MAX_ENTRIES = 10_000
 MAX_READ_BYTES = 2 * 2**30
 #: The largest record read (a class of two thousand's API pages are a few megabytes).
 MAX_RECORD_BYTES = 64 * 2**20
-CANVAS_NAME = re.compile(r"(?P<who>[^/]*?)(?P<late>_LATE)?_(?P<key>\d+)_(?P<file_id>\d+)_(?P<file>[^/]+)")
+#: Where a Canvas file's name may split into ``<name>[_LATE]_<user id>_<file id>_<file>`` (the record says where).
+CANVAS_SPLIT = re.compile(r"_(\d+)_(\d+)_(?=[^/])")
 MOODLE_NAME = re.compile(r"(?P<who>[^/]+?)_(?P<key>\d+)_assignsubmission_(?P<plugin>[a-z]+)"
                          r"(?:_?/(?P<path>.+)|_(?P<file>[^/]+))")
 LAYOUT = {CANVAS: "<name>[_LATE]_<user id>_<file id>_<file>, as Canvas's Download Submissions names a file",
@@ -68,17 +73,29 @@ class Learner:
     when: object = None
     time_problem: str = ""
     shown: str = ""
+    sis: str = ""  # Canvas's SIS User ID and login, for grades_lms.csv
+    login: str = ""
+    attachments: set = field(default_factory=set)  # Canvas's ids of the files handed in (empty: not in the record)
+
+
+class Learners(dict):
+    """``{key: Learner}``, with the assignment the record is of (``(id, name)``, Canvas's API) and the records that
+    are one full page of Canvas's API (``full_pages``: there may be more)."""
+
+    assignment = None
+    full_pages = ()
 
 
 @dataclass(frozen=True)
 class File:
-    """One file of a download: its learner's key in the platform's record, its own name, and whether the platform
-    named it late (Canvas)."""
+    """One file of a download: its learner's key in the platform's record, its own name, whether the platform
+    named it late (Canvas), and the platform's id of the file (Canvas's, which its Re-Upload Submissions reads)."""
 
     entry: str
     key: str
     name: str
     late: bool = False
+    file_id: str = ""
 
 
 # ---------------------------------------------------------------- the zip
@@ -147,15 +164,37 @@ def read_entry(archive, info, budget):
     return data, None
 
 
-def parse_file(platform, name):
-    """The ``File`` a download's entry ``name`` is, in ``platform``'s layout; ``(File, None)`` or ``(None, why)``."""
+def slug(name):
+    """A name as Canvas's zipper writes it in a file's name: lower case, only letters, digits and ``_``."""
+    return re.sub(r"[^\w]", "", name.lower())
+
+
+def _canvas_file(name, learners):
+    """The ``File`` of a Canvas entry, read by the record, never by a suffix of a name a learner sets (a sortable
+    name ``mallory_101`` before the learner's own ``_202_``): of every split of the name into ``<name>_<user
+    id>_<file id>_<file>``, the one whose user id is in the record with that file id (the API's attachments),
+    else whose name is the record's; ``(File, None)`` or ``(None, why)``."""
+    splits = [(name[:m.start()], m[1], m[2], name[m.end():]) for m in
+              (CANVAS_SPLIT.match(name, n) for n in range(len(name))) if m and "/" not in name[:m.start()]]
+    if not splits:
+        return None, f"its name is not {LAYOUT[CANVAS]}"
+    known = [s for s in splits if s[1] in learners]
+    fitting = [s for s in known if s[2] in learners[s[1]].attachments or
+               (not learners[s[1]].attachments and slug(learners[s[1]].shown) == slug(s[0].removesuffix("_LATE")))]
+    if len(fitting) != 1 and len(known) > 1:
+        return None, (f"its name reads as {len(known)} of the record's learners ({', '.join(s[1] for s in known)}), "
+                      f"and the record does not say which: not collected, never guessed")
+    who, key, file_id, rest = (fitting or known or splits)[0]
+    return File(name, key, rest, who.endswith("_LATE"), file_id), None
+
+
+def parse_file(platform, name, learners=None):
+    """The ``File`` a download's entry ``name`` is, in ``platform``'s layout, its learner read through the record's
+    ``learners``; ``(File, None)`` or ``(None, why)``."""
     if platform == CANVAS:
-        found = CANVAS_NAME.fullmatch(name)
         if re.match(r"(LATE_)?anon_", name):
             return None, "Canvas's anonymous grading named it anon_<id>, which names no one: not collected"
-        if found is None:
-            return None, f"its name is not {LAYOUT[CANVAS]}"
-        return File(name, found["key"], found["file"], bool(found["late"])), None
+        return _canvas_file(name, learners or {})
     found = MOODLE_NAME.fullmatch(name)
     if found is None:
         return None, f"its name is not {LAYOUT[MOODLE]}"
@@ -189,15 +228,22 @@ def _canvas_submissions(text, path):
         raise DownloadError(f"RECORD {path} is not the JSON of Canvas's submissions API") from None
     if not isinstance(items, list) or not all(isinstance(i, dict) and "user_id" in i for i in items):
         raise DownloadError(f"RECORD {path} is not a list of Canvas's submissions (each with its user_id)")
-    learners = {}
+    learners = Learners()
     for item in items:
         user = item.get("user") if isinstance(item.get("user"), dict) else {}
-        learner = Learner(str(item["user_id"]), shown=str(user.get("sortable_name") or user.get("name") or ""))
+        learner = Learner(str(item["user_id"]), shown=str(user.get("sortable_name") or user.get("name") or ""),
+                          sis=str(user.get("sis_user_id") or ""), login=str(user.get("login_id") or ""))
         learner.ids = {str(user[k]) for k in ("sis_user_id", "login_id") if user.get(k)}
         learner.emails = {str(user["email"])} if user.get("email") else set()
+        files = item.get("attachments") if isinstance(item.get("attachments"), list) else []
+        learner.attachments = {str(f["id"]) for f in files if isinstance(f, dict) and f.get("id") is not None}
         if item.get("submitted_at"):
             learner.when, learner.time_problem = _time(str(item["submitted_at"]), "submitted_at")
         learners[learner.key] = learner
+        assignment = item.get("assignment") if isinstance(item.get("assignment"), dict) else {}
+        if item.get("assignment_id") is not None:
+            learners.assignment = (str(item["assignment_id"]), str(assignment.get("name") or ""))
+    learners.full_pages = (str(path),) if len(items) == CANVAS_PAGE else ()
     return learners
 
 
@@ -246,7 +292,8 @@ def _csv_record(text, path, zone):
         for row in rows:
             if (row["ID"] or "").strip().isdigit():  # not the "Points Possible" row
                 learners[row["ID"].strip()] = Learner(row["ID"].strip(), shown=row["Student"] or "", ids={
-                    row[c].strip() for c in ("SIS User ID", "SIS Login ID") if (row[c] or "").strip()})
+                    row[c].strip() for c in ("SIS User ID", "SIS Login ID") if (row[c] or "").strip()},
+                    sis=(row["SIS User ID"] or "").strip(), login=(row["SIS Login ID"] or "").strip())
         return CANVAS, learners
     raise DownloadError(f"RECORD {path} is neither Moodle's grading worksheet (Identifier, ..., Last modified "
                         f"(submission), in English) nor Canvas's gradebook export (Student, ID, SIS User ID, "
@@ -258,7 +305,8 @@ def _merge(into, learner):
     if had is not learner:
         had.ids |= learner.ids
         had.emails |= learner.emails
-        had.shown = had.shown or learner.shown
+        had.attachments |= learner.attachments
+        had.shown, had.sis, had.login = had.shown or learner.shown, had.sis or learner.sis, had.login or learner.login
         if learner.when is not None or learner.time_problem:
             had.when, had.time_problem = learner.when, learner.time_problem
 
@@ -266,11 +314,13 @@ def _merge(into, learner):
 def read_records(paths, zone=None):
     """``(platform, {key: Learner})`` from the platform's record files ``paths`` (one platform's, merged: Canvas's
     API pages and its gradebook export); ``DownloadError`` for one that is no platform's, or two platforms'."""
-    platforms, learners = set(), {}
+    platforms, learners = set(), Learners()
     for path in paths:
         text = _text(path)
         if text.lstrip().startswith(("[", "while(1);")):
             platform, found = CANVAS, _canvas_submissions(text, path)
+            learners.assignment = found.assignment or learners.assignment
+            learners.full_pages += found.full_pages
         else:
             platform, found = _csv_record(text, path, zone)
         platforms.add(platform)
@@ -280,3 +330,19 @@ def read_records(paths, zone=None):
         raise DownloadError("RECORD must be one platform's: Canvas's submissions (its API's JSON) or gradebook "
                             "export, or Moodle's grading worksheet" if platforms else "RECORD names no file")
     return platforms.pop(), learners
+
+
+def platform_hand_ins(root, lessons):
+    """``({(student, lesson): make collect's record of a hand-in from Canvas or Moodle}, {lesson: Canvas's
+    assignment (id, name)})`` of ``lessons``, from ``submitted/.collected/`` (what ``make collect FROM=`` wrote)."""
+    from .exchange import read_record
+
+    hand_ins, assignments = {}, {}
+    for lesson in lessons:
+        record = read_record(Path(root) / "submitted", lesson)
+        hand_ins.update({(student, lesson): entry for student, entry in record["hand_ins"].items()
+                         if isinstance(entry, dict) and entry.get("source") in (CANVAS, MOODLE)})
+        assignment = (record.get("download") or {}).get("assignment")
+        if isinstance(assignment, list) and len(assignment) == 2 and all(isinstance(a, str) for a in assignment):
+            assignments[lesson] = tuple(assignment)
+    return hand_ins, assignments

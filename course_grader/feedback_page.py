@@ -16,6 +16,7 @@ from pathlib import Path
 from encoder_lib.grading.exercises import EXERCISES
 
 from . import gradebook, ids
+from .downloads import platform_hand_ins
 from .files import make_folder, page_head, plain_text, write_file
 from .lesson_links import exercise_section, lesson_links
 from .submissions import NOTEBOOK
@@ -138,11 +139,21 @@ def _lesson_html(lesson, lesson_rows, lateness, links=None):
     return parts
 
 
-def feedback_page(student, rows, late=None, links=None, name="", *, lesson=None):
+#: How a learner finds a lesson's page, by where they handed it in: make release-feedback writes each platform's zip.
+FOUND = {None: "each lesson you handed in has its own, which <code>nbgrader fetch_feedback &lt;lesson&gt;</code> "
+               "fetches",
+         "Canvas": "your teacher hands it back on Canvas, attached to a comment on your submission: open the "
+                   "assignment, then Submission Details (or Grades, and the comment beside the assignment)",
+         "Moodle": "your teacher hands it back on Moodle, among the feedback files of your submission: open the "
+                   "assignment, and see Feedback below your submission"}
+
+
+def feedback_page(student, rows, late=None, links=None, name="", *, lesson=None, platform=None):
     """One learner's page; ``late`` (``{lesson: deadlines.Lateness}``) says which lessons came late, how late and
     the penalty, which the lesson's points and the total are less; ``links`` (``lesson_links.LessonLinks``) where
     an exercise that lost points sends the learner: its lesson's section; ``name``: the roster's name, which greets
-    them (else their id). With ``lesson``, that lesson's page: its rows only, and its points as the heading's."""
+    them (else their id). With ``lesson``, that lesson's page: its rows only, and its points as the heading's, and
+    how the learner finds it where they handed it in (``platform``: Canvas, Moodle, None for nbgrader's exchange)."""
     late = late or {}
     lessons = {}
     for r in rows:
@@ -159,8 +170,7 @@ def feedback_page(student, rows, late=None, links=None, name="", *, lesson=None)
              "and on hidden ones with other shapes and values. Where you lost points, the row links to the lesson's "
              "section that shows the idea, and says how to open the exercise's hint ladder in your notebook.</p>"]
     if lesson:
-        parts.append(f"<p>This page is {html.escape(lesson)}'s: each lesson you handed in has its own, which "
-                     f"<code>nbgrader fetch_feedback &lt;lesson&gt;</code> fetches.</p>")
+        parts.append(f"<p>This page is {html.escape(lesson)}'s: {FOUND[platform]}.</p>")
     for shown, lesson_rows in lessons.items():
         parts += _lesson_html(shown, lesson_rows, late.get(shown), links)
     parts.append("</body></html>\n")
@@ -185,6 +195,7 @@ def write_feedback(root, results, late=None):
             own.setdefault(student, {})[lesson] = lateness
     make_folder(Path(root) / "feedback")
     links, roster = lesson_links(root), gradebook.students(root)
+    platforms = {key: h["source"] for key, h in platform_hand_ins(root, {r.lesson for r in results})[0].items()}
     for student, rows in by_student.items():
         name = roster[student].name if student in roster else ""
         write_file(make_folder(Path(root) / "feedback" / ids.folder(student)) / "index.html",
@@ -192,5 +203,5 @@ def write_feedback(root, results, late=None):
         for lesson in dict.fromkeys(r.lesson for r in rows):
             write_file(lesson_page_path(root, student, lesson),
                        feedback_page(student, [r for r in rows if r.lesson == lesson], own.get(student), links,
-                                     name, lesson=lesson))
+                                     name, lesson=lesson, platform=platforms.get((student, lesson))))
 

@@ -40,6 +40,7 @@ from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 from . import gradebook
+from .downloads import CANVAS, platform_hand_ins
 from .files import plain_text, write_csv
 from .sections import SETTING as SECTION_SETTING, file_name as section_file, read_sections
 from .submissions import NOTEBOOK
@@ -131,8 +132,9 @@ def by_hand(results, root):
 
 
 #: grades_lms.csv's first columns, as Canvas's gradebook export has them (its import needs them, in any order;
-#: ``ID`` is Canvas's own number, left empty, so that Canvas matches by ``SIS User ID`` or ``SIS Login ID``),
-#: then the e-mail Moodle can match by.
+#: ``ID`` is Canvas's own number, from the record of a Canvas hand-in, else empty, so that Canvas matches by ``SIS
+#: User ID`` or ``SIS Login ID``), then the e-mail Moodle can match by. A lesson collected from a Canvas
+#: assignment is its column ``<assignment's name> (<its id>)``, as Canvas's export names it, which its import fills.
 LMS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Email address")
 #: The total's column: read-only in Canvas (ignored by its import), a grade item to map or skip in Moodle's.
 LMS_TOTAL = "Final Points"
@@ -141,10 +143,12 @@ LMS_TOTAL = "Final Points"
 POINTS_POSSIBLE = "    Points Possible"
 
 
-def lms_rows(results, lessons, roster, penalties=None, sections=None):
+def lms_rows(results, lessons, roster, penalties=None, sections=None, canvas=None):
     """grades_lms.csv's rows: one per learner (in the order of ``results``), with the roster's name ("Last,
-    First" as Canvas writes it; the id where the roster has no name), section (``sections``) and e-mail, each
-    lesson's points (less the late penalty the gradebook recorded, at least 0) and the total."""
+    First" as Canvas writes it; the id where the roster has no name), Canvas's ids where a hand-in came from it
+    (``canvas``: ``{student: (user id, SIS User ID, SIS Login ID)}``; else the id as SIS User ID and Login),
+    section (``sections``) and e-mail, each lesson's points (less the late penalty the gradebook recorded, at
+    least 0) and the total."""
     points, learners = {}, {}
     for r in results:
         learners.setdefault(r.student_id, None)
@@ -156,7 +160,8 @@ def lms_rows(results, lessons, roster, penalties=None, sections=None):
         name = ", ".join(p for p in (known.last_name, known.first_name) if p) if known else ""
         scores = [max(0.0, points.get((student, lesson), 0.0) - (penalties or {}).get((student, lesson), 0.0))
                   for lesson in lessons]
-        rows.append((name or student, "", student, student, (sections or {}).get(student, ""),
+        user, sis, login = (canvas or {}).get(student, ("", "", ""))
+        rows.append((name or student, user, sis or student, login or student, (sections or {}).get(student, ""),
                      known.email if known else "", *scores, sum(scores)))
     return rows
 
@@ -179,9 +184,13 @@ def write_lms_csv(root, results, lessons, penalties=None, points_possible=False)
     if penalties is None:
         penalties = {key: late.penalty for key, late in gradebook.late(root).items() if late.penalty}
     sections = read_sections(root)
-    rows = lms_rows(results, list(lessons), gradebook.students(root), penalties, sections)
+    hand_ins, assignments = platform_hand_ins(root, lessons)
+    canvas = {student: (h.get("platform_id") or "", h.get("sis") or "", h.get("login") or "")
+              for (student, _), h in hand_ins.items() if h["source"] == CANVAS}
+    rows = lms_rows(results, list(lessons), gradebook.students(root), penalties, sections, canvas)
     first = [points_possible_row(results, list(lessons))] if points_possible else []
-    columns = LMS_COLUMNS + tuple(lessons) + (LMS_TOTAL,)
+    columns = LMS_COLUMNS + tuple(f"{assignments[l][1] or l} ({assignments[l][0]})" if l in assignments else l
+                                  for l in lessons) + (LMS_TOTAL,)
     write_csv(Path(root) / "grades_lms.csv", columns, first + rows)
     for old in Path(root).glob("grades_lms_*.csv"):  # a section's file of an earlier run: the sections may differ
         old.unlink()

@@ -50,6 +50,7 @@ from pathlib import Path
 
 from . import gradebook, ids
 from .course_config import counted_lessons
+from .downloads import CANVAS, platform_hand_ins
 from .exchange import read_stamp
 from .feedback_page import lesson_page_path
 from .lesson_links import unlinked_warning
@@ -235,16 +236,63 @@ def through_exchange(root, found, lessons, out=print, force=False):
 def write_mail(root, found):
     """``feedback.zip`` and ``feedback_mail_merge.csv``, every learner's page."""
     roster = gradebook.students(root)
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for student, page in found.items():
-            info = zipfile.ZipInfo(f"{ids.folder(student)}/index.html", (2026, 1, 1, 0, 0, 0))
-            info.external_attr, info.compress_type = 0o644 << 16, zipfile.ZIP_DEFLATED
-            archive.writestr(info, page.read_bytes())
-    write_file(Path(root) / ZIP, buffer.getvalue())
+    write_file(Path(root) / ZIP, zipped({f"{ids.folder(s)}/index.html": page.read_bytes() for s, page in found.items()}))
     write_csv(Path(root) / MAIL_MERGE, MAIL_COLUMNS,
               [(student, roster[student].email if student in roster else "",
                 f"feedback/{ids.folder(student)}/index.html") for student in found])
+
+
+def platform_name(hand_in, lesson):
+    """The name a learner's page of ``lesson`` takes in its platform's zip, after the hand-in's own (``hand_in``:
+    make collect's record of it): Canvas's ``<name>_<user id>_<file id>_<file>.html`` (its Re-Upload Submissions
+    reads the first two numbers as the learner and the file handed in, so a number in the name is left out),
+    Moodle's ``<full name>_<participant id>_assignsubmission_file_/<lesson>.html`` (its feedback-files import reads
+    the second ``_`` part as the participant, so an ``_`` in the name is a space)."""
+    entry, user = str(hand_in.get("entry") or ""), str(hand_in.get("platform_id") or "")
+    if hand_in["source"] == CANVAS:
+        split = f"_{user}_{hand_in.get('file_id')}_"
+        who, _, name = entry.rpartition(split) if split in entry else ("", "", f"{lesson}.ipynb")
+        who = "_".join(part for part in who.split("_") if part and not part.isdigit()) or "feedback"
+        return f"{who}{split}{Path(name).stem}.html"
+    who = entry.split("/")[0].split("_assignsubmission")[0].removesuffix(f"_{user}").replace("_", " ") or "Participant"
+    return f"{who}_{user}_assignsubmission_file_/{lesson}.html"
+
+
+def write_platform_zips(root, found, lessons):
+    """For the lessons collected from Canvas or Moodle (``make collect FROM=``), the zip each platform takes back:
+    ``feedback_<platform>_<lesson>.zip``, each learner's page of the lesson named after their hand-in
+    (``platform_name``); what was written, in words."""
+    hand_ins, _ = platform_hand_ins(root, lessons)
+    by_zip = {}
+    for (student, lesson), hand_in in sorted(hand_ins.items()):
+        page = lesson_page_path(root, student, lesson)
+        if student in found and page.is_file():
+            by_zip.setdefault((hand_in["source"], lesson), {})[platform_name(hand_in, lesson)] = page.read_bytes()
+    said = []
+    for (platform, lesson), pages in sorted(by_zip.items()):
+        name = f"feedback_{platform.lower()}_{lesson}.zip"
+        write_file(Path(root) / name, zipped(pages))
+        said.append(f"{name}: {len(pages)} page{'s' * (len(pages) != 1)} of {lesson}, each named after its hand-in, "
+                    f"for {UPLOAD[platform]}")
+    return said
+
+
+#: Where each platform takes its zip back.
+UPLOAD = {CANVAS: "Canvas's Re-Upload Submissions (the assignment's page, then Re-Upload Submissions): each page "
+                  "becomes a comment on its learner's submission",
+          "Moodle": "Moodle's Upload multiple feedback files in a zip (the assignment's View all submissions, then "
+                    "Grading action): each page goes to its learner's feedback files"}
+
+
+def zipped(pages):
+    """A zip's bytes of ``pages`` (``{name: bytes}``), with fixed times and modes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in pages.items():
+            info = zipfile.ZipInfo(name, (2026, 1, 1, 0, 0, 0))
+            info.external_attr, info.compress_type = 0o644 << 16, zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return buffer.getvalue()
 
 
 def release(root, out=print, force=False):
@@ -261,7 +309,7 @@ def release(root, out=print, force=False):
             f"{unchanged} page{'s' * (unchanged != 1)} unchanged since {'they were' if unchanged != 1 else 'it was'} "
             f"last released: not sent again (FORCE=1 sends every page again)"]
     said += [plain_text(f"not released through the exchange: {why}") for why in refused]
-    return "\n".join(said)
+    return "\n".join(said + write_platform_zips(root, found, lessons))
 
 
 def main(argv=None):
