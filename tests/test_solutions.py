@@ -30,7 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 UTC = datetime.timezone.utc
 DUE = datetime.datetime(2026, 12, 10, 16, 0, tzinfo=UTC)
 WRONG = '''def softmax(x, axis=-1):
-    """Softmax of `x` along `axis`: positive weights that sum to 1 along that axis."""
+    """Softmax of `x` along `axis`: positive weights that sum to 1 along that axis.
+
+    Like el.softmax: a new array in x's dtype, the same on every call, any memory layout.
+    """
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum()
 '''
@@ -159,6 +162,11 @@ def failing_softmax(source=WRONG, readable=True):
     return LAST["softmax"]
 
 
+def first_line(solution):
+    """The first line of a solution's code, after its docstring."""
+    return next(line.strip() for line in solution.split('"""')[-1].splitlines() if line.strip())
+
+
 def test_the_solution_never_shows_before_rung_three(fresh_hints):
     verdict = failing_softmax()
     course = solution_step.course_solution("softmax")
@@ -169,7 +177,7 @@ def test_the_solution_never_shows_before_rung_three(fresh_hints):
             assert not solution and len(parts) == count
             assert "course's solution" not in "".join(parts) and "shifted" not in "".join(parts)
     parts, solution = steps(verdict, ladder.RUNGS, now=DUE)
-    assert solution and len(parts) == ladder.RUNGS and course.splitlines()[2].strip() not in "".join(parts)
+    assert solution and len(parts) == ladder.RUNGS and first_line(course) not in "".join(parts)
 
 
 def _with_setting(setting, call):
@@ -192,9 +200,9 @@ def test_the_fourth_step_sets_the_learner_s_code_beside_the_course_s_with_marker
     shown = hint_area.plain(steps(verdict, ladder.STEPS)[0][-1])
     table = [line for line in shown.splitlines() if "│" in line]
     assert "│ the course's" in table[0]
-    assert [line[0] for line in table[1:]] == [" ", " ", "~", "+", "~"], shown
-    assert "e = np.exp(x - x.max(axis=axis, keepdims=True))" in table[3] and "shifted = x - x.max" in table[3]
-    assert table[5].split("│")[0].strip() == "~     return e / e.sum()"
+    assert [line[0] for line in table[1:]] == [" "] * 5 + ["~", "+", "~"], shown
+    assert "e = np.exp(x - x.max(axis=axis, keepdims=True))" in table[6] and "shifted = x - x.max" in table[6]
+    assert table[8].split("│")[0].strip() == "~     return e / e.sum()"
     html = steps(verdict, ladder.STEPS)[0][-1]
     assert html.count("<mark>") == 5 and "<pre>" in html and "&#91;" not in shown
 
@@ -203,7 +211,7 @@ def test_a_learner_s_code_that_cannot_be_read_shows_the_course_s_alone_and_says_
     verdict = failing_softmax(readable=False)
     shown = steps(verdict, ladder.STEPS)[0][-1]
     assert "Your code cannot be shown beside it: Python cannot read its code here" in shown
-    assert solution_step.course_solution("softmax").splitlines()[3].strip() in hint_area.plain(shown)
+    assert first_line(solution_step.course_solution("softmax")) in hint_area.plain(shown)
     assert solution_step.learner_source(None) == (None, "this session has not self-checked it")
     assert solution_step.learner_source(len)[0] is None
 
