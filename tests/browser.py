@@ -113,13 +113,17 @@ class Lesson:
     """What the tests expect of one lesson's student version, read from the notebooks.
 
     ``widget_cells``: indices of the cells that show a widget (their stored
-    output, in the teachers' version, is a widget view); ``stop_cell``: the
-    index of the first exercise's grade cell, where Run All stops with the
-    one designed NotImplementedError, and ``stop_function`` the function it
-    names (both None for a lesson without exercises).
+    output, in the teachers' version, is a widget view); ``failing``: ``{cell
+    index: function}`` for each cell that fails while the function it names is
+    not written (the visible-tests cells, and the lesson's own cells that use
+    the learner's function: tools/student.py tags them ``raises-exception``,
+    so that Run All goes on past them); ``hand_in_cell``: the index of the
+    cell that shows the **Hand in** button (None where there is none).
     """
 
     def __init__(self, name, student_dir):
+        from tools import student as tool
+
         self.name = name
         self.path = f"{name}/{name}.ipynb"
         teacher = nbformat.read(ROOT / "notebooks" / self.path, as_version=4)
@@ -130,10 +134,14 @@ class Lesson:
         self.widget_cells = [i for i, cell in enumerate(student.cells) if cell.get("id") in shows_widget]
         if len(self.widget_cells) != len(shows_widget):
             raise RuntimeError(f"{self.path}: the student version lost the ids of its widget cells")
-        first = next((grade_id(c) for c in student.cells if grade_id(c).endswith("_answer")), None)
-        self.stop_function = first.removesuffix("_answer") if first else None
-        self.stop_cell = (next(i for i, c in enumerate(student.cells) if grade_id(c) == f"{self.stop_function}_tests")
-                          if first else None)
+        names = tool.learner_functions(student)
+        self.failing = {}
+        for i, cell in enumerate(student.cells):
+            if tool.RAISES in cell.metadata.get("tags", []):
+                used = [n for n in sorted(names) if n in cell.source]
+                self.failing[i] = grade_id(cell).removesuffix("_tests") if grade_id(cell) else used[0]
+        self.hand_in_cell = next((i for i, c in enumerate(student.cells) if c.cell_type == "code"
+                                  and "grading.hand_in_button(" in c.source), None)
 
 
 # ------------------------------------------------------------------ JupyterLab
@@ -156,7 +164,7 @@ def free_port():
 class LabServer:
     """JupyterLab serving ``root_dir``, isolated in ``work_dir``; a context manager that always stops it."""
 
-    def __init__(self, root_dir, work_dir, cwd=None, startup_timeout=180):
+    def __init__(self, root_dir, work_dir, cwd=None, startup_timeout=180, env=None):
         self.root_dir = Path(root_dir)
         # `make lab` runs `jupyter lab student` in the course folder, where nbgrader's
         # extensions find nbgrader_config.py; ``cwd`` is that folder
@@ -168,6 +176,7 @@ class LabServer:
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = self.work_dir / "jupyterlab.log"
         self.process = None
+        self.extra_env = dict(env or {})  # what the server and its kernels get besides (a hand-in service's address)
 
     def environment(self):
         env = dict(os.environ)
@@ -185,6 +194,7 @@ class LabServer:
         for name, sub in folders.items():
             (self.work_dir / sub).mkdir(parents=True, exist_ok=True)
             env[name] = str(self.work_dir / sub)
+        env.update(self.extra_env)
         return jupyter_env(env)  # the kernel and extensions of this environment
 
     def command(self):
@@ -418,14 +428,23 @@ class LabNotebook:
         self.page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
         self.wait_until_run(timeout)
 
-    def wait_until_run(self, timeout=RUN_ALL_SECONDS):
-        try:
-            self.page.wait_for_function(
-                f"() => {{ const s = ({_JS_RUN_STATE})(); return s.ran > 0 && s.queued === 0 && s.kernel === 'idle'; }}",
-                timeout=timeout * 1000, polling=100)
-        except Exception as exc:
-            raise AssertionError(f"{self.path}: Run All had not finished after {timeout} s: "
-                                 f"{self.diagnosis()}") from exc
+    def wait_until_run(self, timeout=RUN_ALL_SECONDS, settled=2.0):
+        """Wait until no cell is queued and the kernel is idle, and stays so for ``settled`` seconds with no new
+        cell run: past a cell tagged raises-exception, JupyterLab queues the next cells again only after the
+        error's reply, and the kernel is idle for a moment between the two."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.page.wait_for_function(
+                    f"() => {{ const s = ({_JS_RUN_STATE})(); return s.ran > 0 && s.queued === 0 && "
+                    "s.kernel === 'idle'; }", timeout=max(1.0, deadline - time.monotonic()) * 1000, polling=100)
+            except Exception as exc:
+                raise AssertionError(f"{self.path}: Run All had not finished after {timeout} s: "
+                                     f"{self.diagnosis()}") from exc
+            before = self.run_state()
+            self.page.wait_for_timeout(settled * 1000)
+            if self.run_state() == before:
+                return
 
     def diagnosis(self):
         """What the page's run state says, with the likely cause when the kernel never got the cells."""

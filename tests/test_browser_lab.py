@@ -1,10 +1,12 @@
 """The course as learners open it: every lesson's student version in real JupyterLab, in headless Chromium.
 
-For each lesson (00 to 08): open it, Run All from the Run menu, and check
-what the page shows: every widget rendered as a widget with its picture
-loaded (no "Loading widget", no text fallback), no error anywhere except the
-one designed NotImplementedError at the first exercise, no pop-up over the
-notebook, no browser console error; axe-core finds no serious or critical
+For each lesson: open it, Run All from the Run menu, and check what the
+page shows: every widget rendered as a widget with its picture loaded (no
+"Loading widget", no text fallback), Run All gone on to the lesson's last
+cell and its Hand in button, no error anywhere except the designed
+NotImplementedError at each unwritten exercise's visible tests (and where
+the lesson runs the learner's function), no pop-up over the notebook, no
+browser console error; a wrong answer's Run All reaches Hand in too; axe-core finds no serious or critical
 violation in the cells' outputs. Then move a control of every widget with
 the keyboard or a click and check that the picture and the readout change,
 and once more with the keyboard alone (Tab to the control, then a key),
@@ -57,9 +59,16 @@ def student_dir(tmp_path_factory):
     return lab.student_course(tmp_path_factory.mktemp("course"))
 
 
+#: As on a course hub whose teacher runs the hand-in service, so that each lesson's last cell shows its Hand in
+#: button (no test presses it: nothing listens at that address; tests/test_hand_in.py hands in to a real service).
+HUB = {"ENCODER_COURSE_HAND_IN_URL": "http://127.0.0.1:9/", "JUPYTERHUB_API_TOKEN": "a-token-for-the-button-only"}
+HAND_IN_SHOT = Path("/tmp/w53/hand_in_after_a_failing_run_all.png")
+
+
 @pytest.fixture(scope="module")
 def lab_server(browser, student_dir, tmp_path_factory):
-    with lab.LabServer(student_dir, tmp_path_factory.mktemp("jupyterlab"), cwd=student_dir.parent) as server:
+    with lab.LabServer(student_dir, tmp_path_factory.mktemp("jupyterlab"), cwd=student_dir.parent,
+                       env=HUB) as server:
         yield server
 
 
@@ -138,7 +147,7 @@ def test_nbgrader_s_teacher_panels_are_off_for_learners():
 # ------------------------------------------------------------------ every lesson
 
 @pytest.mark.parametrize("name", LESSONS)
-def test_run_all_shows_every_widget_and_stops_only_at_the_first_exercise(name, run_lessons):
+def test_run_all_shows_every_widget_and_goes_on_past_each_unwritten_exercise_to_hand_in(name, run_lessons):
     lesson, notebook = run_lessons(name)
 
     assert notebook.popups_on_open == [], f"a pop-up covers the lesson when it opens: {notebook.popups_on_open}"
@@ -164,26 +173,25 @@ def test_run_all_shows_every_widget_and_stops_only_at_the_first_exercise(name, r
     for fallback in lab.NOT_RENDERED:
         assert fallback not in text, f"the page shows {fallback!r}: a widget did not render"
 
-    # Run All ran every cell up to the first exercise's grade cell, and stopped there
+    # Run All ran every cell, past each unwritten exercise, to the lesson's last cell and its Hand in button
     state = notebook.run_state()
     code_cells = [i for i, c in enumerate(lesson.cells) if c.cell_type == "code"]
-    expected_ran = code_cells if lesson.stop_cell is None else [i for i in code_cells if i <= lesson.stop_cell]
-    assert state["ran"] == len(expected_ran), f"Run All ran {state['ran']} cells, expected {len(expected_ran)}"
+    assert state["ran"] == len(code_cells), f"Run All ran {state['ran']} cells, expected all {len(code_cells)}"
+    if lesson.hand_in_cell is not None:
+        assert_hand_in_shown(notebook, lesson)
 
     # no error output, except the designed one-line NotImplementedError naming the function to write
     errors = notebook.error_outputs()
-    if lesson.stop_cell is None:
-        assert errors == [], f"error output in a lesson without exercises: {errors}"
-    else:
-        assert [e["index"] for e in errors] == [lesson.stop_cell], \
-            f"error outputs in cells {[e['index'] for e in errors]}, expected only the first exercise's " \
-            f"grade cell {lesson.stop_cell}: {[e['text'][:300] for e in errors]}"
-        message = errors[0]["text"].strip()
-        assert message.startswith(f"NotImplementedError: `{lesson.stop_function}` is not written yet."), message
+    assert [e["index"] for e in errors] == sorted(lesson.failing), \
+        f"error outputs in cells {[e['index'] for e in errors]}, expected only in {sorted(lesson.failing)} " \
+        f"(the unwritten exercises' visible tests): {[e['text'][:300] for e in errors]}"
+    for error in errors:
+        message, function = error["text"].strip(), lesson.failing[error["index"]]
+        assert message.startswith(f"NotImplementedError: `{function}` is not written yet."), message
         assert "\n" not in message and "Traceback" not in message and len(message) < 160, message
-        self_check = next(i for i, cell in enumerate(lesson.cells)
-                          if lab.grade_id(cell) == f"{lesson.stop_function}_self_check")
-        assert "not done yet" in notebook.cell(self_check).text_content(), "the self-check says it is not done yet"
+    for function in set(lesson.failing.values()) & {lab.grade_id(c).removesuffix("_self_check") for c in lesson.cells}:
+        self_check = next(i for i, cell in enumerate(lesson.cells) if lab.grade_id(cell) == f"{function}_self_check")
+        assert "not done yet" in notebook.cell(self_check).text_content(), f"{function}'s self-check"
 
     assert console_errors(notebook) == []
 
@@ -327,3 +335,48 @@ def test_04_a_question_answered_wrong_is_told_the_widget_s_answer_and_the_widget
     kept = json.loads((student_dir / ".encoder-course-answers.json").read_text())  # the course folder's record
     assert kept["questions"]["04_add_and_norm/pre-no-residual"]["answers"][-1][1] is False
     assert console_errors(notebook) == []
+
+
+def assert_hand_in_shown(notebook, lesson):
+    """The lesson's last cell ran and shows its Hand in button, its label whole."""
+    button = notebook.cell(lesson.hand_in_cell).locator("button", has_text="Hand in")
+    button.wait_for(timeout=30_000)
+    button.scroll_into_view_if_needed()
+    label = " ".join(button.text_content().split())
+    assert label == f"Hand in {lesson.name}", label
+    return button
+
+
+#: A natural mistake: the sum over every axis, not over the last one (right for one row, wrong for a matrix).
+WRONG_SOFTMAX = "    e = np.exp(x - x.max())\n    return e / e.sum()\n"
+
+
+def test_run_all_with_a_wrong_answer_goes_on_past_its_failing_tests_to_the_hand_in_button(run_lessons, student_dir,
+                                                                                           browser, lab_server):
+    """Lesson 01 with softmax written wrong: its visible tests fail, and Run All goes on through the rest of the
+    lesson to the Hand in button."""
+    import nbformat
+
+    path = student_dir / "01_attention" / "01_attention.ipynb"
+    notebook_file = nbformat.read(path, as_version=4)
+    answer = next(c for c in notebook_file.cells if lab.grade_id(c) == "softmax_answer")
+    assert "raise NotImplementedError()" in answer.source
+    answer.source = answer.source.replace("    # YOUR CODE HERE\n    raise NotImplementedError()", WRONG_SOFTMAX)
+    assert WRONG_SOFTMAX in answer.source + "\n"
+    wrong = student_dir / "01_attention" / "01_attention_wrong_softmax.ipynb"
+    nbformat.write(notebook_file, wrong)
+    lesson = lab.Lesson("01_attention", student_dir)
+    with lab.LabNotebook(browser, lab_server, wrong.relative_to(student_dir).as_posix()) as notebook:
+        notebook.open()
+        notebook.run_all()
+        state = notebook.run_state()
+        assert state["ran"] == sum(c.cell_type == "code" for c in lesson.cells), state
+        tests = next(i for i, c in enumerate(lesson.cells) if lab.grade_id(c) == "softmax_tests")
+        errors = {e["index"]: e["text"] for e in notebook.error_outputs()}
+        assert tests in errors and "not written yet" not in errors[tests], errors  # the wrong answer's failure
+        assert set(errors) == set(lesson.failing), errors
+        button = assert_hand_in_shown(notebook, lesson)
+        HAND_IN_SHOT.parent.mkdir(parents=True, exist_ok=True)
+        notebook.page.screenshot(path=str(HAND_IN_SHOT))
+        assert button.is_enabled()
+        assert console_errors(notebook) == []

@@ -9,8 +9,11 @@ gradebook.db, and each starts with the cell that installs the course's
 library where it is missing, as on Colab, and does nothing where it imports
 (``tools/colab.py``); each "Try it" answer (a markdown cell tagged ``try-it-answer``)
 is then folded into a disclosure, so that a learner predicts before reading
-(``fold_answers``). Then each file of release/<lesson>/ is copied to
-student/<lesson>/, where learners work:
+(``fold_answers``). Every visible-tests cell, and every other cell that
+calls a function the learner writes, carries JupyterLab's ``raises-exception``
+tag (``let_run_all_go_on``): a blank or wrong answer fails there and Run All
+goes on, to the lesson's last cell and its **Hand in** button. Then each file
+of release/<lesson>/ is copied to student/<lesson>/, where learners work:
 
 - a file that is missing, or still exactly as this tool last wrote it, is
   (re)written;
@@ -26,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -144,6 +148,7 @@ def generate(root, course=None):
     course = colab.course_folder(root) if course is None else Path(course)
     for path in sorted(Path(root, "release").glob("*/*.ipynb")):
         add_install_cell(path, course)
+        let_run_all_go_on(path)
 
 
 def add_install_cell(path, course):
@@ -153,6 +158,58 @@ def add_install_cell(path, course):
     notebook = nbformat.read(path, as_version=4)
     if colab.with_first_cell(notebook, colab.first_cell(notebook, course)):
         write_atomically(Path(path), nbformat.writes(notebook).encode())
+
+
+RAISES = "raises-exception"  # JupyterLab's tag: Run All goes on past the cell when it raises
+_DEFINED = re.compile(r"^def\s+([A-Za-z_]\w*)\s*\(", re.M)
+
+
+def learner_functions(notebook):
+    """The names of the functions the learner writes: those defined in the answer cells (nbgrader's solution)."""
+    return {name for cell in notebook.cells if cell.cell_type == "code"
+            and cell.metadata.get("nbgrader", {}).get("solution") for name in _DEFINED.findall(cell.source)}
+
+
+def runs_learner_code(cell, names):
+    """Whether a code cell may fail on a blank or wrong answer: a visible-tests cell (nbgrader's grade cell), or a
+    cell of the lesson's own that uses a function of ``names`` by its bare name, to call it or to hand it on
+    (``el.softmax`` is the library's; a name in a string or a comment is not a use)."""
+    nbgrader = cell.metadata.get("nbgrader", {})
+    if cell.cell_type != "code" or nbgrader:  # an answer, a self-check (it reports, never raises), or a test cell
+        return bool(nbgrader.get("grade")) and cell.cell_type == "code"
+    return bool(names & _bare_names(cell.source))
+
+
+def _bare_names(source):
+    """The names ``source`` uses that are not an attribute (after a dot), from Python's tokenizer; where it cannot
+    read the code (a magic), every word not after a dot."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)", source))
+    return {t.string for k, t in enumerate(tokens) if t.type == tokenize.NAME
+            and not (k and tokens[k - 1].type == tokenize.OP and tokens[k - 1].string == ".")}
+
+
+def let_run_all_go_on(path):
+    """Tag each cell of the student version at ``path`` that may fail on the learner's answer ``raises-exception``
+    (``runs_learner_code``), so that Run All reaches the lesson's end whatever the answers; returns how many."""
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    names = learner_functions(notebook)
+    tagged = 0
+    for cell in notebook.cells:
+        tags = cell.metadata.get("tags", [])
+        if runs_learner_code(cell, names) and RAISES not in tags:
+            cell.metadata["tags"] = [*tags, RAISES]
+            tagged += 1
+    if tagged:
+        write_atomically(Path(path), nbformat.writes(notebook).encode())
+    return tagged
 
 
 TRY_IT_ANSWER = "try-it-answer"  # the tag of a markdown cell that answers a "Try it" question
