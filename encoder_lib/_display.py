@@ -85,6 +85,7 @@ def figure_alt_text(figure):
             words.append("legend: " + ", ".join(t.get_text() for t in legend.get_texts()))
         parts.append(": ".join(words[:1]) + ": " + "; ".join(words[1:]))
     head = " ".join(suptitle.split())
+    parts += ["legend: " + ", ".join(t.get_text() for t in legend.get_texts()) for legend in figure.legends]
     body = ". ".join(parts) if parts else "an empty figure"
     return f"Plot: {head + '. ' if head else ''}{body}."
 

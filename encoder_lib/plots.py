@@ -143,6 +143,15 @@ def update_bars(bars, texts, values, fmt="{:.2f}"):
         text.set_text(fmt.format(value))
 
 
+def legend_above(figure, handles, ncol=None):
+    """The figure's legend above its panels, where it hides no data (``handles``: the lines it names). The figure's
+    constrained layout makes room for it, at a widget's width and at a phone's (``tools/site/phone.py``)."""
+    legend = figure.legend(handles=handles, loc="outside upper center", ncol=ncol or len(handles), fontsize=8,
+                           frameon=False)
+    legend.course_handles = list(handles)  # what a phone's drawing lists again, in one column
+    return legend
+
+
 def largest_weight_plot(d_ks, largest, seq=6):
     """Lesson 01's picture: the mean largest weight against d_k, scaled and not (``largest_weight_by_d_k``)."""
     import matplotlib.pyplot as plt

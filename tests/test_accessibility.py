@@ -169,7 +169,8 @@ def low_contrast(figure):
             if _visible(text) and text.get_text().strip():
                 check(f"label {text.get_text()!r}", text.get_color(), text.get_alpha(), figure_bg, plots.TEXT_CONTRAST)
     suptitle = [figure._suptitle] if getattr(figure, "_suptitle", None) is not None else []
-    for text in [*figure.texts, *suptitle]:
+    legends = [text for legend in figure.legends for text in legend.get_texts()]  # above the panels
+    for text in [*figure.texts, *suptitle, *legends]:
         if _visible(text) and text.get_text().strip():
             ratio = plots.contrast_ratio(_opaque(text.get_color(), text.get_alpha(), figure_bg), figure_bg)
             if ratio < plots.TEXT_CONTRAST:

@@ -91,3 +91,32 @@ def test_live_shows_the_widget_first_then_draws_the_runs_as_they_train(monkeypat
     again = T.compare_runs(T.SortTask(seq_len=4, vocab=5), 20, 3e-3, 5, d_model=16, n_heads=2, d_ff=32, n_layers=1)
     for key, run in again.items():
         np.testing.assert_array_equal(run.loss, explorer.runs[key].loss)
+
+
+def _overlap(a, b):
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def _legends_over_panels(figure):
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    panels = [ax for ax in figure.axes if ax.get_label() != "<colorbar>"]
+    legends = [*figure.legends, *(ax.get_legend() for ax in panels if ax.get_legend() is not None)]
+    assert legends, "the figure names its lines in a legend"
+    return [(legend.get_texts()[0].get_text(), ax.get_title()) for legend in legends for ax in panels
+            if _overlap(legend.get_window_extent(renderer), ax.get_window_extent(renderer))]
+
+
+@pytest.mark.parametrize("make", [gradients.GradientFlowExplorer, gradients.small_comparison,
+                                  lambda: gradients.TrainingMonitor(10)], ids=["flow", "comparison", "monitor"])
+def test_no_legend_lies_over_a_panel_so_none_hides_data_in_the_widget_or_on_a_phone(make):
+    """Lesson 07's legend once sat over the bottom blocks its question asks about: every legend is now above the
+    panels, where it hides nothing, at the widget's size and in the site's phone drawing."""
+    from tools.site import phone
+
+    explorer = make()
+    explorer.frame(explorer.values())
+    assert _legends_over_panels(explorer.figure) == []
+    with phone.stacked(explorer.figure):
+        assert _legends_over_panels(explorer.figure) == []
+    assert _legends_over_panels(explorer.figure) == []

@@ -16,6 +16,7 @@ import matplotlib.ticker
 import numpy as np
 
 from ..experiments.gradients import gradient_table, smoothed_loss
+from ..plots import legend_above
 from ..training import SortTask, compare_runs
 from ._base import COLORS, MARKERS, Explorer, drawing_order, highlight, sentences
 from ._controls import PLACEMENT_NAMES, checkbox, placement_toggle, slider, toggle
@@ -55,6 +56,7 @@ class GradientFlowExplorer(Explorer):
                                                            markersize=3, label=PLACEMENT_NAMES[norm])
         (self.here,) = self.ax_depth.plot([1], [1], ls="none", marker="o", markersize=11, markerfacecolor="none",
                                           markeredgecolor="black", markeredgewidth=1.5)
+        legend_above(figure, list(self.layer_lines.values()))  # above the panels: over them it hid the bottom blocks
         self._log_scales()
         self.ax_layers.set_xlabel("block (1 = bottom)")
         self.ax_layers.set_ylabel("gradient norm of the block's parameters")
@@ -77,12 +79,11 @@ class GradientFlowExplorer(Explorer):
             ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
             ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
             ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-            ax.legend(loc="lower left", fontsize=8)
 
     def dynamic_artists(self):
         axes = (self.ax_layers, self.ax_depth)
         changing = [*self.layer_lines.values(), *self.depth_lines.values(), self.here, self.ax_layers.xaxis,
-                    *(ax.title for ax in axes), *(ax.get_legend() for ax in axes)]
+                    *(ax.title for ax in axes)]
         return drawing_order(changing, spines_of=axes)
 
     def draw(self, depth, norm, residual):
@@ -148,7 +149,7 @@ class TrainingMonitor(Explorer):
         ax.set_xlabel("step")
         ax.set_ylabel("cross-entropy")
         ax.set_xlim(0, self.steps)
-        ax.legend(loc="upper right", fontsize=8)
+        legend_above(figure, [self.loss_line])
 
     def draw(self):
         h = self.history
@@ -243,7 +244,7 @@ class TrainingComparisonExplorer(Explorer):
         ax.set_ylabel("training loss")
         ax.set_yscale("log")
         ax.set_ylim(0.05, 5)  # until a run has data to scale to
-        ax.legend(loc="upper right", fontsize=8)
+        legend_above(figure, list(self.lines.values()), ncol=2)
         ax.set_title(" ")
 
     def draw(self, norm, warmup):

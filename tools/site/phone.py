@@ -72,7 +72,8 @@ def stacked(figure, before=lambda: None, draw=None, after=lambda: None):
     """
     draw = draw or figure.canvas.draw
     panels = _panels(figure)
-    undo = [_wrap_long_words(figure, panels), _shorten_phrases(panels), _one_column(figure, panels)]
+    undo = [_wrap_long_words(figure, panels), _shorten_phrases(panels), _legends_in_one_column(figure),
+            _one_column(figure, panels)]
     _lay_out(figure, before, draw, after, "none")
     try:
         yield figure
@@ -107,6 +108,25 @@ def _shorten_phrases(panels):
         for axis, locator, formatter in saved:
             axis.set_major_locator(locator)
             axis.set_major_formatter(formatter)
+    return put_back
+
+
+def _legends_in_one_column(figure):
+    """The figure's legends above its panels (``plots.legend_above``) list their entries one under the other, as a
+    phone's width has room for one; returns what puts the legends back."""
+    from encoder_lib.plots import legend_above
+
+    wide = [legend for legend in figure.legends if hasattr(legend, "course_handles")]
+    for legend in wide:
+        legend.remove()
+    narrow = [legend_above(figure, legend.course_handles, ncol=1) for legend in wide]
+
+    def put_back():
+        for legend in narrow:
+            legend.remove()
+        figure.legends.extend(wide)
+        for legend in wide:
+            legend.set_figure(figure)
     return put_back
 
 
