@@ -139,3 +139,107 @@ def test_a_fully_padded_sequence_gets_zero_weights_and_no_nan(dtype):
     assert all(np.isfinite(v).all() for v in trace.values())
     assert (trace["attn_weights"][1] == 0).all()
     np.testing.assert_allclose(trace["attn_out"][1], np.broadcast_to(p["attn"]["b_o"], (4, 8)), atol=1e-6)
+
+
+# ---------------------------------------------------------------- the encoder since 2017 (lesson 09)
+
+
+@SETTINGS
+@given(st.integers(1, 9), st.integers(1, 4), st.integers(-50, 50), st.sampled_from(["half", "interleaved"]),
+       st.sampled_from([10000.0, 160000.0, 7.0]), st.integers(0, 2**16))
+def test_rope_scores_depend_only_on_the_distance(seq, pairs, shift, layout, base, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, seq, 2 * pairs))
+    positions = rng.integers(-100, 100, seq)
+
+    def scores(moved):
+        return el.rope(q, base, layout, positions + moved) @ el.rope(k, base, layout, positions + moved).T
+
+    np.testing.assert_allclose(scores(shift), scores(0), rtol=1e-10, atol=1e-10)  # every position moved alike
+    same_rows = el.rope(np.tile(q[:1], (seq, 1)), base, layout) @ el.rope(np.tile(k[:1], (seq, 1)), base, layout).T
+    for d in range(-seq + 1, seq):  # one query and one key at every position: the score is a function of i - j
+        np.testing.assert_allclose(np.diag(same_rows, d), np.diag(same_rows, d)[0], rtol=1e-10, atol=1e-10)
+
+
+@SETTINGS
+@given(st.integers(2, 8), st.integers(2, 5), st.integers(0, 2**16))
+def test_the_two_rope_layouts_differ_but_are_one_reordering_apart(seq, pairs, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, seq, 2 * pairs))
+    half = el.rope(q, layout="half") @ el.rope(k, layout="half").T
+    interleaved = el.rope(q, layout="interleaved") @ el.rope(k, layout="interleaved").T
+    assert not np.allclose(half, interleaved)  # the same weights: other columns turn together, at other speeds
+    order = el.rope_pairs(2 * pairs, "half").ravel()
+    reordered = el.rope(q[:, order], layout="interleaved") @ el.rope(k[:, order], layout="interleaved").T
+    np.testing.assert_allclose(reordered, half, rtol=1e-10, atol=1e-10)
+
+
+@SETTINGS
+@given(st.integers(-40, 40), st.integers(1, 8), st.integers(0, 60))
+def test_a_shift_of_the_sinusoidal_encoding_is_one_rotation_for_every_position(offset, pairs, first):
+    pe = el.positional_encoding(first + 100, 2 * pairs, dtype=np.float64)
+    r = el.shift_rotation(offset, 2 * pairs, dtype=np.float64)
+    np.testing.assert_allclose(r @ r.T, np.eye(2 * pairs), atol=1e-12)  # a rotation
+    i = np.arange(max(first, -offset), first + 100 - max(offset, 0))
+    np.testing.assert_allclose(pe[i] @ r.T, pe[i + offset], atol=1e-9)
+
+
+@SETTINGS
+@given(configs(), st.integers(1, 9), st.data())
+def test_blockwise_attention_equals_attention_for_any_block_and_mask(c, block, data):
+    rng, x, _ = build(c)
+    mask = rng.random(c["lead"] + (c["seq"],)) < data.draw(st.sampled_from([0.0, 0.4, 1.0]))
+    expected, _ = el.scaled_dot_product_attention(x, x[..., ::-1], x, mask)
+    got = el.blockwise_attention(x, x[..., ::-1], x, mask, block=block)
+    assert got.dtype == x.dtype
+    np.testing.assert_allclose(got, expected, rtol=tolerance(c["dtype"]), atol=tolerance(c["dtype"]))
+
+
+@SETTINGS
+@given(st.integers(1, 12), st.integers(1, 30))
+def test_the_local_window_keeps_each_query_and_its_neighbours(seq, window):
+    mask = el.local_window_mask(seq, window)
+    assert not mask.diagonal().any() and (mask == mask.T).all()
+    i, j = np.indices((seq, seq))
+    np.testing.assert_array_equal(mask, np.abs(i - j) > window // 2)
+    assert el.causal_mask(seq).sum() == seq * (seq - 1) // 2
+
+
+@SETTINGS
+@given(st.integers(1, 16), st.integers(1, 40))
+def test_a_gated_ffn_of_two_thirds_the_width_has_the_plain_ffns_weights(d_model, third):
+    rng = np.random.default_rng(0)
+    plain = el.init_block_params(d_model, 3 * third, rng, config=el.BlockConfig(1, norm="pre", bias=False))["ffn"]
+    gated = el.init_block_params(d_model, el.gated_d_ff(3 * third), rng,
+                                 config=el.BlockConfig(1, norm="pre", bias=False, ffn="gated", activation="silu"))["ffn"]
+    assert el.count_params(plain) == el.count_params(gated) == 6 * d_model * third
+
+
+@SETTINGS
+@given(st.integers(1, 5), st.integers(2, 9), st.integers(0, 2**16))
+def test_rms_norm_is_layer_norm_on_rows_of_mean_zero(seq, d, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((seq, d))
+    x -= x.mean(axis=-1, keepdims=True)
+    gamma = rng.uniform(0.5, 1.5, d)
+    np.testing.assert_allclose(el.rms_norm(x, gamma), el.layer_norm(x, gamma), rtol=1e-12, atol=1e-12)
+    assert not np.allclose(el.rms_norm(x + 1.0, gamma), el.layer_norm(x + 1.0, gamma))  # the mean matters to rms
+
+
+@SETTINGS
+@given(configs(), st.sampled_from(["pre", "peri"]), st.integers(1, 6))
+def test_a_modern_stack_keeps_padded_values_from_real_positions(c, norm, window):
+    assume(c["seq"] >= 2 and (c["d_model"] // c["n_heads"]) % 2 == 0)
+    config = el.BlockConfig(c["n_heads"], norm=norm, norm_kind="rms", bias=False, ffn="gated", activation="silu",
+                            rope="half", window=window, qk_norm=True)
+    configs_ = el.local_global_configs(config, c["n_layers"], global_every=2, window=window)
+    rng, x, _ = build(c)
+    layers = [off_defaults(el.init_block_params(c["d_model"], c["d_ff"], rng, c["dtype"], config=one), rng)
+              for one in configs_]
+    mask = np.zeros(c["lead"] + (c["seq"],), dtype=bool)
+    mask[..., -1] = True
+    changed = x.copy()
+    changed[..., -1, :] = rng.standard_normal(changed[..., -1, :].shape)
+    out, out_changed = (el.encoder(a, layers, config=configs_, padding_mask=mask) for a in (x, changed))
+    np.testing.assert_allclose(out[..., :-1, :], out_changed[..., :-1, :], rtol=tolerance(c["dtype"]),
+                               atol=tolerance(c["dtype"]))
