@@ -63,7 +63,7 @@ def test_widgets_only_draw_their_numbers_come_from_the_experiments():
     from test_layers import PACKAGE
 
     modules = sorted(p for p in (PACKAGE / "widgets").glob("*.py") if not p.name.startswith("_"))
-    assert len(modules) == 8
+    assert len(modules) == 9
     assert {p.name: library_math_imported(p) for p in modules} == {p.name: [] for p in modules}
 
 

@@ -24,14 +24,14 @@ PAIRS = ["A man is playing a guitar.", "Someone is playing an instrument.", "The
 def lesson_explorers():
     """``{widget class name: explorer}``, each built as its lesson's notebook builds it."""
     from encoder_lib.pretrained import encode
-    from encoder_lib.widgets import add_norm, attention, block, feed_forward, gradients, heads, pretrained, stack
+    from encoder_lib.widgets import add_norm, attention, block, feed_forward, gradients, heads, modern, pretrained, stack
 
     made = [attention.AttentionExplorer(d_k=64, scale=True), heads.HeadsExplorer(n_heads=2, head=0),
             feed_forward.FeedForwardExplorer(), add_norm.AddNormExplorer(), block.BlockStepExplorer(),
             block.PaddingExplorer(), block.PermutationExplorer(), stack.StackScaleExplorer(),
             gradients.GradientFlowExplorer(gradients.gradient_table()),
             pretrained.AttentionHeadExplorer(encode(SENTENCES), index=0, query=9),
-            pretrained.SimilarityExplorer(PAIRS)]
+            pretrained.SimilarityExplorer(PAIRS), *(explorer() for explorer in modern.EXPLORERS)]
     return {type(explorer).__name__: explorer for explorer in made}
 
 

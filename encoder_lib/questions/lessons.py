@@ -379,3 +379,120 @@ def _cls_gap(look):
     return Answer(round(state["gap"], 3), look.full(pooling="cls", layer=3),
                   f"Before the last layer, every sentence's [CLS] vector is nearly the same (paraphrases "
                   f"{state['paraphrase_mean']:.3f}, others {state['other_mean']:.3f}): a gap of {state['gap']:.3f}.")
+
+
+# --- 09 -----------------------------------------------------------------------------------------------------------
+MODERN = "09_the_encoder_since_2017"
+NORMS = dict(lesson=MODERN, widget="NormExplorer")
+
+
+@asks(**NORMS, name="rms-norm-mean", tolerance=0.05, prompt="Rows of mean 0 and variance 1, with 2 added to every "
+      "entry: what is each row's mean after RMSNorm? (a number)")
+def _rms_mean(look):
+    state = look(offset=2.0)
+    return Answer(round(state["rms_mean"], 3), look.full(offset=2.0, norm="rms"),
+                  f"RMSNorm divides a row by its root mean square, here sqrt(1 + 2^2), and takes no mean out: the "
+                  f"rows' mean 2 becomes {state['rms_mean']:.2f}. Layer norm's rows have mean "
+                  f"{_tiny(state['layer_mean'])}.")
+
+
+@asks(**NORMS, name="rms-equals-layer-norm", choices=YES_NO,
+      prompt="On rows whose mean is already 0, does RMSNorm give what layer norm gives (both without gamma and beta)?")
+def _rms_equals(look):
+    zero, two = look(offset=0.0), look(offset=2.0)
+    return Answer(yes_no(zero["difference"], 1e-6, 1e-2), look.full(offset=0.0, norm="rms"),
+                  f"When a row's mean is 0 its mean square is its variance, so the two divide by the same number: "
+                  f"they differ by {_tiny(zero['difference'])}. With 2 added to every entry, by up to "
+                  f"{two['difference']:.2f}.")
+
+
+ROPE = dict(lesson=MODERN, widget="RopeExplorer")
+
+
+@asks(**ROPE, name="rope-shift", choices=YES_NO, prompt="With rotary positions, move both the query and the key 16 "
+      "positions on: does the score of query 9 with key 4 change?")
+def _rope_shift(look):
+    before, after = look(layout="half", shift=0), look(layout="half", shift=16)
+    change = abs(after["pair_score"] - before["pair_score"])
+    return Answer({"yes": "no", "no": "yes"}[yes_no(change, 1e-6, 1e-3)], look.full(layout="half", shift=16),
+                  f"Turning both by 16 more positions turns them alike, and a dot product does not change when "
+                  f"both vectors turn by the same angle: {before['pair_score']:+.4f} before, "
+                  f"{after['pair_score']:+.4f} after (a change of {_tiny(change)}).")
+
+
+@asks(**ROPE, name="rope-layouts", choices=YES_NO, prompt="The same query and key vectors in the other layout "
+      "(interleaved instead of half): are the scores the same?")
+def _rope_layouts(look):
+    state = look(layout="half", shift=0)
+    return Answer(yes_no(state["layout_difference"], 1e-6, 1e-2), look.full(layout="interleaved", shift=0),
+                  f"The layouts turn different pairs of columns at each speed: query 9 with key 4 scores "
+                  f"{state['pair_score']:+.3f} in one and {state['other_layout_pair_score']:+.3f} in the other, and "
+                  f"the scores differ by up to {state['layout_difference']:.2f}.")
+
+
+FFNS = dict(lesson=MODERN, widget="GatedFFNExplorer")
+
+
+@asks(**FFNS, name="gated-width", prompt="With as many weights as the ReLU FFN of 48 hidden units, how many hidden "
+      "units does SwiGLU have? (a number)")
+def _gated_width(look):
+    relu, swiglu = look(kind="relu"), look(kind="swiglu")
+    return Answer(swiglu["width"], look.full(kind="swiglu"),
+                  f"A plain FFN holds 2 x d_model x d_ff weights, a gated one 3 x d_model x width (its gate is a third "
+                  f"matrix): {relu['weights']:,} = 3 x 16 x {swiglu['width']}.")
+
+
+@asks(**FFNS, name="gated-signs", prompt="Which values can GeGLU's hidden units hold?",
+      choices={"none": "never negative, as ReLU's", "small": "slightly negative only, as GELU's (never below "
+               "-0.17)", "both": "either sign, negative ones well below -0.17"})
+def _gated_signs(look):
+    state = look(kind="geglu")
+    low = state["lowest"]
+    key = "none" if low >= 0 else "small" if low > -0.2 else "both" if low < -0.3 else None
+    if key is None:
+        raise QuestionError(f"GeGLU's lowest hidden value {low:.3f} is too close to GELU's -0.17 to call")
+    return Answer(key, look.full(kind="geglu"),
+                  f"GELU(x w_in) is multiplied by x w_gate, which takes either sign: {state['negative_share']:.0%} of "
+                  f"the hidden values are negative, down to {low:.2f}.")
+
+
+PLACES = dict(lesson=MODERN, widget="PlacementExplorer")
+
+
+@asks(**PLACES, name="peri-norm-depth", choices=SIZES, prompt="After 24 peri-norm blocks, is the gradient reaching "
+      "block 1 larger or smaller than the one reaching block 24?")
+def _peri_depth(look):
+    state = look(norm="peri", depth=24)
+    return Answer(ratio_trend(state["bottom_over_top"]), look.full(norm="peri", depth=24),
+                  f"As in pre-norm, the residual stream itself is never normalised. In this widget's setting block 1 "
+                  f"gets {state['bottom']:.0f}, block 24 {state['top']:.0f}, "
+                  f"{state['bottom_over_top']:.2f} times as much.")
+
+
+MEMORY = dict(lesson=MODERN, widget="MemoryExplorer")
+
+
+def _memory(look, field, held):
+    short, long = look(seq=512, block=128), look(seq=8192, block=128)
+    ratio = long[field] / short[field]
+    return Answer(round(ratio), look.full(seq=8192, block=128),
+                  f"{held}: 16 times the tokens is {ratio:.0f} times the bytes.")
+
+
+#: The two memory questions: (name, what is measured, its field, what it holds).
+MEMORY_QUESTIONS = (
+    ("weights-memory", "one layer's attention weights", "full_bytes", "The weights hold heads x seq x seq numbers"),
+    ("blockwise-memory", "the scores blockwise attention holds at a time, blocks of 128 keys,", "block_bytes",
+     "One block holds heads x seq x 128 scores"),
+)
+for _name, _what, _field, _held in MEMORY_QUESTIONS:
+    asks(**MEMORY, name=_name, prompt=f"From 512 tokens to 8,192 (16 times as many), how many times as many bytes do "
+         f"{_what} take? (a number)")(functools.partial(_memory, field=_field, held=_held))
+
+
+@asks(MODERN, "WindowExplorer", "window-reach", prompt="A window of 4 (2 positions either side) and no global layer: "
+      "after how many layers can position 0's output depend on position 10? (a number)")
+def _window_reach(look):
+    state = look(window=4, global_layers=False)
+    return Answer(state["layers_to_10"], look.full(window=4, global_layers=False, layers=state["layers_to_10"]),
+                  f"Each local layer reaches 2 positions further: 10 positions take {state['layers_to_10']} layers.")

@@ -9,7 +9,7 @@ currently shows. Each module lists its widget builders in ``EXPLORERS``;
 import importlib
 
 #: Lesson modules, in course order.
-MODULES = ("attention", "heads", "feed_forward", "add_norm", "block", "stack", "gradients", "pretrained")
+MODULES = ("attention", "heads", "feed_forward", "add_norm", "block", "stack", "gradients", "pretrained", "modern")
 
 
 def all_explorers():
