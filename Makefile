@@ -130,9 +130,11 @@ endif
 # The lines of jupyterhub_config.py that make the hub start the course's hand-in service (course_grader/handin)
 # from this copy of the course, and tell every learner's server where it is: learners hand in with
 # grading.hand_in() and read the verdict seconds later (docs/teaching/hand-in-service.md). HAND_IN_USER=teacher:
-# the account it runs as, where the hub runs as root.
+# the account it runs as, where the hub runs as root; PORT=10101 the port the hub's proxy reaches its page at. It
+# also lists the roster's ids the hub can never give a learner (a capital letter: the hub lowercases names).
 hand-in-service-config: setup
-	@$(BIN)/python -m tools.classroom --hand-in-service $(if $(HAND_IN_USER),--user "$(HAND_IN_USER)")
+	@$(BIN)/python -m tools.classroom --hand-in-service $(if $(HAND_IN_USER),--user "$(HAND_IN_USER)") \
+	    $(if $(PORT),--port "$(PORT)")
 
 # The line of jupyterhub_config.py that tells every learner's server when the hint ladder's fourth step, the
 # course's solution, opens: SOLUTIONS=due (the default: each lesson's due date in the gradebook, or its latest
@@ -202,10 +204,12 @@ dask-certificates: setup
 # the pinned packages, the model, encoder_lib (built, not editable) and the JupyterLab
 # settings, nbgitpuller (and jupyterhub-singleuser where the environment has none) and the
 # learners' nbgrader settings: the course's id and its exchange folder, the one set in
-# nbgrader_config.py (EXCHANGE). `make hub-install PREFIX=/opt/tljh/user` (README: For teachers).
+# nbgrader_config.py (EXCHANGE). `make hub-install PREFIX=/opt/tljh/user` (README: For teachers). The course's
+# solutions are left out (the hand-in service gives each at the learner's due date); WITH_SOLUTIONS=1 installs them
+# (a hub for self-study).
 hub-install:
 	@test -n "$(PREFIX)" || { echo "usage: make hub-install PREFIX=<the server's environment, the folder that holds bin/python>"; exit 2; }
-	$(PYTHON) -m tools.hub_install "$(PREFIX)"
+	$(PYTHON) -m tools.hub_install "$(PREFIX)" $(if $(WITH_SOLUTIONS),--with-solutions)
 
 # Present a lesson's widgets without its code, for a class: Voila serves the
 # notebook on 127.0.0.1 and prints the address. `make present` shows lesson 04;
