@@ -126,10 +126,18 @@ class Cluster:
             yield task, _value(future, task)
             self._submit(source, futures, ongoing)
 
+    def submit(self, task, done=None):
+        """Send ``task`` to the cluster; ``done(results or WorkerDied)`` is called when they come (the hand-in
+        service's way)."""
+        future = self.client.submit(grade_remote, task, key=f"grade-learner-{uuid.uuid4().hex}", pure=False)
+        if done is not None:
+            future.add_done_callback(lambda finished: done(_value(finished, task)))
+        return future
+
     def _submit(self, source, futures, ongoing):
         """Send the next task of ``source`` to the cluster; False when there is none."""
         for task in source:
-            future = self.client.submit(grade_remote, task, key=f"grade-learner-{uuid.uuid4().hex}", pure=False)
+            future = self.submit(task)
             futures[future.key] = task
             ongoing.add(future)
             return True

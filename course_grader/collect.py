@@ -127,6 +127,13 @@ class CourseCollect(ExchangeCollect):
                          help="The accounts a learner may have on this machine ({student_id} is their id): where "
                               "one exists, a hand-in named for the learner must be that account's.").tag(config=True)
 
+    def start(self):
+        """nbgrader's collect, or nothing where there is no exchange (a hub with the hand-in service alone)."""
+        if not os.path.exists(self.root):
+            self.log.warning(f"no nbgrader exchange at {self.root}: nothing collected from it")
+            return
+        return super().start()
+
     def init_src(self):
         """The inbound folder, as nbgrader's collect checks it, then every hand-in of the lesson in it."""
         if self.coursedir.course_id == "":

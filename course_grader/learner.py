@@ -16,7 +16,8 @@ from .files import plain_text
 from .marking import NOT_ANSWERED, Marked, grade_answer
 from .outputs import Result
 from .profile import PROFILE, timed
-from .submissions import NOTEBOOK, NotebookProblem, ReleasedLesson, as_released, read_hand_in, read_submission
+from .submissions import (NOTEBOOK, NotebookProblem, ReleasedLesson, answer_digest, as_released, read_hand_in,
+                          read_submission)
 
 #: The longest answer cell run (the course's are a few kilobytes).
 MAX_ANSWER_CHARS = 500_000
@@ -49,6 +50,7 @@ class Task:
     released: tuple = ()  # ((lesson, the released notebook's text), ...), once shipped
     version: str = ""
     previewed: bool = False  # each answer's ``marking.preview`` too (the hand-in service's)
+    known: tuple = ()  # ((exercise, answer's SHA-256, its Marked as a dict), ...): marked before, not run again
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class Graded:
     digest: str = None
     failure: str = None
     previews: dict = None  # {exercise: ``marking.preview``}, where the task asked for them
+    marks: dict = None  # {exercise: {answer's SHA-256: its Marked as a dict}}, with the previews
 
 
 def lesson_rows(student, lesson, status, note):
@@ -111,7 +114,8 @@ class Learner:
 
     def __init__(self, task):
         self.task, self.released, self.box = task, dict(task.released), None
-        self.previews = {}
+        self.previews, self.marks = {}, {}
+        self.known = {name: (digest, mark) for name, digest, mark in task.known}
 
     def close(self):
         if self.box is not None:
@@ -150,8 +154,12 @@ class Learner:
         elif len(source) > MAX_ANSWER_CHARS:
             mark = Marked("error", 0, f"the answer cell has {len(source)} characters: at most {MAX_ANSWER_CHARS} "
                                       f"are run")
+        elif self.known.get(name, ("",))[0] == answer_digest(source):
+            mark = Marked(**self.known[name][1])  # the very answer marked before: never run again (issue 51)
         else:
             mark = self.run(name, source)
+        if source is not None:
+            self.marks[name] = {answer_digest(source): {**mark._asdict(), "points": float(mark.points)}}
         status, note = mark.status, mark.note
         self.previews[name] = mark.preview or {"status": status, "note": plain_text(note)}
         if reading.tampering.get(name):
@@ -171,7 +179,9 @@ class Learner:
         if reading.tampering.get(NOTEBOOK):
             results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
                                   note="; ".join(reading.tampering[NOTEBOOK])))
-        return Graded(results, hand_in.digest, previews=dict(self.previews) if self.task.previewed else None)
+        if not self.task.previewed:
+            return Graded(results, hand_in.digest)
+        return Graded(results, hand_in.digest, previews=dict(self.previews), marks=dict(self.marks))
 
 
 def machine_failure(student, lesson, why):

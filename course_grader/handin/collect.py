@@ -48,9 +48,13 @@ def take(root, lesson, out=print, students=None):
         history = store.history_in(lesson_folder) if lesson_folder.name == lesson else []
         if not history or (students is not None and history[-1].student not in students):
             continue
+        if ids.id_problem(history[-1].student):  # a folder in submitted/ is named by the roster's id as it is
+            out(plain_text(f"not collected: {history[-1].student!r} cannot name a folder in submitted/ "
+                           f"({ids.id_problem(history[-1].student)})"))
+            continue
         hand_in, data = _readable(history, out)
         if hand_in is not None and _newer(hand_in, data, record):
-            _install_copy(hand_in, data, _learner_folder(submitted / ids.folder(hand_in.student)) / lesson)
+            _install_copy(hand_in, data, _learner_folder(submitted / hand_in.student) / lesson)
             record["hand_ins"][hand_in.student] = _entry(hand_in, data)
             out(plain_text(f"Collected from the hand-in service: {hand_in.student} {lesson} (handed in "
                            f"{hand_in.when:%Y-%m-%d %H:%M:%S} UTC)"))

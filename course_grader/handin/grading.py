@@ -7,11 +7,16 @@ hand-ins never hold more than one worker. Each hand-in is graded with the
 course's secret and grader version, so its results are exactly those `make
 grade` would store for the same notebook (and `make grade` reuses them:
 ``reuse``), and with each answer's ``marking.preview``, what the learner may
-see before the due date. A worker that dies is replaced, and its hand-in
-tried once more; then its verdict says the grader's machine failed.
+see before the due date. An answer cell this learner handed in before is not
+run again: its marks are taken (``store.marked_answers``), so that no one
+reads a hidden case bit by bit by handing in an answer that behaves
+differently each time. A worker that dies is replaced, and its hand-in tried
+once more; then its verdict says the grader's machine failed. With a Dask
+cluster (``cluster.address``, as `make grade`'s), the hand-ins go to it.
 """
 
 import os
+import queue
 import threading
 import traceback
 from dataclasses import asdict
@@ -19,7 +24,7 @@ from multiprocessing.connection import wait
 
 from encoder_lib.grading.exercises import BY_LESSON
 
-from .. import sandbox
+from .. import cluster, cluster_tls, sandbox
 from ..cases import build_once, forget_hidden_cases, share_visible
 from ..learner import HandIn, Task, grade_learner, shipped
 from ..plan import course_secret, grader_version
@@ -47,7 +52,7 @@ class Dispatcher:
         self.secret = course_secret(root)
         self.version = grader_version(self.secret, limits)
         self.queue = FairQueue(most_waiting)
-        self.jobs, self.workers, self.tries = jobs, [], {}
+        self.jobs, self.workers, self.tries, self.remote, self.came = jobs, [], {}, None, queue.SimpleQueue()
         self.busy = {}  # worker -> the store.HandIn it grades
         self.graded = 0
         self._wake_read, self._wake_write = os.pipe()
@@ -58,10 +63,15 @@ class Dispatcher:
     def start(self, lessons):
         """Build what every worker shares (the visible cases of ``lessons``, the sandbox session), fork the workers
         and start grading; the hand-ins a restart found waiting go first, in their order."""
-        names = [name for lesson in lessons for name in BY_LESSON[lesson]]
-        build_once(names)
-        share_visible(sandbox.open_session(), names)
-        self.workers = [Worker(_grade) for _ in range(max(1, self.jobs))]
+        where = cluster.address(self.root)
+        if where:  # as make grade: the Dask cluster's workers build what they share themselves
+            self.remote = cluster.Cluster(where, security=cluster_tls.security(self.root),
+                                          unencrypted=cluster_tls.unencrypted_allowed(self.root))
+        else:
+            names = [name for lesson in lessons for name in BY_LESSON[lesson]]
+            build_once(names)
+            share_visible(sandbox.open_session(), names)
+            self.workers = [Worker(_grade) for _ in range(max(1, self.jobs))]
         for hand_in in self.store.waiting():
             self.queue.add((hand_in.student, hand_in.lesson), hand_in)
         self.thread = threading.Thread(target=self._run, name="hand-in grader", daemon=True)
@@ -83,6 +93,8 @@ class Dispatcher:
             self.thread.join(30)
         for worker in self.workers:
             worker.stop(5)
+        if self.remote is not None:
+            self.remote.close()
         sandbox.close_session()
 
     # ---------------------------------------------------------------- the grading thread
@@ -90,12 +102,17 @@ class Dispatcher:
     def _task(self, hand_in):
         info = os.stat(hand_in.notebook, follow_symlinks=False)
         release = self.root / "release" / hand_in.lesson / f"{hand_in.lesson}.ipynb"
+        marked = self.store.marked_answers(hand_in.student, hand_in.lesson)
+        known = tuple((name, digest, marked[name][digest]) for name, digest in hand_in.answers.items()
+                      if digest in marked.get(name, {}))
         task = Task(hand_in.student, ((hand_in.lesson, HandIn(str(hand_in.notebook), hand_in.digest,
                                                                 file_status(info))),),
-                    str(self.root), self.secret, limits=self.limits, unsafe=self.unsafe, previewed=True)
+                    str(self.root), self.secret, limits=self.limits, unsafe=self.unsafe, previewed=True, known=known)
         return shipped(task, {hand_in.lesson: release.read_text()}, self.version)
 
     def _dispatch(self):
+        if self.remote is not None:
+            return self._dispatch_remote()
         for worker in self.workers:
             if worker in self.busy:
                 continue
@@ -108,6 +125,24 @@ class Dispatcher:
             except Exception as exc:  # its file gone, a pipe broken: this hand-in's failure, no one else's
                 self._finish(hand_in, failure=f"it could not be sent to the grader ({type(exc).__name__}: {exc})")
 
+    def _dispatch_remote(self):
+        """Hand the Dask cluster the next hand-ins, a few for each of its threads; each result comes back through
+        ``came``, and wakes the grading thread."""
+        while len(self.busy) < cluster.AHEAD * max(1, self.remote.threads()):
+            hand_in = self.queue.take()
+            if hand_in is None:
+                return
+            try:
+                self.busy[hand_in.folder] = hand_in
+                self.remote.submit(self._task(hand_in), lambda result, h=hand_in: self._came(h, result))
+            except Exception as exc:  # its file gone, the scheduler gone: this hand-in's failure
+                self.busy.pop(hand_in.folder, None)
+                self._finish(hand_in, failure=f"it could not be sent to the grader ({type(exc).__name__}: {exc})")
+
+    def _came(self, hand_in, result):
+        self.came.put((hand_in, result))
+        os.write(self._wake_write, b".")
+
     def _run(self):
         while not self._stop.is_set():
             try:
@@ -118,10 +153,15 @@ class Dispatcher:
     def _step(self):
         """Hand free workers their next hand-ins, then wait (at most 5 s) for a result or a new hand-in."""
         self._dispatch()
-        busy = list(self.busy)
+        busy = [w for w in self.busy if isinstance(w, Worker)]
         ready = wait([w.connection for w in busy] + [w.process.sentinel for w in busy] + [self._wake_read], timeout=5)
         if self._wake_read in ready:
             self._drain_wakes()
+        while not self.came.empty():
+            hand_in, result = self.came.get()
+            self.busy.pop(hand_in.folder, None)
+            self._finish(hand_in, *((None, result.why) if isinstance(result, WorkerDied) else
+                                    (result[1][hand_in.lesson], None)))
         for worker in busy:
             if worker.connection in ready or worker.process.sentinel in ready:
                 self._collect(worker)
@@ -162,6 +202,8 @@ class Dispatcher:
                    "previews": (graded.previews or {}) if graded else {}}
         try:
             self.store.set_verdict(hand_in, verdict)
+            if graded is not None and not failure and graded.marks:
+                self.store.remember(hand_in, graded.marks)
         finally:
             self.tries.pop(hand_in.folder, None)
             self.queue.done(hand_in.student)

@@ -2,22 +2,28 @@
 
     POST <prefix>api/hand-ins/<lesson>        the notebook's bytes; 202 and the hand-in's state
     GET  <prefix>api/hand-ins/<lesson>/<time> that hand-in's state and, once graded, its verdict
-    GET  <prefix>api/hand-ins/<lesson>        the learner's hand-ins of the lesson, the earliest first
+    GET  <prefix>api/hand-ins/<lesson>        the learner's hand-ins of the lesson kept, the earliest first
+    GET  <prefix>api/solutions/<exercise>     the course's solution, once the learner's due date has passed
     GET  <prefix>                             the learner's page, through the hub's login (``page``)
 
-Each request carries the learner's own JupyterHub token (``Authorization:
-token ...``; a learner's kernel has it as ``JUPYTERHUB_API_TOKEN``), and the
-hub says whose it is (``GET <hub api>/user``): a hand-in is filed under
-that name, never under one the request carries. The service's own clock
-times it; it is on disk before the answer (``store``), graded by the course's
-grader in its sandbox (``grading``) and shown as the course's setting allows
-(``views``). Everything a request can carry is bounded: its bytes and
-cells, a learner's hand-ins a minute, the hand-ins waiting in all. A learner
-not on the roster, a lesson not released or closed, a missing or unknown
-token: a refusal in words.
+Each request carries the learner's own JupyterHub token, and the hub says
+whose it is, at each request (``jupyterhub.services.auth.HubAuth``, no cache:
+a token the hub refuses is refused at once). What a request may cost is
+bounded before it is read: its token is checked from its headers, its
+token's requests a minute and at once counted before the hub is asked, the
+learner's hand-ins a minute and the notebook's announced size before its
+first byte is read (a client that asks, ``Expect: 100-continue``, is told
+before it sends it); its bytes go to disk as they come, and the notebook is
+read in a process of its own (``check``), never on the event loop, as is
+every listing. Connections are bounded in time and number. The service's own
+clock times a hand-in; it is on disk before the answer (``store``), graded
+(``grading``) and shown as the course's setting allows (``views``).
 
-Started by the hub from ``jupyterhub_config.py`` (``tools.classroom``'s
-``hand_in_service``), or by hand for Zero to JupyterHub (docs/teaching).
+Started by the hub from ``jupyterhub_config.py`` (``tools.classroom``): a
+small supervisor holds the listening sockets (a Unix socket in a folder only
+the teacher's account may write, for the learners' kernels, and the hub's
+proxy's port, for the page) and starts the service again at once when it
+ends; a request that comes meanwhile waits in the socket's queue.
 """
 
 import argparse
@@ -26,31 +32,33 @@ import datetime
 import hashlib
 import json
 import os
+import socket
+import stat
+import subprocess
+import sys
 import time
-import unicodedata
 from collections import deque
 from pathlib import Path
 
-from tornado import httpclient, web
+from tornado import httpserver, netutil, web
+from tornado.ioloop import PeriodicCallback
 
 from encoder_lib.grading.exercises import BY_LESSON
 
 from .. import course_config, deadlines, gradebook_writer, sandbox
 from ..files import plain_text
-from ..submissions import load_cells, managed
 from . import store as stores
 from .grading import Dispatcher
 from .queue import QueueFull
 from .views import Refusal, feedback_mode, learner_view
 
 #: What one request may carry, and how often: a lesson notebook with its outputs is well under a megabyte.
-MOST_BYTES = 10 * 2**20
-MOST_CELLS = 1000
-PER_MINUTE = 10
-MOST_WAITING = 2000
-#: How long the course's roster, due dates and settings, and a token's owner, are taken as read.
-SETTINGS_SECONDS = 30
-TOKENS_KEPT = 10_000
+MOST_BYTES, MOST_CELLS, PER_MINUTE, MOST_WAITING = 10 * 2**20, 1000, 10, 2000
+#: A token's requests a minute and at once (a kernel waiting for its verdict asks once a second), all connections
+#: at once, and how long one may take to send its headers and its body.
+TOKEN_PER_MINUTE, AT_ONCE, MOST_CONNECTIONS, HEADER_SECONDS, BODY_SECONDS = 300, 3, 400, 10, 60
+#: How long the course's roster, due dates and settings are taken as read; a notebook's reading at most.
+SETTINGS_SECONDS, CHECK_SECONDS = 30, 30
 
 
 class Course:
@@ -63,7 +71,7 @@ class Course:
         if time.monotonic() - self.read_at > SETTINGS_SECONDS:
             config = course_config.course_config(self.root).EncoderCourse
             self.settings = {
-                "roster": {unicodedata.normalize("NFC", s): s for s in gradebook_writer.gradebook_students(self.root)},
+                "roster": set(gradebook_writer.gradebook_students(self.root)),
                 "lessons": course_config.lessons_set(self.root) or list(BY_LESSON),
                 "closed": set(config.get("hand_ins_closed", None) or ()),
                 "mode": feedback_mode(config.get("hand_in_feedback", None)),
@@ -72,13 +80,12 @@ class Course:
         return self.settings
 
     def learner(self, name):
-        """The roster's id of the hub's user ``name``; ``Refusal`` where they are not on it."""
-        roster = self._fresh()["roster"]
-        student = roster.get(unicodedata.normalize("NFC", name))
-        if student is None:
+        """The roster's id of the hub's user ``name``, exactly as the hub gives it (the hub lowercases names and
+        normalises nothing else: a name it tells apart is another learner); ``Refusal`` off the roster."""
+        if name not in self._fresh()["roster"]:
             raise Refusal(403, f"You ({plain_text(name)!r} on this hub) are not on this course's roster, so nothing "
-                               f"was handed in: ask your teacher to add you.")
-        return student
+                               f"was handed in: ask your teacher to add you, exactly as the hub names you.")
+        return name
 
     def lesson(self, lesson):
         """``Refusal`` unless ``lesson`` is one the class is set, released and open."""
@@ -105,122 +112,190 @@ class Course:
         return self._fresh()["mode"]
 
 
-class Identity:
-    """Whose a JupyterHub token is, as the hub says (``GET <api_url>/user``), kept ``SETTINGS_SECONDS``."""
+class Doors:
+    """What a token may cost before the hub is asked whose it is: its requests a minute and at once; a token the
+    hub refused is refused again without asking, for a minute. Tables swept every minute."""
 
-    def __init__(self, api_url):
-        self.api_url, self.known = api_url.rstrip("/"), {}
+    def __init__(self):
+        self.times, self.open, self.refused, self.hand_ins = {}, {}, {}, {}
+        self.swept = time.monotonic()
 
-    async def name(self, token):
-        if not token:
-            raise Refusal(401, "No JupyterHub token came with the hand-in: hand in from your notebook on the "
-                               "course's hub (grading.hand_in()), which sends yours.")
-        key = hashlib.sha256(token.encode()).hexdigest()
-        known = self.known.get(key)
-        if known and time.monotonic() - known[1] < SETTINGS_SECONDS:
-            return known[0]
-        request = httpclient.HTTPRequest(f"{self.api_url}/user", headers={"Authorization": f"token {token}"},
-                                         request_timeout=20)
-        try:
-            response = await httpclient.AsyncHTTPClient().fetch(request, raise_error=False)
-        except OSError as exc:
-            raise Refusal(503, f"The hub could not be asked whose token this is ({exc}): try again in a minute.")
-        model = json.loads(response.body or b"null") if response.code == 200 else None
-        if not isinstance(model, dict) or model.get("kind", "user") != "user" or not isinstance(model.get("name"), str):
-            raise Refusal(403, "The hub does not know this token as a learner's: hand in from your own notebook "
-                               "on the course's hub.")
-        if len(self.known) >= TOKENS_KEPT:
-            self.known.clear()
-        self.known[key] = (model["name"], time.monotonic())
-        return model["name"]
+    def enter(self, key):
+        now = time.monotonic()
+        if now - self.swept > 60:
+            for table in (self.times, self.hand_ins, self.refused):
+                for old in [k for k, times in table.items() if not times or now - _last(times) > 60]:
+                    del table[old]
+            self.swept = now
+        if now - self.refused.get(key, -1e9) < 60:
+            raise Refusal(403, "The hub does not know this token as a learner's: hand in from your own notebook on "
+                               "the course's hub.")
+        _count(self.times, key, TOKEN_PER_MINUTE, now, "requests")
+        if self.open.get(key, 0) >= AT_ONCE:
+            raise Refusal(429, f"You have {AT_ONCE} requests on their way already: wait for them.")
+        self.open[key] = self.open.get(key, 0) + 1
+
+    def leave(self, key):
+        self.open[key] -= 1
+        if not self.open[key]:
+            del self.open[key]
+
+
+def _last(value):
+    return value[-1] if isinstance(value, deque) else value
+
+
+def _count(table, key, most, now, what):
+    """Count one more of ``what`` for ``key`` this minute; 429 where it would be more than ``most``."""
+    times = table.setdefault(key, deque())
+    while times and now - times[0] > 60:
+        times.popleft()
+    if len(times) >= most:
+        raise Refusal(429, f"You have made {len(times)} {what} in the last minute, the most the course takes: the "
+                           f"next is taken in {60 - (now - times[0]):.0f} s (only your latest hand-in counts).")
+    times.append(now)
+
+
+def check(path, lesson):
+    """Read a notebook stored at ``path`` (in the checker's own process): ``(status, message)`` where it is refused,
+    else ``(0, {"sha256", "bytes", "answers": {exercise: its answer cell's SHA-256}})``."""
+    from ..submissions import answer_digest, cell_source, load_cells, managed
+
+    data = Path(path).read_bytes()
+    try:
+        cells = load_cells(data)
+    except (ValueError, MemoryError) as exc:
+        return 400, f"What was sent is not a notebook ({exc}): nothing was handed in."
+    if len(cells) > MOST_CELLS:
+        return 413, f"The notebook has {len(cells)} cells, over the {MOST_CELLS} a hand-in may have."
+    answers = {}
+    for cell in cells:
+        grade_id, source = (managed(cell) or {}).get("grade_id"), cell_source(cell)
+        if isinstance(grade_id, str) and grade_id.endswith("_answer") and source is not None:
+            answers[grade_id[:-len("_answer")]] = answer_digest(source)
+    answers = {name: digest for name, digest in answers.items() if name in BY_LESSON[lesson]}
+    if not answers:
+        return 400, f"This notebook has none of {lesson}'s answer cells: is it another lesson's? Nothing was handed in."
+    return 0, {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "answers": answers}
 
 
 class Service:
     """The hand-ins of the course at ``root``: taken, stored, queued for ``dispatcher``, shown."""
 
-    def __init__(self, root, dispatcher, identity):
-        self.course, self.dispatcher, self.identity = Course(root), dispatcher, identity
-        self.store = dispatcher.store
-        self.recent = {}  # learner -> deque of the monotonic times of their hand-ins this minute
+    def __init__(self, root, dispatcher, auth):
+        self.course, self.dispatcher, self.auth, self.doors = Course(root), dispatcher, auth, Doors()
+        self.store, self.checker = dispatcher.store, None
+        self.lanes = {True: asyncio.Semaphore(16), False: asyncio.Semaphore(4)}  # tokens seen a learner's; others
+        self.known = {}  # token digest -> when the hub last said it was a learner's
 
-    def _rate(self, student):
-        times = self.recent.setdefault(student, deque())
-        now = time.monotonic()
-        while times and now - times[0] > 60:
-            times.popleft()
-        if len(times) >= PER_MINUTE:
-            wait = 60 - (now - times[0])
-            raise Refusal(429, f"You have handed in {len(times)} times in the last minute, the most the course "
-                               f"takes: the next is taken in {wait:.0f} s (only the latest counts).")
-        times.append(now)
+    async def learner_of(self, token, key, handing_in=False):
+        """The roster's id of the learner whose ``token`` is (its digest ``key``), as the hub says now."""
+        if not token:
+            raise Refusal(401, "No JupyterHub token came with the request: hand in from your notebook on the "
+                               "course's hub (grading.hand_in()), which sends yours.")
+        async with self.lanes[key in self.known]:
+            try:
+                model = await self.auth.user_for_token(token, use_cache=False, sync=False)
+            except web.HTTPError as exc:
+                raise Refusal(503, f"The hub could not be asked whose token this is ({exc.log_message}): try again "
+                                   f"in a minute.") from None
+        if not isinstance(model, dict) or model.get("kind", "user") != "user" or not isinstance(model.get("name"), str) \
+                or (handing_in and model.get("session_id")):  # a browser's login to the page hands nothing in
+            self.doors.refused[key] = time.monotonic()
+            raise Refusal(403, "The hub does not know this token as a learner's: hand in from your own notebook "
+                               "on the course's hub.")
+        self.known[key] = time.monotonic()
+        return self.course.learner(model["name"])
 
-    @staticmethod
-    def _notebook(data, lesson):
-        if len(data) > MOST_BYTES:
-            raise Refusal(413, f"The notebook is {len(data) / 2**20:.1f} MB, over the {MOST_BYTES // 2**20} MB a "
-                               f"hand-in may have: clear its outputs (Edit > Clear Outputs of All Cells), save, "
-                               f"hand in again.")
-        try:
-            cells = load_cells(data)
-        except ValueError as exc:
-            raise Refusal(400, f"What was sent is not a notebook ({exc}): nothing was handed in.")
-        if len(cells) > MOST_CELLS:
-            raise Refusal(413, f"The notebook has {len(cells)} cells, over the {MOST_CELLS} a hand-in may have.")
-        answers = {f"{name}_answer" for name in BY_LESSON[lesson]}
-        if not any((managed(cell) or {}).get("grade_id") in answers for cell in cells):
-            raise Refusal(400, f"This notebook has none of {lesson}'s answer cells: is it another lesson's? Nothing "
-                               f"was handed in.")
-
-    async def hand_in(self, token, lesson, data):
-        student = self.course.learner(await self.identity.name(token))
+    def admit(self, student, lesson, size):
+        """``Refusal`` for a hand-in of ``lesson`` announced as ``size`` bytes (None: not said), before any of it is
+        read: the lesson, the bound, the learner's hand-ins this minute, the room in line."""
         self.course.lesson(lesson)
-        self._notebook(data, lesson)
+        if size is not None and size > MOST_BYTES:
+            raise Refusal(413, f"The notebook is {size / 2**20:.1f} MB, over the {MOST_BYTES // 2**20} MB a hand-in "
+                               f"may have: clear its outputs (Edit > Clear Outputs of All Cells), save, hand in again.")
+        _count(self.doors.hand_ins, student, PER_MINUTE, time.monotonic(), "hand-ins")
         if not self.dispatcher.queue.room((student, lesson)):
-            raise Refusal(503, "The grader has as many hand-ins waiting as it keeps: hand in again in a few "
-                               "minutes (nothing was handed in).")
-        self._rate(student)
-        hand_in = await asyncio.to_thread(self.store.add, student, lesson, data)
+            raise Refusal(503, "The grader has as many hand-ins waiting as it keeps: hand in again in a few minutes "
+                               "(nothing was handed in).")
+
+    async def take(self, student, lesson, upload):
+        """The notebook uploaded into ``upload`` read (in the checker's process), stored and queued: its summary."""
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+        from multiprocessing import get_context
+
+        self.checker = self.checker or ProcessPoolExecutor(1, mp_context=get_context("forkserver"))
+        try:
+            status, found = await asyncio.wait_for(asyncio.wrap_future(
+                self.checker.submit(check, Path(upload) / f"{lesson}.ipynb", lesson)), CHECK_SECONDS)
+        except (asyncio.TimeoutError, BrokenProcessPool):
+            self.checker.shutdown(wait=False, cancel_futures=True)
+            self.checker = None
+            raise Refusal(503, "The notebook could not be read in time: hand in again in a minute.") from None
+        if status:
+            raise Refusal(status, found)
+        if await asyncio.to_thread(self.store.answers_full, student, lesson, found["answers"]):
+            raise Refusal(429, f"You have handed in {stores.MOST_ANSWERS} different answers to an exercise of "
+                               f"{lesson}, the most the course keeps: ask your teacher.")
+        try:
+            hand_in = await asyncio.to_thread(self.store.commit, upload, student, lesson, found)
+        except stores.Full as full:
+            raise Refusal(507, str(full)) from None
         try:
             self.dispatcher.submit(hand_in)
         except QueueFull:  # filled between the look and the add: kept, graded by make grade
             pass
-        return self.summary(hand_in)
+        return self.summary(hand_in, hand_in.folder.name)
 
-    async def learner_of(self, token):
-        return self.course.learner(await self.identity.name(token))
-
-    def summary(self, hand_in, history=None):
-        history = self.store.history(hand_in.student, hand_in.lesson) if history is None else history
-        state = "grading" if self.dispatcher.grading(hand_in) else stores.state(hand_in, history)
+    def summary(self, hand_in, latest):
+        state = "grading" if self.dispatcher.grading(hand_in) else stores.state(hand_in, latest)
         summary = {"lesson": hand_in.lesson, "key": hand_in.key, "handed_in": hand_in.when.isoformat() + "Z",
                    "state": state, "sha256": hand_in.digest}
         if state == "waiting":
             summary["position"] = self.dispatcher.queue.position((hand_in.student, hand_in.lesson))
         return summary
 
-    def view(self, student, lesson, name):
+    def listing(self, student, lesson):
+        """The learner's hand-ins of ``lesson`` kept, each with its state (a few: ``store.KEPT``)."""
         history = self.store.history(student, lesson)
-        hand_in = next((h for h in history if h.folder.name == name), None)
+        return [self.summary(h, history[-1].folder.name) for h in history]
+
+    def view(self, student, lesson, name):
+        hand_in = self.store.get(student, lesson, name)
         if hand_in is None:
-            raise Refusal(404, f"You have no hand-in of {lesson} at {plain_text(name)[:40]!r}.")
-        verdict = hand_in.verdict()
+            raise Refusal(404, f"You have no hand-in of {lesson} at {plain_text(name)[:40]!r} (only the latest "
+                               f"{stores.KEPT} are kept).")
         now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-        return learner_view(self.summary(hand_in, history), verdict, mode=self.course.mode,
-                            due=self.course.due(student, lesson), now=now)
+        return learner_view(self.summary(hand_in, stores.latest_name(self.store, student, lesson)),
+                            hand_in.verdict(), mode=self.course.mode, due=self.course.due(student, lesson), now=now)
+
+    def solution(self, student, exercise):
+        """The course's solution of ``exercise`` once ``student``'s due date (their extension) has passed."""
+        from encoder_lib.grading.solution_step import course_solutions
+
+        found = course_solutions().get(exercise)
+        lesson = found.get("lesson") if isinstance(found, dict) else None
+        if lesson not in self.course.open_lessons():
+            raise Refusal(404, f"{plain_text(exercise)[:60]!r} is no exercise of a lesson this class is set.")
+        due = self.course.due(student, lesson)
+        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        if due is None or now < due:
+            raise Refusal(403, f"The course's solution of {exercise} opens " + (
+                f"on {due:%d %B %Y at %H:%M} UTC, your due date for {lesson}." if due else
+                f"after {lesson}'s due date, which your teacher has not set yet."))
+        return {"exercise": exercise, "lesson": lesson, "source": found["source"]}
 
 
 # ---------------------------------------------------------------- HTTP
 
 
-def _token(request):
-    header = request.headers.get("Authorization", "")
-    kind, _, value = header.partition(" ")
-    return value.strip() if kind.lower() in ("token", "bearer") else ""
-
-
+@web.stream_request_body
 class _Handler(web.RequestHandler):
+    """Every request: its token checked and counted from its headers (``prepare``), before any body is read."""
+
     def initialize(self, service):
-        self.service = service
+        self.service, self.key, self.upload, self.file, self.size = service, None, None, None, 0
 
     def check_xsrf_cookie(self):
         pass  # a token in a header, never a cookie: nothing for another site to forge
@@ -234,54 +309,196 @@ class _Handler(web.RequestHandler):
     def write_error(self, status_code, **kwargs):
         self.answer(status_code, {"message": "The hand-in service failed on this request: nothing was changed."})
 
-    async def guarded(self, work):
+    async def prepare(self):
+        token = self.service.auth.get_token(self, in_cookie=False) or ""
+        key = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
         try:
-            status, body = await work()
+            self.service.doors.enter(key)
+            self.key = key
+            self.student = await self.service.learner_of(token, key, handing_in=self.request.method == "POST")
+            await self.admitted()
+        except Refusal as refusal:
+            self.answer(refusal.status, {"message": refusal.message})
+
+    async def admitted(self):
+        if self.request.headers.get("Content-Length", "0") != "0" or "Transfer-Encoding" in self.request.headers:
+            raise Refusal(400, "This request carries a body it should not.")
+
+    def data_received(self, chunk):
+        pass  # refused already: what still comes is not kept
+
+    def on_finish(self):
+        if self.key is not None:
+            self.service.doors.leave(self.key)
+            self.key = None
+        if self.file is not None:
+            self.file.close()
+        if self.upload is not None:  # refused or cut off on its way: nothing kept
+            import shutil
+
+            shutil.rmtree(self.upload, ignore_errors=True)
+            self.upload = None
+
+    on_connection_close = on_finish
+
+    async def guarded(self, work, *args):
+        try:
+            status, body = await work(*args)
         except Refusal as refusal:
             status, body = refusal.status, {"message": refusal.message}
         self.answer(status, body)
 
 
 class HandInsHandler(_Handler):
+    async def admitted(self):
+        if self.request.method != "POST":
+            return await super().admitted()
+        lesson = self.path_args[0]
+        length = self.request.headers.get("Content-Length")
+        self.service.admit(self.student, lesson, int(length) if length and length.isdigit() else None)
+        self.upload, self.file = self.service.store.upload(self.student, lesson)
+
+    def data_received(self, chunk):
+        if self.file is None or self._finished:
+            return
+        self.size += len(chunk)
+        if self.size > MOST_BYTES:
+            self.file.close()
+            self.file = None
+            self.answer(413, {"message": f"The notebook is over the {MOST_BYTES // 2**20} MB a hand-in may have: "
+                                         f"clear its outputs (Edit > Clear Outputs of All Cells), save, hand in again."})
+        else:
+            self.file.write(chunk)
+
     async def post(self, lesson):
+        if self._finished:  # refused while it came
+            return
+        self.file.close()
+        self.file, upload, self.upload = None, self.upload, None
+
         async def work():
-            return 202, await self.service.hand_in(_token(self.request), lesson, self.request.body)
+            try:
+                return 202, await self.service.take(self.student, lesson, upload)
+            except Refusal:
+                self.upload = upload  # removed on finish
+                raise
         await self.guarded(work)
 
     async def get(self, lesson):
         async def work():
-            student = await self.service.learner_of(_token(self.request))
-            history = self.service.store.history(student, lesson)
-            return 200, {"hand_ins": [self.service.summary(h, history) for h in history]}
+            return 200, {"hand_ins": await asyncio.to_thread(self.service.listing, self.student, lesson)}
         await self.guarded(work)
 
 
 class HandInHandler(_Handler):
     async def get(self, lesson, name):
         async def work():
-            student = await self.service.learner_of(_token(self.request))
-            return 200, self.service.view(student, lesson, name)
+            return 200, await asyncio.to_thread(self.service.view, self.student, lesson, name)
         await self.guarded(work)
 
 
-def application(service, prefix, api_url):
+class SolutionHandler(_Handler):
+    async def get(self, exercise):
+        async def work():
+            return 200, await asyncio.to_thread(self.service.solution, self.student, exercise)
+        await self.guarded(work)
+
+
+@web.stream_request_body
+class _NotFound(web.RequestHandler):
+    def prepare(self):
+        self.set_status(404)
+        self.finish('{"message": "There is nothing here."}')
+
+    def data_received(self, chunk):
+        pass
+
+
+def application(service, prefix):
     """The service's routes: the API a learner's kernel calls, and the page (``page``) for the browser."""
     import secrets
 
     from .page import routes
 
     prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
-    lesson = r"([A-Za-z0-9_]{1,64})"
+    lesson, arguments = r"([A-Za-z0-9_]{1,64})", {"service": service}
     return web.Application([
-        (rf"{prefix}api/hand-ins/{lesson}", HandInsHandler, {"service": service}),
-        (rf"{prefix}api/hand-ins/{lesson}/([0-9A-Za-z.:-]{{1,64}})", HandInHandler, {"service": service}),
-        *routes(service, prefix, api_url)], cookie_secret=secrets.token_bytes(32), xsrf_cookies=False)
+        (rf"{prefix}api/hand-ins/{lesson}", HandInsHandler, arguments),
+        (rf"{prefix}api/hand-ins/{lesson}/([0-9A-Za-z.:-]{{1,64}})", HandInHandler, arguments),
+        (rf"{prefix}api/solutions/{lesson}", SolutionHandler, arguments),
+        *routes(service, prefix)], cookie_secret=secrets.token_bytes(32), xsrf_cookies=False,
+        default_handler_class=_NotFound)
+
+
+class _Server(httpserver.HTTPServer):
+    """Tornado's server, with at most ``MOST_CONNECTIONS`` connections at once: one more is closed at once."""
+
+    def handle_stream(self, stream, address):
+        if len(self._connections) >= MOST_CONNECTIONS:
+            stream.close()
+            return
+        super().handle_stream(stream, address)
+
+
+# ---------------------------------------------------------------- where it listens, and its supervisor
+
+
+def socket_folder(root):
+    return Path(root) / ".hand-in-service"
+
+
+def unix_socket(path):
+    """A Unix socket at ``path``, in a folder that only this account may write (as may none of its parents but
+    root): while the service is down, no other account can listen in its place. ValueError naming what is not."""
+    path = Path(path)
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(path.parent, 0o711)  # learners' kernels may reach the socket, not list or change the folder
+    for folder in (path.parent, *path.parent.parents):
+        info = os.stat(folder)
+        if info.st_uid not in (0, os.getuid()) or (info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX):
+            raise ValueError(f"the hand-in service's socket cannot be at {path}: {folder} may be changed by another "
+                             f"account than root and this one (give --socket another folder)")
+    if len(str(path).encode()) > 100:
+        raise ValueError(f"the hand-in service's socket path {path} is over 100 bytes (give --socket a shorter one)")
+    return netutil.bind_unix_socket(str(path), mode=0o666)
+
+
+def supervise(args, argv):
+    """Hold the service's sockets and run the service in a process of its own, started again at once whenever it
+    ends (after ten seconds where it ended five times in a minute)."""
+    import signal
+    from urllib.parse import urlparse
+
+    url = urlparse(args.url)
+    sockets = [*netutil.bind_sockets(url.port, address=url.hostname), unix_socket(args.socket)]
+    command = [sys.executable, "-m", "course_grader.handin.service", *argv,
+               "--listening", ",".join(str(s.fileno()) for s in sockets)]
+    stopping, starts, child = [], deque(maxlen=5), None
+
+    def stop(signum, _):
+        stopping.append(signum)
+        if child is not None:
+            child.send_signal(signal.SIGTERM)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+    while not stopping:
+        if len(starts) == starts.maxlen and time.monotonic() - starts[0] < 60:
+            time.sleep(10)
+        starts.append(time.monotonic())
+        child = subprocess.Popen(command, pass_fds=[s.fileno() for s in sockets])
+        code = child.wait()
+        if not stopping:
+            print(f"the hand-in service ended ({code}): started again", file=sys.stderr, flush=True)
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=".", help="the course's folder (the teacher's copy; default: here)")
-    parser.add_argument("--url", default=os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10101"))
+    parser.add_argument("--url", default=os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10101"),
+                        help="where the hub's proxy reaches it (the page)")
+    parser.add_argument("--socket", default=None, help="its Unix socket for the learners' kernels (default: "
+                                                       "<root>/.hand-in-service/hand-in.sock)")
     parser.add_argument("--prefix", default=os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/encoder-hand-in/"))
     parser.add_argument("--api-url", default=os.environ.get("JUPYTERHUB_API_URL", "http://127.0.0.1:8081/hub/api"))
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grader workers (default: one a core)")
@@ -290,26 +507,35 @@ def main(argv=None):
                              "each hand-in again)")
     parser.add_argument("--memory-mib", type=int, default=sandbox.Limits.memory_bytes // 2**20)
     parser.add_argument("--unsafe", action="store_true", help="grade without a sandbox (never on a class's hub)")
+    parser.add_argument("--listening", default=None, help=argparse.SUPPRESS)  # the supervisor's sockets
     args = parser.parse_args(argv)
-    args.limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
+    args.socket = args.socket or str(socket_folder(Path(args.root).resolve()) / "hand-in.sock")
     os.umask(0o077)
+    if args.listening is None:
+        try:
+            return supervise(args, argv)
+        except (ValueError, OSError) as exc:
+            sys.exit(f"the hand-in service cannot listen: {exc}")
+    args.limits = sandbox.Limits(seconds=args.seconds, memory_bytes=args.memory_mib * 2**20)
     asyncio.run(serve(Path(args.root).resolve(), args))
 
 
 async def serve(root, args):
-    from urllib.parse import urlparse
+    from jupyterhub.services.auth import HubOAuth
 
     dispatcher = Dispatcher(root, stores.Store(root), jobs=args.jobs, limits=args.limits, unsafe=args.unsafe,
                             most_waiting=MOST_WAITING)
-    service = Service(root, dispatcher, Identity(args.api_url))
+    service = Service(root, dispatcher, HubOAuth(api_url=args.api_url, cache_max_age=0))
     dispatcher.start(service.course.open_lessons())
-    url = urlparse(args.url)
-    server = application(service, args.prefix, args.api_url).listen(url.port, address=url.hostname,
-                                                      max_body_size=MOST_BYTES + 2**20, body_timeout=60,
-                                                      idle_connection_timeout=60)
-    print(f"hand-in service of {root} at {args.url.rstrip('/')}/{args.prefix.lstrip('/')}", flush=True)
+    server = _Server(application(service, args.prefix), max_body_size=MOST_BYTES + 2**20, chunk_size=2**16,
+                     body_timeout=BODY_SECONDS, idle_connection_timeout=HEADER_SECONDS)
+    server.add_sockets([socket.socket(fileno=int(fd)) for fd in args.listening.split(",")])
+    parent, done = os.getppid(), asyncio.Event()
+    PeriodicCallback(lambda: os.getppid() != parent and done.set(), 1000).start()  # the supervisor gone: so is it
+    print(f"hand-in service of {root} at {args.url.rstrip('/')}/{args.prefix.lstrip('/')} and {args.socket}",
+          flush=True)
     try:
-        await asyncio.Event().wait()
+        await done.wait()
     finally:
         server.stop()
         dispatcher.stop()

@@ -1,9 +1,11 @@
 """What the hand-in service holds, for the teacher: ``make hand-ins`` (``python -m course_grader.handin.status``).
 
-Per lesson, how many learners handed in, and of their latest hand-ins how many
-are graded, waiting (or being graded), or failed on the grader's machine;
-then each hand-in still waiting, the oldest first, with its learner and its
-time. Read from the service's files alone (``store``): it works whether the
+First it prunes what the service keeps no longer (``store.Store.prune``: the
+same rule it applies at each hand-in), and says how much that freed; then,
+per lesson, how many learners handed in, the hand-ins kept and their bytes,
+and of the learners' latest hand-ins how many are graded, waiting (or being
+graded), or failed on the grader's machine; then each hand-in still waiting,
+the oldest first. Read from the service's files alone: it works whether the
 service runs or not.
 """
 
@@ -33,14 +35,18 @@ def latest_states(root):
 
 def lines(root):
     """The teacher's summary, line by line."""
-    found = latest_states(root)
+    store = Store(root)
+    freed = sum(store.prune(lesson) for _, lesson in store.learners_lessons())
+    found, held = latest_states(root), store.held()
     if not found:
         return ["the hand-in service holds no hand-in yet (hand-ins/ is empty)"]
-    said = [f"{'lesson':28s} {'learners':>8s} {'graded':>7s} {'waiting':>8s} {'failed':>7s}"]
+    said = [f"pruned what the service keeps no longer: {freed / 2**20:.1f} MB freed",
+            f"{'lesson':28s} {'learners':>8s} {'kept':>6s} {'MB':>8s} {'graded':>7s} {'waiting':>8s} {'failed':>7s}"]
     waiting = []
     for lesson, rows in sorted(found.items()):
-        counts = Counter(state for _, _, state in rows)
-        said.append(f"{lesson:28s} {len(rows):8d} {counts['graded']:7d} {counts['waiting']:8d} {counts['failed']:7d}")
+        counts, (_, kept, size) = Counter(state for _, _, state in rows), held.get(lesson, (0, 0, 0))
+        said.append(f"{lesson:28s} {len(rows):8d} {kept:6d} {size / 2**20:8.1f} {counts['graded']:7d} "
+                    f"{counts['waiting']:8d} {counts['failed']:7d}")
         waiting += [(hand_in.when, student, lesson) for student, hand_in, state in rows if state == "waiting"]
     for when, student, lesson in sorted(waiting)[:MOST_LISTED]:
         said.append(plain_text(f"  waiting: {student} {lesson}, handed in {when:%Y-%m-%d %H:%M:%S} UTC"))

@@ -7,18 +7,23 @@ in, then per exercise the points, the checks, what is wrong and the first
 hint. Only your latest hand-in counts; each earlier one is kept.
 
 The service's address comes from ``ENCODER_COURSE_HAND_IN_URL`` (the hub
-sets it for every learner's server); outside such a hub, ``hand_in`` says so
-and sends nothing: hand in as your teacher says.
+sets it for every learner's server: ``http+unix://`` and the path of its Unix
+socket, quoted, on a hub that runs the service beside the learners' servers);
+outside such a hub, ``hand_in`` says so and sends nothing: hand in as your
+teacher says. A service that cannot be reached (restarting, say) is asked
+again for up to ``RETRY_SECONDS``, and the notebook shows that it is.
 """
 
 import datetime
 import html
+import http.client
 import json
 import os
 import re
+import select
+import socket
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from pathlib import Path
 
 from . import hint_area
@@ -29,6 +34,10 @@ MOST_BYTES = 10 * 2**20
 NOT_ON_A_HUB = "Nothing was handed in: {why}. Hand in as your teacher says."
 WHY = {"url": "this notebook is not on a course hub with the hand-in service",
        "token": "this server has no JupyterHub token to hand in with (ask your teacher)"}
+#: How long a service that cannot be reached is asked again (the hub starts one that ended within its poll of 30 s,
+#: and a service takes up to a minute to start), how often, and how long the service may take to say whether it
+#: takes a notebook before it is sent all the same.
+RETRY_SECONDS, RETRY_EVERY, CONTINUE_SECONDS = 300, 2, 10
 
 
 class HandInRefused(Exception):
@@ -44,22 +53,87 @@ def _service():
     return url, token
 
 
-def _request(url, token, data=None, timeout=30):
-    request = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET",
-                                     headers={"Authorization": f"token {token}",
-                                              "Content-Type": "application/x-ipynb+json"})
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout):
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.socket_path)
+
+
+def call(url, token=None, data=None, timeout=30):
+    """``(status, the JSON body)`` of one request to the service (``http://``, ``https://`` or ``http+unix://``);
+    POST when there is ``data``. OSError where it could not be reached or broke off."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "http+unix":
+        connection = _UnixConnection(urllib.parse.unquote(parts.netloc), timeout)
+    else:
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        connection = kind(parts.hostname, parts.port, timeout=timeout)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    headers = {"Authorization": f"token {token}"} if token else {}
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - the course's own service
-            return json.loads(response.read(MOST_BYTES))
-    except urllib.error.HTTPError as error:
+        if data is None:
+            connection.request("GET", path, headers=headers)
+        else:
+            _post(connection, path, headers, data)
+        response = connection.getresponse()
+        body = response.read(MOST_BYTES)
+    except http.client.HTTPException as exc:
+        raise OSError(f"the service's answer broke off ({type(exc).__name__})") from None
+    finally:
+        connection.close()
+    try:
+        return response.status, json.loads(body or b"{}")
+    except ValueError:
+        return response.status, {}
+
+
+def _post(connection, path, headers, data):
+    """POST ``data`` once the service says it takes it (``Expect: 100-continue``): a hand-in it refuses before
+    reading it (its size, the learner's rate, the token) is answered without the notebook being sent."""
+    connection.putrequest("POST", path)
+    for name, value in {**headers, "Content-Type": "application/x-ipynb+json", "Content-Length": str(len(data)),
+                        "Expect": "100-continue"}.items():
+        connection.putheader(name, value)
+    connection.endheaders()
+    sock = connection.sock
+    while select.select([sock], [], [], CONTINUE_SECONDS)[0]:
+        head = sock.recv(4096, socket.MSG_PEEK)
+        if not head or not b"HTTP/1.1 100".startswith(head[:12]):
+            return  # the service answered already (or closed): that answer is read, nothing is sent
+        if b"\r\n\r\n" in head:
+            sock.recv(head.index(b"\r\n\r\n") + 4)  # its "100 Continue", taken off
+            break
+        time.sleep(0.01)
+    connection.send(data)
+
+
+def _request(url, token, data=None, show=None, said=""):
+    """The service's JSON answer to one request, asked again while it cannot be reached (for up to
+    ``RETRY_SECONDS``, each try said with ``show``, after ``said``); ``HandInRefused`` with its words."""
+    deadline = time.monotonic() + RETRY_SECONDS
+    while True:
         try:
-            message = json.loads(error.read(65536)).get("message")
-        except (ValueError, AttributeError):
-            message = None
-        raise HandInRefused(message or f"the hand-in service answered {error.code} {error.reason}") from None
-    except (urllib.error.URLError, OSError) as error:
-        raise HandInRefused(f"the hand-in service could not be reached ({getattr(error, 'reason', error)}): "
-                            f"nothing was handed in; try again in a minute") from None
+            status, body = call(url, token, data)
+            if status < 400:
+                return body
+            why = body.get("message") if isinstance(body, dict) else None
+            if status not in (502, 503, 504) or time.monotonic() > deadline:
+                raise HandInRefused(why or f"the hand-in service answered {status}")
+        except OSError as error:
+            why = f"it could not be reached ({getattr(error, 'strerror', None) or error})"
+            if time.monotonic() > deadline:
+                raise HandInRefused(f"The hand-in service has not answered for {RETRY_SECONDS // 60} minutes ({why}): "
+                                    f"try again later, or tell your teacher.") from None
+        if show is not None:
+            text = (f"{said}The hand-in service is not answering yet ({why}): it may be restarting. Asking again "
+                    f"every {RETRY_EVERY} s for up to {RETRY_SECONDS // 60} minutes...")
+            show(f"<p>{html.escape(text)}</p>", text)
+        time.sleep(RETRY_EVERY)
 
 
 def _notebook(lesson, path):
@@ -93,23 +167,40 @@ def hand_in(lesson=None, *, path=None, wait=120, show=None):
     saved = datetime.datetime.fromtimestamp(path.stat().st_mtime).strftime("%H:%M:%S")
     show = show or _Shown()
     try:
-        state = _request(f"{url.rstrip('/')}/api/hand-ins/{lesson}", token, data=path.read_bytes())
+        state = _request(f"{url.rstrip('/')}/api/hand-ins/{lesson}", token, path.read_bytes(), show,
+                         "Not handed in yet. ")
     except HandInRefused as refused:
         show(f"<b>Not handed in.</b> {html.escape(str(refused))}", f"Not handed in. {refused}")
         return None
     state["saved"] = saved
-    deadline = time.monotonic() + wait
-    while True:
+    for _ in range(int(wait) + 1):
         show(*render(state))
-        if state.get("state") not in ("waiting", "grading") or time.monotonic() > deadline:
+        if state.get("state") not in ("waiting", "grading"):
             return state
         time.sleep(1.0)
         try:
-            state = {**_request(f"{url.rstrip('/')}/api/hand-ins/{state['key']}", token), "saved": saved}
+            state = {**_request(f"{url.rstrip('/')}/api/hand-ins/{state['key']}", token, None, show,
+                                render(state)[1] + "\n"), "saved": saved}
         except HandInRefused as refused:
             show(f"<b>Handed in</b>, but its state could not be read: {html.escape(str(refused))}",
                  f"Handed in, but its state could not be read: {refused}")
             return state
+    return state
+
+
+def solution(exercise):
+    """``(the course's solution of exercise, "")`` from the hand-in service, or ``(None, why in words)``: it gives
+    one once the learner's own due date has passed."""
+    url, token = os.environ.get(URL_VARIABLE), os.environ.get("JUPYTERHUB_API_TOKEN")
+    if not url or not token:
+        return None, ""
+    try:
+        status, body = call(f"{url.rstrip('/')}/api/solutions/{exercise}", token)
+    except OSError as error:
+        return None, f"the hand-in service, which gives it, could not be reached ({error}): try again in a minute."
+    if status == 200 and isinstance(body.get("source"), str):
+        return body["source"], ""
+    return None, str(body.get("message") or f"the hand-in service answered {status}.")
 
 
 def hand_in_button(lesson=None):
@@ -123,7 +214,8 @@ def hand_in_button(lesson=None):
     import ipywidgets as widgets
 
     button = widgets.Button(description=f"Hand in {lesson or 'this lesson'}", icon="paper-plane",
-                            tooltip="Sends the notebook as saved (save first: Ctrl+S); only your latest counts")
+                            tooltip="Sends the notebook as saved (save first: Ctrl+S); only your latest counts",
+                            layout=widgets.Layout(width="auto"))  # the whole label, never "Hand in 01_att..."
     shown = widgets.HTML("")
 
     def show(markup, text):

@@ -3,7 +3,9 @@ that differ marked.
 
 The solutions come from the installed library (``solutions.json``, package
 data written from the teachers' notebooks by ``tools/solutions.py``), never
-from the student notebooks. The learner's code is read with
+from the student notebooks; on a graded class's hub, whose install leaves
+them out (``tools/hub_install.py``), from the hand-in service, which gives
+one once the learner's own due date has passed. The learner's code is read with
 ``inspect.getsource``, which works for a function defined in a notebook's
 cell; where it cannot be read (a function made by ``exec``, a cell's code
 gone), the course's solution is shown alone, and the step says why.
@@ -38,10 +40,20 @@ def course_solutions():
         return {}
 
 
+#: What the hand-in service said of an exercise's solution it did not give: {exercise: its words}.
+NOT_GIVEN = {}
+
+
 def course_solution(name):
-    """The course's solution of exercise ``name`` (its whole function, as the learner writes it), or None."""
+    """The course's solution of exercise ``name`` (its whole function, as the learner writes it), or None: from
+    the installed library, else from the course hub's hand-in service (``NOT_GIVEN`` keeps why it gave none)."""
     found = course_solutions().get(name)
-    return found.get("source") if isinstance(found, dict) else None
+    if isinstance(found, dict):
+        return found.get("source")
+    from .handing_in import solution
+
+    source, NOT_GIVEN[name] = solution(name)
+    return source
 
 
 def learner_source(fn):
@@ -127,8 +139,8 @@ def step(name, fn):
     a ``hint_area.Part``, markdown with an HTML table in a notebook, plain text printed."""
     course = course_solution(name)
     if course is None:
-        said = (f"**The course's solution** of `{name}` is not in this installation of the course's library "
-                "(`encoder_lib`): ask your teacher.")
+        said = f"**The course's solution** of `{name}`: " + (NOT_GIVEN.get(name) or (
+            "it is not in this installation of the course's library (`encoder_lib`): ask your teacher."))
         return Part(said, said)
     yours, why = learner_source(fn)
     if yours is None:

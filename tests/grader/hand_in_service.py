@@ -3,9 +3,10 @@ as its own process, and what a learner's kernel sends. Free of pytest (``benchma
 
 - ``FakeHubApi``: answers ``GET /hub/api/user`` as JupyterHub does for a token (``{"kind": "user", "name":
   ...}``), from a table of tokens, on a free loopback port; any other token gets 403.
-- ``ServiceProcess``: ``python -m course_grader.handin.service`` on a course folder, started and stopped (SIGKILL
-  too, for a crash), its log kept.
-- ``post`` / ``get``: a learner's requests, as ``encoder_lib.grading.handing_in`` makes them.
+- ``ServiceProcess``: ``python -m course_grader.handin.service`` on a course folder (its supervisor, which starts
+  the service itself in a process of its own), started and stopped (SIGKILL too, for a crash), its log kept;
+  ``url`` is its port's, ``socket_url`` its Unix socket's (the learners' kernels').
+- ``post`` / ``request``: a learner's requests, as ``encoder_lib.grading.handing_in`` makes them.
 """
 
 import json
@@ -16,10 +17,9 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "/services/encoder-hand-in/"
@@ -35,7 +35,7 @@ class FakeHubApi:
     """``tokens``: {token: user name} (a name of None: a service's token). A context manager."""
 
     def __init__(self, tokens):
-        self.tokens = dict(tokens)
+        self.tokens = dict(tokens)  # revoke one by deleting it
         self.asked = 0
         api = self
 
@@ -49,7 +49,8 @@ class FakeHubApi:
                     self.wfile.write(b'{"status": 403, "message": "Forbidden"}')
                     return
                 name = api.tokens[token]
-                body = {"kind": "service", "name": "other-service"} if name is None else {"kind": "user", "name": name}
+                body = {"kind": "service", "name": "other-service"} if name is None else \
+                    {"kind": "user", "name": name, "session_id": None, "scopes": []}
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
@@ -73,10 +74,12 @@ class FakeHubApi:
 class ServiceProcess:
     """The hand-in service of the course at ``root``, asking ``api_url`` whose a token is."""
 
-    def __init__(self, root, api_url, *, jobs=1, seconds=5, log=None):
-        self.root, self.api_url, self.jobs, self.seconds = Path(root), api_url, jobs, seconds
+    def __init__(self, root, api_url, *, jobs=1, seconds=5, log=None, env=None):
+        self.root, self.api_url, self.jobs, self.seconds, self.env = Path(root), api_url, jobs, seconds, env
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{PREFIX}"
+        self.socket = self.root / ".hand-in-service" / "hand-in.sock"
+        self.socket_url = f"http+unix://{quote(str(self.socket), safe='')}{PREFIX}"
         self.log = Path(log or self.root / "hand-in-service.log")
         self.process = None
 
@@ -86,18 +89,29 @@ class ServiceProcess:
                    "--jobs", str(self.jobs), "--seconds", str(self.seconds)]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+                                            stdin=subprocess.DEVNULL, start_new_session=True,
+                                            env={**os.environ, **(self.env or {})})
+        self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout=180):
+        """Until the service (not only its supervisor's sockets) answers."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the hand-in service exited ({self.process.returncode}):\n{self.log_tail()}")
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return self
+                request(f"{self.url}api/hand-ins/none", None, timeout=2)
+                return
             except OSError:
                 time.sleep(0.2)
         self.stop()
-        raise RuntimeError(f"the hand-in service did not listen within {timeout} s:\n{self.log_tail()}")
+        raise RuntimeError(f"the hand-in service did not answer within {timeout} s:\n{self.log_tail()}")
+
+    def service_pid(self):
+        """The pid of the service itself (its supervisor's child)."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text().split()
+        return int(children[0])
 
     def log_tail(self, n=40):
         try:
@@ -125,16 +139,10 @@ class ServiceProcess:
 
 
 def request(url, token=None, data=None, timeout=60):
-    """``(status, JSON body)`` of a request as a learner's kernel makes it."""
-    headers = {"Content-Type": "application/x-ipynb+json"}
-    if token is not None:
-        headers["Authorization"] = f"token {token}"
-    req = urllib.request.Request(url, data=data, headers=headers, method="POST" if data is not None else "GET")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"{}")
+    """``(status, JSON body)`` of a request as a learner's kernel makes it (OSError where none came)."""
+    from encoder_lib.grading.handing_in import call
+
+    return call(url, token, data, timeout)
 
 
 def post(service, lesson, token, data):
