@@ -145,19 +145,14 @@ def sdpa_arguments(q, k, v, padding_mask):
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(f"q, k and v must share one dtype, got {q.dtype}, {k.dtype} and {v.dtype}")
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"q and k must have the same last axis d_k, got q {q.shape} and k {k.shape}"
-        )
+        raise ValueError(f"q and k must have the same last axis d_k, got q {q.shape} and k {k.shape}")
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"k and v must have the same number of positions seq_k, got k {k.shape} and v {v.shape}"
-        )
+        raise ValueError(f"k and v must have the same number of positions seq_k, got k {k.shape} and v {v.shape}")
     try:
         lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
-        raise ValueError(
-            f"the batch axes of q, k and v must broadcast, got q {q.shape}, k {k.shape}, v {v.shape}"
-        ) from None
+        raise ValueError(f"the batch axes of q, k and v must broadcast, got q {q.shape}, k {k.shape}, v {v.shape}") \
+            from None
     mask = _checks.padding_mask(padding_mask, lead + k.shape[-2:], "padding_mask")
     return q, k, v, mask
 

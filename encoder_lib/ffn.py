@@ -152,7 +152,7 @@ def _gated_ffn(x, params, activation, tape=None):
 
     ``tape`` (a dict), when given, keeps the input ``x``, the activated half's
     input ``pre`` and output ``act``, the linear half ``gate`` and their
-    product ``hidden``, each (positions, d_ff): what the backward pass needs.
+    product ``hidden``, each (..., seq, d_ff): what the backward pass needs.
     """
     lead = x.shape[:-1]
     flat = x.reshape(-1, x.shape[-1])  # (positions, d_model): every position in one product
@@ -165,8 +165,9 @@ def _gated_ffn(x, params, activation, tape=None):
     y = hidden @ params["w_out"]  # (positions, d_model)
     if "b_out" in params:
         y += params["b_out"]
-    if tape is not None:
-        tape.update(x=x, pre=pre, act=act, gate=gate, hidden=hidden)
+    if tape is not None:  # each (..., seq, d_ff), as the plain FFN's hidden layer in a trace
+        tape.update(x=x, **{name: a.reshape(*lead, a.shape[-1]) for name, a in
+                            (("pre", pre), ("act", act), ("gate", gate), ("hidden", hidden))})
     return y.reshape(*lead, y.shape[-1])
 
 

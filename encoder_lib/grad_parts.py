@@ -151,12 +151,13 @@ DERIVATIVES = {"gelu": _gelu_derivative, "silu": _silu_derivative, "relu": lambd
 
 def _gated_ffn_grad(kept, params, activation, grad_out):
     """Backward through ``(act(x w_in) * (x w_gate)) w_out``, from what ``_gated_ffn`` kept: grad_x, grad_params."""
-    d_model = params["w_in"].shape[0]
-    g = grad_out.reshape(-1, d_model)  # (positions, d_model)
-    grads = {"w_out": kept["hidden"].T @ g, "b_out": g.sum(axis=0)}
+    d_model, d_ff = params["w_in"].shape
+    pre, act, gate, hidden = (kept[name].reshape(-1, d_ff) for name in ("pre", "act", "gate", "hidden"))
+    g = grad_out.reshape(-1, d_model)  # (positions, d_model): every position in one product, as forward
+    grads = {"w_out": hidden.T @ g, "b_out": g.sum(axis=0)}
     grad_hidden = g @ params["w_out"].T  # (positions, d_ff)
-    grad_gate = grad_hidden * kept["act"]  # the product's rule: each half's gradient is the other half
-    grad_pre = grad_hidden * kept["gate"] * DERIVATIVES[activation](kept["pre"])
+    grad_gate = grad_hidden * act  # the product's rule: each half's gradient is the other half
+    grad_pre = grad_hidden * gate * DERIVATIVES[activation](pre)
     x = kept["x"].reshape(-1, d_model)
     grads.update(w_in=x.T @ grad_pre, w_gate=x.T @ grad_gate, b_in=grad_pre.sum(axis=0), b_gate=grad_gate.sum(axis=0))
     grad_x = grad_pre @ params["w_in"].T + grad_gate @ params["w_gate"].T
