@@ -104,3 +104,20 @@ def test_the_run_time_is_the_kernels_time_on_the_cells():
     cells[1].metadata["execution"] = {"iopub.execute_input": "2026-12-01T10:00:02.000000Z",
                                       "shell.execute_reply": "2026-12-01T10:00:04.250000Z"}
     assert execute_notebooks.cells_seconds(nbformat.v4.new_notebook(cells=cells)) == pytest.approx(3.75)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.parent.name for p in NOTEBOOKS])
+def test_each_lesson_s_parts_add_up_to_its_total_and_its_run_time_says_what_it_depends_on(path):
+    [line] = lesson_times.TIME_LINE.findall(STORED[path].cells[0].source)
+    total, parts = lesson_times.stated_parts(line)
+    assert len(parts) >= 2 and sum(parts) == total, f"{path.parent.name}: {parts} add up to {sum(parts)}, not {total}"
+    assert "when the course last ran them; a slower or busier machine takes longer" in line, line
+
+
+def test_a_time_line_whose_parts_do_not_add_up_is_caught():
+    total, parts = lesson_times.stated_parts("**Time:** about 75 minutes: 25 to read, 6 for its 3 widgets and 39 for "
+                                             "its 3 exercises. Its cells ran in 3 seconds when the course last ran "
+                                             "them; a slower or busier machine takes longer.")
+    assert (total, parts) == (75, [25, 6, 39]) and sum(parts) != total
+    with pytest.raises(ValueError, match="not a lesson's time line"):
+        lesson_times.stated_parts("**Time:** about an hour.")

@@ -20,9 +20,13 @@ and from its own run. The model, whose constants are all below:
   tokens, 2 below ``DIFFICULTY_TOKENS[1]``, 3 from there;
 - **running**: the seconds the lesson's cells took when
   ``tools.execute_notebooks`` last ran it, stored in the notebook's metadata
-  (``course.run_seconds``).
+  (``course.run_seconds``), counted in whole minutes (rounded) and said in
+  seconds too, as what they were then: a slower or busier machine takes
+  longer.
 
-The lesson's time goes in a line ``**Time:** ...`` under its title, an
+The total is the sum of the parts the line names, so that they add up
+(``tests/test_lesson_times.py`` adds them). The lesson's time goes in a line
+``**Time:** ...`` under its title, an
 exercise's in a line ``**Difficulty n of 3** ...`` under its heading, and
 lesson 00's table of lessons has a column with each lesson's minutes.
 tests/test_notebooks_stored.py checks that every stored line is what this
@@ -47,8 +51,6 @@ WIDGET_MINUTES = 2
 TOKENS_PER_MINUTE = 10
 CHECK_MINUTES = 2
 DIFFICULTY_TOKENS = (40, 100)
-#: The lesson's total is rounded up to a multiple of this many minutes: it is an estimate.
-ROUND_TOTAL = 5
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
@@ -136,10 +138,10 @@ def lesson_estimate(nb):
     per_exercise = {name: exercise_estimate(nb, s, a) for name, s, a in found}
     exercise_minutes = sum(e["minutes"] for e in per_exercise.values())
     seconds = run_seconds(nb)
-    total = reading + widgets * WIDGET_MINUTES + exercise_minutes + seconds / 60
-    return {"total": ROUND_TOTAL * math.ceil(total / ROUND_TOTAL), "reading": reading, "widgets": widgets,
-            "widget_minutes": widgets * WIDGET_MINUTES, "exercises": per_exercise,
-            "exercise_minutes": exercise_minutes, "run_seconds": seconds}
+    run_minutes = round(seconds / 60)
+    return {"total": reading + widgets * WIDGET_MINUTES + exercise_minutes + run_minutes, "reading": reading,
+            "widgets": widgets, "widget_minutes": widgets * WIDGET_MINUTES, "exercises": per_exercise,
+            "exercise_minutes": exercise_minutes, "run_seconds": seconds, "run_minutes": run_minutes}
 
 
 def _plural(n, word):
@@ -147,17 +149,27 @@ def _plural(n, word):
 
 
 def time_line(estimate):
-    """The line under a lesson's title."""
+    """The line under a lesson's title: the total, then the parts that make it up, then the cells' run time."""
     parts = [f"{estimate['reading']} to read"]
     if estimate["widgets"]:
         parts.append(f"{estimate['widget_minutes']} for {'its widget' if estimate['widgets'] == 1 else 'its ' + str(estimate['widgets']) + ' widgets'}")
     if estimate["exercises"]:
         n = len(estimate["exercises"])
         parts.append(f"{estimate['exercise_minutes']} for {'its exercise' if n == 1 else f'its {n} exercises'}")
+    if estimate["run_minutes"]:
+        parts.append(f"{estimate['run_minutes']} for its cells to run")
+    listed = f"{', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0]
     seconds = math.ceil(estimate["run_seconds"])
-    parts.append(f"{_plural(seconds, 'second')} for its cells to run" if seconds < 90 else
-                 f"{math.ceil(seconds / 60)} minutes for its cells to run")
-    return f"**Time:** about {estimate['total']} minutes: {', '.join(parts[:-1])} and {parts[-1]}."
+    return (f"**Time:** about {estimate['total']} minutes: {listed}. Its cells ran in {_plural(seconds, 'second')} "
+            "when the course last ran them; a slower or busier machine takes longer.")
+
+
+def stated_parts(line):
+    """``(total, [its parts' minutes])`` of a time line as written (``time_line``'s), to check that they add up."""
+    head = re.match(r"\*\*Time:\*\* about (\d+) minutes: (.*?)\. Its cells", line)
+    if head is None:
+        raise ValueError(f"not a lesson's time line: {line!r}")
+    return int(head.group(1)), [int(n) for n in re.findall(r"(?:^|, | and )(\d+) (?:to read|for)", head.group(2))]
 
 
 def difficulty_line(estimate):
