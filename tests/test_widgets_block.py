@@ -230,3 +230,27 @@ def test_quick_redraws_paint_what_a_full_draw_paints(builder):
                 artist.set_animated(True)
             differing = np.abs(quick - full).max(axis=-1) > 16  # antialiasing where a tick meets the frame
             assert differing.sum() == 0, f"{name}={value!r}: {differing.sum()} pixels differ from a full draw"
+
+
+def test_the_padding_widget_quotes_its_changes_as_the_lesson_s_text_does():
+    """Lesson 05's answer says the outputs move "by 0.8289 to 2.1534 for 1 to 5 slots" without the mask, and that with
+    it the change is 0 at four decimals: the widget's readout and picture say the same numbers, not 2.2e+00."""
+    import nbformat
+
+    from tools.course import ROOT
+
+    text = " ".join(c.source for c in nbformat.read(ROOT / "notebooks/05_encoder_block/05_encoder_block.ipynb",
+                                                    as_version=4).cells if c.cell_type == "markdown")
+    quoted = re.search(r"by (\d\.\d{4}) to (\d\.\d{4}) for 1 to 5 slots", text)
+    assert quoted, "lesson 05 quotes the changes without the mask"
+    explorer = block.PaddingExplorer()
+    said = {}
+    for n_pad in range(1, 6):
+        for use_mask in (True, False):
+            state = set_controls(explorer, n_pad=n_pad, use_mask=use_mask)
+            said[n_pad, use_mask] = re.search(r"at most <b>([^<]+)</b> from", explorer.describe(state)).group(1)
+            assert said[n_pad, use_mask] in explorer.ax_out.get_title()
+    changes = [float(said[n, False]) for n in range(1, 6)]
+    assert (f"{min(changes):.4f}", f"{max(changes):.4f}") == quoted.groups()
+    assert all(said[n, True] == "0" or float(said[n, True]) < 1e-4 for n in range(1, 6))
+    assert block.amount(2.15339) == "2.1534" and block.amount(3.6e-7) == "3.6e-07" and block.amount(0.0) == "0"

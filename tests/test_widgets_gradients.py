@@ -120,3 +120,29 @@ def test_no_legend_lies_over_a_panel_so_none_hides_data_in_the_widget_or_on_a_ph
     with phone.stacked(explorer.figure):
         assert _legends_over_panels(explorer.figure) == []
     assert _legends_over_panels(explorer.figure) == []
+
+
+def test_lesson_07_s_why_lower_pre_norm_blocks_get_more_gradient_is_what_the_widget_s_setting_measures(flow):
+    """The lesson explains the left plot's pre-norm profile by the gradient on the residual stream growing on its
+    way down, with two numbers: the stream's gradient at block 1's input over block 24's, and the parameter
+    gradients' ratio (the widget's readout). Both are measured here, in the widget's setting (three seeds)."""
+    import re
+
+    import nbformat
+
+    from tools.course import ROOT
+
+    text = " ".join(" ".join(c.source.split()) for c in nbformat.read(
+        ROOT / "notebooks/07_gradients_and_training/07_gradients_and_training.ipynb", as_version=4).cells
+        if c.cell_type == "markdown")
+    said = re.search(r"the stream's gradient at block 1's input is about ([\d.]+) times the one at block 24's, most "
+                     r"of the ([\d.]+) times between the two blocks' parameter gradients", text)
+    assert said, "lesson 07 says why lower pre-norm blocks get more gradient"
+    runs = [T.gradient_norms(24, "pre", True, seed=s) for s in range(3)]
+    stream = np.mean([run["inputs"] for run in runs], axis=0)
+    params = np.mean([run["params"] for run in runs], axis=0)
+    assert np.all(np.diff(stream) < 0), "the stream's gradient grows at every block on its way down"
+    assert f"{stream[0] / stream[-1]:.1f}" == said.group(1)
+    state = set_controls(flow, depth=24, norm="pre", residual=True)
+    assert f"{params[0] / params[-1]:.1f}" == said.group(2) == f"{state['bottom_over_top']:.1f}"
+    assert stream[0] / stream[-1] > 0.5 * params[0] / params[-1]  # "most of"

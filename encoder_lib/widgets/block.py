@@ -168,7 +168,7 @@ class PaddingExplorer(Explorer):
         self.slot_labels[:] = labels  # read by the tick formatter: the ticks stay, only their words change
         self.out_image.set_data(out)
         change = float(np.abs(out.astype(np.float64) - self.reference).max())
-        self.ax_out.set_title(f"outputs of t0 t1 t2\nmax change vs. alone: {change:.1e}", fontsize=10)
+        self.ax_out.set_title(f"outputs of t0 t1 t2\nmax change vs. alone: {amount(change)}", fontsize=10)
         real_rows = weights[:, :REAL, :]  # (n_heads, REAL, seq): what the real tokens read
         return {
             "n_pad": n_pad, "use_mask": use_mask, "seq": seq,
@@ -181,7 +181,15 @@ class PaddingExplorer(Explorer):
         mask = "on" if s["use_mask"] else "off"
         return (f"{s['n_pad']} padding slots (sequence length {s['seq']}), mask {mask}: the real tokens put at "
                 f"most {s['max_weight_on_padding']:.3f} attention weight on padding, and their outputs moved by "
-                f"at most <b>{s['max_change']:.1e}</b> from the three tokens run alone")
+                f"at most <b>{amount(s['max_change'])}</b> from the three tokens run alone")
+
+
+def amount(value):
+    """A change as the lesson's text quotes it: to four decimals (2.1534), and a rounding-sized one (under 1e-4) in
+    its order of magnitude (1.2e-07), as the text says float32 rounding is; 0 as 0."""
+    if value == 0:
+        return "0"
+    return f"{value:.4f}" if abs(value) >= 1e-4 else f"{value:.1e}"
 
 
 class PermutationExplorer(Explorer):
@@ -230,7 +238,7 @@ class PermutationExplorer(Explorer):
         self.row_labels[:] = [f"tok {i}" for i in perm]
         diff = float(np.abs(of_shuffled.astype(np.float64) - shuffled_out).max())
         pe = "with" if use_pe else "without"
-        self.headline.set_text(f"{pe} positional encoding: max difference {diff:.1e}")
+        self.headline.set_text(f"{pe} positional encoding: max difference {amount(diff)}")
         return {"shuffle": shuffle, "use_pe": use_pe, "order": " ".join(map(str, perm)), "max_difference": diff,
                 "equivariant": diff < 1e-5}
 
@@ -241,7 +249,7 @@ class PermutationExplorer(Explorer):
                    else "different: the block sees where each token sits")
         pe = "with" if s["use_pe"] else "without"
         return (f"order {s['order']}, {pe} positional encoding: max |block(shuffle(x)) - shuffle(block(x))| = "
-                f"<b>{s['max_difference']:.1e}</b>, {verdict}")
+                f"<b>{amount(s['max_difference'])}</b>, {verdict}")
 
 
 EXPLORERS = (BlockStepExplorer, PaddingExplorer, PermutationExplorer)
