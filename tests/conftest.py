@@ -217,7 +217,8 @@ SLOW_MODULES = {"test_grader_resilience.py", "test_publish_student.py", "test_re
 
 #: Files that share a session's set-up of a minute or more, and so run in one pytest-xdist worker: the website's
 #: build, and the server's environment of `make hub-install`.
-SHARED_SET_UP = {"test_site.py": "site", "test_site_reading.py": "site",
+SHARED_SET_UP = {"test_site.py": "site", "test_site_reading.py": "site", "test_site_questions.py": "site",
+                 "test_site_offline.py": "site",
                  "test_install.py": "server_env", "test_classroom_hub.py": "server_env"}
 #: Handed to the workers first, the longest first, so that no long file starts last and runs alone.
 LONGEST_FIRST = ("test_site.py", "test_site_reading.py", "test_browser_lab.py", "test_classroom_hub.py",
