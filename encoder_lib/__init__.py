@@ -19,7 +19,8 @@ from .attention import (attention_weights_bytes, blockwise_attention, causal_mas
                         split_heads)
 from .block import BlockConfig, encoder, encoder_block, trace_encoder, trace_encoder_block
 from .ffn import feed_forward, gated_d_ff, gated_feed_forward, geglu, gelu, relu, silu, swiglu
-from .grad import (encoder_block_grad, encoder_grad, feed_forward_grad, gated_feed_forward_grad, layer_norm_grad,
+from .grad import (blockwise_attention_grad, encoder_block_grad, encoder_grad, feed_forward_grad, gated_feed_forward_grad,
+                   layer_norm_grad,
                    modern_attention_grad, multi_head_attention_grad, rms_norm_grad, rope_grad,
                    scaled_dot_product_attention_grad, softmax_grad)
 from .modern import local_global_configs, modern_attention
@@ -46,7 +47,7 @@ __all__ = [
     "blockwise_attention", "modern_attention", "local_global_configs", "modernbert_configs",
     "from_modernbert_state_dict", "to_modernbert_state_dict",
     # and their backward passes (encoder_lib.grad; the modern block's and stack's: encoder_block_grad, encoder_grad)
-    "rms_norm_grad", "rope_grad", "gated_feed_forward_grad", "modern_attention_grad",
+    "rms_norm_grad", "rope_grad", "gated_feed_forward_grad", "modern_attention_grad", "blockwise_attention_grad",
 ]
 __version__ = "0.1.0"
 

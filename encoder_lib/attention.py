@@ -371,8 +371,10 @@ def attention_weights_bytes(seq, *, batch=1, heads=1, dtype=np.float32, block=No
     return size * np.dtype(_checks.float_dtype(dtype)).itemsize
 
 
-def _blockwise(q, k, v, mask, block):
-    """The unchecked core of blockwise_attention: one block of keys at a time, an online softmax per query."""
+def _blockwise(q, k, v, mask, block, tape=None):
+    """The unchecked core of blockwise_attention: one block of keys at a time, an online softmax per query.
+    ``tape`` (a dict), when given, keeps ``out`` and each query's ``logsumexp`` of its scores (+inf where it has
+    no key), from which the backward pass recomputes any block's weights."""
     scaled = q * np.asarray(1.0 / np.sqrt(q.shape[-1]), dtype=q.dtype)
     lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + q.shape[-2:-1]  # (..., s_q)
     peak = np.full(lead + (1,), -np.inf, dtype=q.dtype)  # the largest score each query has seen so far
@@ -390,8 +392,12 @@ def _blockwise(q, k, v, mask, block):
         total = total * rescale + weights.sum(axis=-1, keepdims=True)
         out = out * rescale + weights @ v[..., keys, :]
         peak = new_peak
-    total[total == 0] = 1  # a query whose keys are all padding: zero output, as scaled_dot_product_attention
-    return out / total
+    empty = total == 0  # a query whose keys are all padding: zero output, as scaled_dot_product_attention
+    total[empty] = 1
+    out /= total
+    if tape is not None:
+        tape.update(out=out, logsumexp=np.where(empty, np.inf, peak + np.log(total)))
+    return out
 
 
 @_checks.public(extremes=_checks.ATTENTION_EXTREMES)

@@ -28,10 +28,10 @@ pass kept on its tape.
 import numpy as np
 
 from . import _checks
-from .attention import _mha, mha_arguments, scaled_dot_product_attention
+from .attention import _blockwise, _mha, mha_arguments, scaled_dot_product_attention, sdpa_arguments
 from .block import block_config, check_block_params, check_layers, prepare, run_block, stack_configs
 from .ffn import ACTIVATIONS, GATED_ACTIVATIONS, _ffn, _gated_ffn, check_ffn_params, check_gated_params
-from .grad_parts import (_attention_grad, _ffn_grad, _gated_ffn_grad, _layer_norm_grad, _mha_grad, _modern_mha_grad,
+from .grad_parts import (_attention_grad, _blockwise_grad, _ffn_grad, _gated_ffn_grad, _layer_norm_grad, _mha_grad, _modern_mha_grad,
                          _norm_grad, _rms_norm_grad, _softmax_grad)
 from .modern import _modern_mha, classic_attention, modern_attention_arguments, norm_names
 from .norm import _gamma_beta, _layer_norm, _rms_norm
@@ -186,6 +186,28 @@ def _unbroadcast(g, shape):
         if size == 1 and g.shape[axis] != 1:
             g = g.sum(axis=axis, keepdims=True)
     return g
+
+
+@_checks.public(extremes=_checks.ATTENTION_EXTREMES)
+def blockwise_attention_grad(q, k, v, grad_out, padding_mask=None, block=64):
+    """Gradients of ``blockwise_attention(q, k, v, padding_mask, block)`` for q, k and v, a block of keys at a time.
+
+    The same numbers as ``scaled_dot_product_attention_grad`` (to rounding),
+    computed as FlashAttention does: the forward pass keeps each query's
+    log-sum-exp of its scores, and the backward pass recomputes one block's
+    weights at a time from it, so the (..., seq_q, seq_k) weights never exist.
+
+    >>> rng = np.random.default_rng(0)
+    >>> q, k, v, g = rng.standard_normal((4, 6, 3))
+    >>> ours, full = blockwise_attention_grad(q, k, v, g, block=2), scaled_dot_product_attention_grad(q, k, v, g)
+    >>> all(np.allclose(a, b) for a, b in zip(ours, full))
+    True
+    """
+    q, k, v, mask = sdpa_arguments(q, k, v, padding_mask)
+    block, kept = _checks.positive_int(block, "block"), {}
+    out = _blockwise(q, k, v, mask, block, kept)
+    grads = _blockwise_grad(q, k, v, mask, block, kept, _grad_out(grad_out, out.shape, out.dtype))
+    return tuple(_unbroadcast(g, a.shape) for g, a in zip(grads, (q, k, v)))
 
 
 @_checks.public(extremes=_checks.ATTENTION_EXTREMES)

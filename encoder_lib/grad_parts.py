@@ -186,3 +186,26 @@ def _modern_mha_grad(kept, params, config, grad_out):
         grads[f"w_{name}"], grads[f"b_{name}"] = _weight_grad(kept["x"], g), _sum_rows(g)
         grad_x = grad_x + g @ params[f"w_{name}"].T
     return grad_x, {key: grads[key] for key in params}
+
+
+def _blockwise_grad(q, k, v, mask, block, kept, grad_out):
+    """FlashAttention's backward pass: each block's weights recomputed from its scores and each query's log-sum-exp
+    (``exp(score - logsumexp)`` is the softmax's weight exactly), never the (..., seq_q, seq_k) matrix.
+    Returns grad_q, grad_k, grad_v over the broadcast batch axes."""
+    scaled = q * np.asarray(1.0 / np.sqrt(q.shape[-1]), dtype=q.dtype)
+    lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    # sum_j w_ij (grad_out_i . v_j): what the softmax's Jacobian takes from every score of row i (_softmax_grad's sum)
+    total = np.sum(grad_out * kept["out"], axis=-1, keepdims=True)  # (..., s_q, 1)
+    grad_q = np.zeros(lead + q.shape[-2:], dtype=q.dtype)
+    grad_k, grad_v = np.zeros(lead + k.shape[-2:], dtype=q.dtype), np.zeros(lead + v.shape[-2:], dtype=q.dtype)
+    for start in range(0, k.shape[-2], block):
+        keys = slice(start, start + block)
+        scores = scaled @ np.swapaxes(k[..., keys, :], -1, -2)  # (..., s_q, block)
+        if mask is not None:
+            np.copyto(scores, -np.inf, where=mask[..., None, keys])
+        weights = np.exp(scores - kept["logsumexp"])  # this block's weights, as the full softmax's
+        grad_v[..., keys, :] = np.swapaxes(weights, -1, -2) @ grad_out
+        grad_scores = weights * (grad_out @ np.swapaxes(v[..., keys, :], -1, -2) - total)
+        grad_q += grad_scores @ k[..., keys, :]
+        grad_k[..., keys, :] = np.swapaxes(grad_scores, -1, -2) @ scaled
+    return grad_q * np.asarray(1.0 / np.sqrt(q.shape[-1]), dtype=q.dtype), grad_k, grad_v

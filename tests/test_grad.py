@@ -336,3 +336,15 @@ def test_modern_stack_grad_with_local_and_global_layers_against_finite_differenc
     grad_x, grad_layers = G.encoder_grad(x, layers, config=configs, grad_out=g, padding_mask=MASK)
     assert_grads_match(lambda: (el.encoder(x, layers, config=configs, padding_mask=MASK) * g).sum(),
                        {"x": x, **flat_arrays(layers)}, {"x": grad_x, **flat_arrays(grad_layers)})
+
+
+@pytest.mark.parametrize("block", [1, 2, 5])
+def test_blockwise_attention_grad_against_finite_differences_and_the_full_gradient(block):
+    rng = np.random.default_rng(26)
+    q, k, v = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 3))
+    g, mask = rng.standard_normal((2, 5, 3)), np.array([[False] * 5, [True] * 5])  # one sequence all padding
+    grads = G.blockwise_attention_grad(q, k, v, g, mask, block=block)
+    assert_grads_match(lambda: (el.blockwise_attention(q, k, v, mask, block=block) * g).sum(),
+                       {"q": q, "k": k, "v": v}, dict(zip("qkv", grads)))
+    for ours, full in zip(grads, G.scaled_dot_product_attention_grad(q, k, v, g, mask)):
+        np.testing.assert_allclose(ours, full, rtol=1e-12, atol=1e-14)

@@ -130,3 +130,16 @@ def test_the_modern_block_grad_matches_modernbert_autograd(torch, transformers, 
     assert flat_ours.keys() == flat_theirs.keys()
     for name, value in flat_theirs.items():
         assert M.error(flat_ours[name], value) < 1e-10, name
+
+
+def test_the_blockwise_attention_grad_matches_pytorch_autograd(torch):
+    rng = np.random.default_rng(6)
+    q, k, v, g = rng.standard_normal((4, 2, 3, 9, 8))
+    padding = rng.random((2, 3, 9)) < 0.3
+    padding[..., 0] = False  # every query keeps a key: PyTorch gives NaN for a row that has none
+    tensors = [torch.from_numpy(a.copy()).requires_grad_(True) for a in (q, k, v)]
+    with torch.enable_grad():
+        out = torch.nn.functional.scaled_dot_product_attention(*tensors, attn_mask=torch.from_numpy(~padding[..., None, :]))
+        (out * torch.from_numpy(g)).sum().backward()
+    for ours, theirs in zip(el.grad.blockwise_attention_grad(q, k, v, g, padding, block=4), tensors):
+        assert M.error(ours, theirs.grad.numpy()) < 1e-12

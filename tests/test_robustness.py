@@ -215,10 +215,11 @@ def build_modern(name, d, x, shapes):
         return (el.mask_conventions, (), {}) if name == "mask_conventions" else (
             el.attention_weights_bytes, (d.maybe_junk(d.int(1, 9000), OPTION_JUNK),),
             {"heads": d.int(1, 16), "block": d.maybe_junk(d.int(1, 99), OPTION_JUNK)})
-    if name == "blockwise_attention":
-        s_q, d_k = d.int(1, 4), d.int(1, 4)
-        q, k, v = d.array(lead + (s_q, d_k)), d.array(lead + (seq, d_k)), d.array(lead + (seq, d.int(1, 3)))
-        return el.blockwise_attention, (d.maybe_junk(q), k, v, d.mask(lead, seq), d.maybe_junk(d.int(1, 4), OPTION_JUNK)), {}
+    if name in ("blockwise_attention", "blockwise_attention_grad"):
+        s_q, d_k, d_v = d.int(1, 4), d.int(1, 4), d.int(1, 3)
+        q, k, v = d.array(lead + (s_q, d_k)), d.array(lead + (seq, d_k)), d.array(lead + (seq, d_v))
+        g = (d.maybe_junk(d.array(lead + (s_q, d_v), 1.0)),) if name.endswith("_grad") else ()
+        return getattr(el, name), (d.maybe_junk(q), k, v, *g, d.mask(lead, seq), d.maybe_junk(d.int(1, 4), OPTION_JUNK)), {}
     if name in ("modern_attention", "modern_attention_grad"):
         config, p = modern_params(d, d_model, n_heads)
         args = (x, d.maybe_junk(p["attn"]), config) + ((grad_out,) if name.endswith("_grad") else ())

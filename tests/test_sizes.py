@@ -53,7 +53,7 @@ def test_the_count_sees_a_long_function_and_leaves_its_docstring_out():
 #: grows past it fails here, so that growth is a decision written in a diff (raise the figure, and say why in the
 #: commit), not drift. ``(files, limit)``; the files as globs from the course's folder.
 BUDGETS = {
-    "the math core": (["encoder_lib/*.py"], ["encoder_lib/plots.py"], 4219),
+    "the math core": (["encoder_lib/*.py"], ["encoder_lib/plots.py"], 4269),
     "widgets and experiments": (["encoder_lib/widgets/*.py", "encoder_lib/experiments/*.py", "encoder_lib/plots.py"],
                                 [], 3370),
     "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 6538),
