@@ -28,6 +28,15 @@ START_SECONDS = 180.0
 ORPHAN_SECONDS = 600
 
 DASK = str(Path(sys.executable).parent / "dask")
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "teaching" / "several-machines.md"
+
+
+def documented_dashboard(command):
+    """The ``--dashboard-address`` that docs/teaching/several-machines.md gives ``dask <command>`` (``scheduler`` or
+    ``worker``): the cluster here is started with it (``--no-dashboard`` still opened one on every interface)."""
+    line = next(line for line in GUIDE.read_text().splitlines() if line.startswith(f".venv/bin/dask {command} "))
+    words = line.split()
+    return ["--dashboard-address", words[words.index("--dashboard-address") + 1]]
 
 
 def _started(command, log):
@@ -50,14 +59,15 @@ class LocalCluster:
         tls = [f"--tls-{flag}={folder / cluster_tls.FOLDER / name}" for flag, name in
                zip(("ca-file", "cert", "key"), cluster_tls.FILES)]
         try:
-            self.scheduler = _started([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+            self.scheduler = _started([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                       *documented_dashboard("scheduler"),
                                        "--protocol", "tls", *tls, "--scheduler-file", str(file), "--idle-timeout",
                                        str(ORPHAN_SECONDS)], folder / "scheduler.log")
             self.address = self._address(file)
             for i in range(workers):
                 how = ["--nworkers", "1"] if nanny else ["--name", f"worker-{i}", "--no-nanny"]  # nanny: as documented
                 self.workers.append(_started([DASK, "worker", self.address, *how, "--nthreads", str(threads),
-                                              *tls, "--no-dashboard", "--host", "127.0.0.1",
+                                              *tls, *documented_dashboard("worker"), "--host", "127.0.0.1",
                                               "--death-timeout", str(ORPHAN_SECONDS)],
                                              folder / f"worker-{i}.log"))
             self.wait_for_workers(workers)
@@ -96,6 +106,18 @@ class LocalCluster:
             return (self.folder / f"{name}.log").read_text()[-2000:]
         except OSError:
             return ""
+
+    def listening(self):
+        """``{(address, port)}`` every process of the cluster (the scheduler, the workers, their nannies' children)
+        listens on."""
+        import psutil
+
+        found = set()
+        for started in [self.scheduler, *self.workers]:
+            process = psutil.Process(started.pid)
+            for each in [process, *process.children(recursive=True)]:
+                found |= {tuple(c.laddr) for c in each.net_connections("inet") if c.status == psutil.CONN_LISTEN}
+        return found
 
     def kill(self, index):
         """Kill worker ``index`` at once (SIGKILL), as a machine that goes away would; returns its pid."""

@@ -126,6 +126,18 @@ def test_a_worker_started_as_the_docs_give_it_under_its_nanny_grades_the_class(c
 @pytest.mark.grading
 @pytest.mark.slow
 @pytest.mark.timeout(900)
+def test_the_documented_cluster_listens_on_no_other_interface_than_the_one_it_is_given(tmp_path_factory):
+    """distributed 2026.8.0's --no-dashboard still opened an HTTP dashboard on 0.0.0.0 (the scheduler's 8787, each
+    worker's a random port), and --dashboard-address none crashes it: the guide's --dashboard-address 127.0.0.1:0
+    keeps every dashboard on the loopback (issue 52, item 6)."""
+    from dask_cluster import GUIDE, LocalCluster
+
+    assert not [line for line in GUIDE.read_text().splitlines() if "dask " in line and "--no-dashboard" in line]
+    with LocalCluster(tmp_path_factory.mktemp("dask"), workers=1, nanny=True) as dask:
+        listening = dask.listening()
+    assert listening and {address for address, _ in listening} == {"127.0.0.1"}, listening
+
+
 def test_the_course_s_cluster_admits_only_hosts_with_its_certificates(course, tmp_path_factory):
     """Issue 39, item 10: a Dask client that reached the scheduler read the course's secret from a worker's memory
     and could patch the workers' grading. The documented cluster speaks TLS both ways with certificates the course
