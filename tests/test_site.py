@@ -33,6 +33,7 @@ Publishing (`make publish-site`) is checked on a clone, with a small site.
 """
 
 import functools
+import importlib
 import html
 import http.server
 import os
@@ -55,6 +56,7 @@ from tools.course import lesson_names
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = lesson_names()
+build_module = importlib.import_module("tools.site.build")  # the module (tools.site's "build" is its function)
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 BADGE = re.compile(r"\]\((https://mybinder\.org/v2/gh/([^/\s]+)/([^/\s]+)/([^?\s]+)\?urlpath=lab/tree/([^\s)]+))\)")
 SAMPLE = 5  # stored states per widget compared with a fresh drawing, besides the start
@@ -195,8 +197,20 @@ def test_the_pages_prose_is_the_notebooks_markdown_word_for_word(site):
         markdown = [c for c in teacher(lesson).cells if c.cell_type == "markdown"
                     and not c.metadata.get("nbgrader", {}).get("solution")]
         assert list(page.cells) == [c.id for c in markdown], f"{lesson}: markdown cells missing or out of order"
+        hand_in = {teacher(lesson).cells[k].id for k, part in build_module.hand_in_cells(teacher(lesson)).items()
+                   if part == "heading"}
         for cell in markdown:
-            assert words("".join(page.cells[cell.id])) == source_words(cell.source), f"{lesson}, cell {cell.id}"
+            expected = cell.source if cell.id not in hand_in else (  # a page hands nothing in, and says so
+                cell.source.splitlines()[0] + "\n\n" + build_module.HAND_IN_ON_THE_SITE)
+            assert words("".join(page.cells[cell.id])) == source_words(expected), f"{lesson}, cell {cell.id}"
+
+
+def test_a_page_s_hand_in_section_says_the_page_hands_nothing_in_and_never_to_press_ctrl_s(site):
+    for lesson in LESSONS[1:]:
+        text = (site.out / f"{lesson}.html").read_text()
+        assert "Ctrl+S" not in text and "save it first" not in text, lesson
+        assert text.count(build_module.HAND_IN_LABEL) == 1 and "This page hands nothing in." in text, lesson
+        assert "not on a course hub with the hand-in service" not in text, lesson  # the notebook's output, not shown
 
 
 def test_every_formula_is_mathml_that_keeps_its_latex(site):
@@ -547,17 +561,46 @@ def test_a_widget_too_large_for_its_page_without_a_question_stops_the_build():
 
 # ------------------------------------------------------------------ links
 
-def test_run_this_lesson_opens_the_lesson_on_binder_and_every_page_links_the_repository(site):
-    readme = (ROOT / "README.md").read_text()
+def test_a_course_that_names_its_repository_links_it_run_this_lesson_binder_and_its_files():
+    from tools.site import pages
+
+    readme = (ROOT / "README.md").read_text().replace("/OWNER/REPO/", "/someone/course/")
     [(badge, owner, repo, ref, path)] = BADGE.findall(readme)
     folder = path.rsplit("/", 2)[0]
-    for lesson in LESSONS:
-        tags = read_page(site.out / f"{lesson}.html").tags
-        runs = [attrs["href"] for tag, attrs in tags if tag == "a" and "run-lesson" in (attrs.get("class") or "")]
-        assert runs == [badge.replace(path, f"{folder}/{lesson}/{lesson}.ipynb")], lesson
-    for page in [site.index, *site.pages]:
-        hrefs = [attrs.get("href") for tag, attrs in read_page(page.path).tags if tag == "a"]
-        assert f"https://github.com/{owner}/{repo}" in hrefs, f"{page.path.name} does not link the repository"
+    links = pages.course_links(readme)
+    assert links.named and (owner, repo) == ("someone", "course")
+    lesson = LESSONS[1]
+    page = pages.page("t", pages.open_lesson(lesson, links, f"{lesson}/{lesson}.ipynb"), links,
+                      run=(lesson, links.binder(lesson)))
+    hrefs = re.findall(r'href="([^"]+)"', page)
+    binder = badge.replace(path, f"{folder}/{lesson}/{lesson}.ipynb")
+    assert hrefs.count(binder) == 2  # Run this lesson, and On Binder
+    assert "https://github.com/someone/course" in hrefs and links.colab(lesson) in hrefs
+    link_for = pages.link_rewriter(links, "README.md", LESSONS)
+    assert link_for("docs/teaching.md") == "https://github.com/someone/course/blob/main/docs/teaching.md"
+    assert links.report() is None
+
+
+def test_a_site_built_from_a_course_that_names_no_repository_links_nothing_there_and_says_which(site):
+    """The course as it is names OWNER/REPO: no page links Binder, Colab, GitHub or the published site of OWNER/REPO,
+    each lesson says why it offers no Binder or Colab, and `make site` lists what it left out."""
+    assert "mybinder.org/v2/gh/OWNER/REPO/" in (ROOT / "README.md").read_text()
+    for page in sorted(site.out.glob("*.html")):
+        for tag, attrs in read_page(page).tags:
+            for name, value in attrs.items():
+                assert not re.search(r"OWNER|owner\.github|/REPO\b|mybinder\.org|colab\.research", value or ""), \
+                    f"{page.name}: <{tag} {name}={value!r}>"
+        text = page.read_text()
+        assert 'class="run-lesson"' not in text, page.name
+        if page.stem in LESSONS:
+            assert "Binder and Google Colab: no link, because this copy of the course names no GitHub repository" \
+                in text, page.name
+    [line] = [line for line in site.log if line.startswith("links left out:")]
+    for what in ("Run this lesson", "On Binder", "Open in Colab", "the footer's link to the repository",
+                 "Run the course"):
+        assert f"{what} (" in line, line
+    for target in re.findall(r"the repository's ([^ ]+) \(", line):  # a link to a file leads to one that is there
+        assert (ROOT / target).exists(), target
 
 
 def test_nothing_a_page_loads_comes_from_outside_the_site(site):
@@ -574,7 +617,8 @@ def test_nothing_a_page_loads_comes_from_outside_the_site(site):
             assert not re.match(r"[a-z]+:|//", address), f"{path.name}: <{tag}> loads {address}"
             assert (path.parent / address).is_file(), f"{path.name}: <{tag}> points to {address}, which is not there"
     names = {asset.name for asset in site.assets()}
-    assert names == {"site.css", "site.js", "minisearch.js", "minisearch.LICENSE.txt", "search-index.js"}, names
+    assert names == {"site.css", "site.js", "minisearch.js", "minisearch.LICENSE.txt", "search-index.js", "ts-fsrs.js",
+                     "ts-fsrs.LICENSE.txt"}, names
     for asset in site.assets():
         text = asset.read_text()
         if asset.name in ("site.css", "site.js"):

@@ -9,7 +9,11 @@ network off, and read at 320, 375, 768 and 1280 px:
   the keyboard focus and shows a focus ring;
 - at 375 px no text in a picture (a widget's, a plot's, a drawn one's) is
   below 9 CSS px: the smallest text drawn in it, in its own pixels, times the
-  scale the page shows it at; a widget's controls are under its picture;
+  scale the page shows it at; a widget's controls are under its picture; and
+  no text of the page itself (prose, code, a formula's scripts, a label) is
+  below 11 CSS px, every fold opened;
+- from the top of a lesson, a skip link leads past the code to its first
+  questions, and under each widget with questions another to the next ones;
 - axe-core finds no serious or critical violation at 375 px in the dark
   palette and at 1280 px in the light one: each layout and each palette, the
   palettes' colours being the same at every width (a test holds that).
@@ -49,7 +53,27 @@ NARROW = (320, 375, 768)
 #: checked once, each run taking a second or more on a lesson's page; the colours do not depend on the width
 #: (``test_the_colours_do_not_depend_on_the_width``), so a phone in the dark shows a desktop's dark colours.
 AXE_SCHEMES = {375: "dark", 1280: "light"}
-SMALLEST_TEXT = 9  # CSS px, at 375 px
+SMALLEST_TEXT = 9  # CSS px, at 375 px: a picture's
+SMALLEST_PAGE_TEXT = 11  # CSS px, at 375 px: the page's own text (formulas' scripts too)
+
+# Every piece of text the page shows (every fold opened) whose font is under the smallest size: its words, its
+# element and its size. A MathML token (mi, mn, mo) is an element as any other: its computed size is its script's.
+_JS_SMALL_TEXT = """(smallest) => {
+    document.querySelectorAll('details').forEach((d) => { d.open = true; });
+    const small = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+        const node = walker.currentNode, el = node.parentElement;
+        if (!node.textContent.trim() || !el || el.closest('script, style, annotation, [hidden]')) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        if (range.getClientRects().length === 0) continue;  // not drawn
+        const px = parseFloat(getComputedStyle(el).fontSize);
+        if (px < smallest) small.push(el.tagName.toLowerCase() + ' ' + px.toFixed(1) + ' px: ' +
+                                      node.textContent.trim().slice(0, 40));
+    }
+    return small;
+}"""
 
 # Every element that scrolls sideways in its own box, and whether it can take the focus; the page's width.
 _JS_SCROLLING = """() => {
@@ -333,9 +357,10 @@ def test_each_page_lists_its_sections_and_each_lesson_where_to_open_it(site):
         notebook = nbformat.read(site.out / download.group(1), as_version=4)
         assert [c.source for c in notebook.cells] == [c.source for c in site.students[name].cells], name
         assert "BEGIN SOLUTION" not in download.group(0) + (site.out / download.group(1)).read_text()
-        assert 'class="binder-link"' in text, name
-        # the course's own README names OWNER/REPO: no Colab link, and the page says why (test_colab.py: a fork's)
-        assert 'class="colab-link"' not in text and "Google Colab: no link" in text and "OWNER/REPO" in text, name
+        # the course's own README names OWNER/REPO: no Binder or Colab link, and the page says why (test_site.py: a
+        # course that names its repository links both; test_colab.py: a fork's Colab link)
+        assert 'class="binder-link"' not in text and 'class="colab-link"' not in text, name
+        assert "Binder and Google Colab: no link" in text and "OWNER/REPO" in text, name
         # the notebook's first cell installs the course's library where it is missing; the page leaves it off
         assert notebook.cells[0].id == "install-course" and 'data-cell="install-course"' not in text, name
 
@@ -405,9 +430,9 @@ def test_lesson_05_printed_has_no_code_cut_at_the_edge_no_controls_and_its_widge
         printed = widget.box.locator(".explorer-print")
         assert printed.is_visible() and printed.locator("img").get_attribute("src") == start["src"]
         assert start["readout"].split()[:6] == printed.locator("p").first.text_content().split()[:6]
-        after = page.evaluate("""() => { const a = [...document.querySelectorAll('main a[href^="http"]')][0];
-            return [a.getAttribute('href'), getComputedStyle(a, '::after').content]; }""")
-        assert after[0] in after[1], f"a link printed without its address: {after}"
+        after = page.evaluate("""() => [...document.querySelectorAll('main a[href^="http"]')].map((a) =>
+            [a.getAttribute('href'), getComputedStyle(a, '::after').content])""")
+        assert all(href in content for href, content in after), f"a link printed without its address: {after}"
         assert not page.problems, page.problems
 
 
@@ -426,3 +451,48 @@ def test_an_exercise_s_solution_opens_from_the_keyboard_when_asked_and_fetches_n
         page.wait_for_function("() => !document.querySelector('details.solution').open", timeout=site_pages.WAIT_MS)
         assert not [u for u in context.requests if not u.startswith("file:")]
         assert not page.problems, page.problems
+
+
+@pytest.mark.parametrize("name", [*PAGES, "review.html"])
+def test_no_text_of_a_page_is_under_11_px_on_a_phone(site, chromium, name):
+    with site_pages.offline(chromium, viewport={"width": 375, "height": 800}) as context:
+        page = site_pages.open_page(context, site.out / name)
+        small = page.evaluate(_JS_SMALL_TEXT, SMALLEST_PAGE_TEXT)
+        assert not small, f"{name} at 375 px: {len(small)} texts under {SMALLEST_PAGE_TEXT} px: {small[:12]}"
+
+
+def _tabs_to_first_question(page, most=12):
+    """Tab presses from the top of the page (Enter on a skip link to the questions, when the focus is on one)
+    until the focus is in a question's form; None if it is not there after ``most`` presses."""
+    for presses in range(1, most + 1):
+        page.keyboard.press("Tab")
+        focused = page.evaluate("() => { const a = document.activeElement; return {question: Boolean("
+                                "a.closest('form.question')), skip: a.matches('a.skip') && "
+                                "a.getAttribute('href').startsWith('#questions-')}; }")
+        if focused["question"]:
+            return presses
+        if focused["skip"]:
+            page.keyboard.press("Enter")
+    return None
+
+
+@pytest.mark.parametrize("lesson", [lesson for lesson in LESSONS if lesson != "00_start_here"])
+def test_a_skip_link_leads_past_the_code_to_the_first_questions_and_under_each_widget_to_the_next(site, chromium,
+                                                                                                   lesson):
+    with site_pages.offline(chromium, viewport={"width": 375, "height": 800}) as context:
+        page = site_pages.open_page(context, site.out / f"{lesson}.html")
+        blocks = page.locator("div.questions")
+        if blocks.count() == 0:
+            return
+        presses = _tabs_to_first_question(page)  # skip to the lesson, skip to the questions (Enter), the review
+        assert presses is not None and presses <= 4, f"{lesson}: {presses} Tab presses to the first question"  # link
+        for k in range(blocks.count() - 1):
+            following = blocks.nth(k + 1).get_attribute("id")
+            link = page.locator(f'.skip-next a[href="#{following}"]')
+            assert link.count() == 1, f"{lesson}: no skip link to {following}"
+            link.focus()
+            assert link.is_visible(), "a skip link is seen when it has the focus"
+            page.keyboard.press("Enter")
+            page.keyboard.press("Tab")
+            assert page.evaluate("(id) => document.activeElement.closest('div.questions')?.id", following) == \
+                following, f"{lesson}: Enter on the skip link, then Tab, did not reach {following}"

@@ -19,7 +19,7 @@ without a network):
 
 While the badge names the placeholder ``OWNER/REPO`` there is no repository to
 install from: the cell then only says so where ``encoder_lib`` is missing, the
-website links no Colab, and ``make publish-student`` and ``make site`` warn.
+website links no Binder, Colab or repository, and ``make publish-student`` and ``make site`` warn.
 """
 
 import re
@@ -154,7 +154,8 @@ def placeholder_warning(root=ROOT):
         return None
     return ("warning: the README's Binder badge still names OWNER/REPO, the placeholder a fork replaces with its own "
             "GitHub owner and repository (the badge's line is the one setting): the student notebooks' first cell "
-            "cannot install encoder_lib on Colab, and the website links no lesson to Colab.")
+            "cannot install encoder_lib on Colab, and the website links neither Binder, nor Colab, nor the repository "
+            "(make site lists what it left out).")
 
 
 if __name__ == "__main__":  # a lesson's first cell: python -m tools.colab notebooks/01_attention/01_attention.ipynb

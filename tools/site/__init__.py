@@ -16,7 +16,9 @@ own code when the site was built (see ``states``), each twice, for a wide
 screen and for a phone (``phone``); the attention widgets' states are numbers
 that the page draws itself (``drawn``). So the page needs no kernel. Nothing
 is fetched from outside the site: it works from ``file://`` offline and from
-any static host; the search too (``search``).
+any static host; the search too (``search``). Served from a host, a page read
+once works with no network too: the site's service worker keeps it
+(``offline``).
 
 - ``build``: the whole build (``build.py``); ``notebook_run`` runs a
   teachers' notebook in this process to get the widgets and figures its cells
@@ -25,9 +27,13 @@ any static host; the search too (``search``).
   numbers; ``render`` turns markdown, code and outputs into HTML; ``pages``
   holds the pages' HTML and reads the README's Binder badge, the one place
   that names the repository; ``search`` builds the search index with
-  MiniSearch (npm: package.json).
-- ``static/``: the style sheet (light, dark, phone, print) and the script every
-  page loads.
+  MiniSearch (npm: package.json); ``questions`` the questions above the
+  widgets and ``review`` the review page, scheduled by ts-fsrs (npm) as the
+  notebooks' review is by fsrs; ``offline`` the service worker and the build
+  every page carries.
+- ``static/``: the style sheet (light, dark, phone, print), the script every
+  page loads (``site.js``, ``schedule.js`` and ``questions.js``, one file on the
+  site) and the service worker (``sw.js``).
 """
 
 from .build import Site, build  # noqa: F401

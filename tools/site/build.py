@@ -17,7 +17,7 @@ from encoder_lib.widgets._base import canvas_png
 from .. import colab, student
 from ..course import ROOT, lesson_names
 from ..solutions import without_markers
-from . import pages, phone, questions, review, search
+from . import offline, pages, phone, questions, review, search
 from .notebook_run import NotebookRun
 from .render import SiteError, code_block, highlight_css, markdown_html, outputs_html
 from .states import Grid, plan
@@ -161,11 +161,14 @@ def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, ur
     missing = set(widgets_html) - {cell.get("id") for cell in learner.cells}
     if missing:
         raise SiteError(f"{name}: the student version has no cell with the id of the widget cells {sorted(missing)}")
+    hand_in = hand_in_cells(learner)
     for index, cell in enumerate(learner.cells):
         source = by_id.get(cell.get("id"))
         if cell.get("id") == colab.CELL_ID:
             continue  # the first cell installs the course's library where it is missing: the notebook's, not the page's
-        if cell.cell_type == "markdown":
+        if index in hand_in:  # the page hands nothing in: it says where to, and shows the button's cell without it
+            parts.append(_hand_in_html(cell, hand_in[index], link_for, ids, headings))
+        elif cell.cell_type == "markdown":
             parts.append(_markdown_cell(cell, source, markdown_html(cell.source, link_for, ids, headings)))
         elif cell.cell_type == "code":
             parts.append(_code_cell(cell, source, widgets_html, store, f"{name}, cell {index} (id {cell.get('id')})"))
@@ -175,6 +178,38 @@ def lesson_body(name, learner, teacher, widgets_html, links, lessons, folder, ur
     parts[1:1] = [pages.open_lesson(name, links, f"{url}{name}.ipynb"),
                   pages.contents([h for h in headings if h[0] in (2, 3)])]
     return "\n".join(parts)
+
+
+HAND_IN_CALL = "grading.hand_in_button("
+#: The "Hand in" section on a page, which hands nothing in (the notebook's words are for JupyterLab).
+HAND_IN_ON_THE_SITE = (
+    "This page hands nothing in. In a class on a course hub, open the lesson there, in JupyterLab: its last cell "
+    "shows a **Hand in** button, which hands your notebook in and shows the grader's verdict a few seconds later "
+    "(per exercise the points, the checks, what is wrong and a first hint); only your latest hand-in counts. "
+    "Anywhere else, hand in as your teacher says.")
+HAND_IN_LABEL = "Hand in: in JupyterLab on a course hub, this cell shows the button"
+
+
+def hand_in_cells(notebook):
+    """``{index: "heading" or "button"}``: the cell that shows the Hand in button, and the markdown cell just above it
+    when it is the section's heading (``## Hand in``)."""
+    found = {}
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code" and HAND_IN_CALL in cell.source:
+            found[index] = "button"
+            above = notebook.cells[index - 1] if index else None
+            if above is not None and above.cell_type == "markdown" and above.source.startswith("## Hand in"):
+                found[index - 1] = "heading"
+    return found
+
+
+def _hand_in_html(cell, part, link_for, ids, headings):
+    cell_id = pages.esc(cell.get("id"))
+    if part == "heading":
+        text = markdown_html(cell.source.splitlines()[0] + "\n\n" + HAND_IN_ON_THE_SITE, link_for, ids, headings)
+        return f'<div class="cell markdown" data-cell="{cell_id}">\n{text}</div>'
+    return (f'<div class="cell code" data-cell="{cell_id}"><p class="cell-label">{HAND_IN_LABEL}</p>'
+            f'{code_block(cell.source, label="code")}<div class="outputs"></div></div>')
 
 
 def _markdown_cell(cell, source, text):
@@ -306,6 +341,9 @@ def _write(stage, course, log):
                  for section in search.sections(page.name, page.title, page.path.read_text())]
     search_bytes = search.build_index(documents, stage / "assets")
     log(f"search index: {len(documents)} sections, {search_bytes / 1e6:.2f} MB")
+    log(f"offline reading: {offline.WORKER}, build {offline.write_worker(stage, STATIC)}")
+    log(f"links left out: {course.links.report()}" if course.links.report() else
+        f"links: the repository {course.links.repository}, its Binder and Colab (the README's Binder badge)")
     return built, index, search_bytes
 
 
@@ -314,6 +352,8 @@ def _write_lesson(stage, name, course, log):
     folder = stage / name
     page = Page(name, course.title(name), stage / f"{name}.html", folder)
     widgets_html = {}
+    blocks = questions.in_page_order(course.students[name], [(cell_id, f"w-{cell_id}-{k}") for cell_id, k, grid
+                                                             in course.grids[name] if _asked(course, name, cell_id, grid)])
     for cell_id, k, grid in course.grids[name]:
         widgets_html[cell_id] = widgets_html.get(cell_id, "") + _questions_html(
             course, name, cell_id, grid, f"w-{cell_id}-{k}")
@@ -323,7 +363,8 @@ def _write_lesson(stage, name, course, log):
         log(f"{grid.where}: {grid.name}, {len(grid.kept)} of {len(grid.states)} states drawn in "
             f"{time.perf_counter() - start:.1f} s")
         widgets_html[cell_id] = widgets_html.get(cell_id, "") + pages.explorer_html(
-            widget.widget_id, cell_id, grid.explorer, widget.data, _note(grid))
+            widget.widget_id, cell_id, grid.explorer, widget.data, _note(grid)) + questions.skip_next(
+            blocks, widget.widget_id)
         page.widgets.append(widget)
     body = lesson_body(name, course.students[name], course.runs[name].notebook, widgets_html, course.links,
                        course.lessons, folder, f"{name}/", course.runs[name].figures, solutions=course.solutions)
@@ -331,7 +372,8 @@ def _write_lesson(stage, name, course, log):
     nbformat.write(course.students[name], folder / f"{name}.ipynb")  # the student version, to download
     body += pages.lesson_nav(course.lessons, name, {n: course.title(n) for n in course.lessons})
     page.path.write_text(pages.page(f"{page.title} · {pages.TITLE}", body, course.links,
-                                    run=(name, course.links.binder(name))))
+                                    run=(name, course.links.binder(name)),
+                                    skip_to=questions.block_id(blocks[0]) if blocks else None))
     return page
 
 

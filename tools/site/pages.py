@@ -3,16 +3,20 @@
 Where the course lives comes from one place, the README's Binder badge
 (``course_links``): the repository the site links back to, and each lesson's
 "Run this lesson" address (the badge's, opening that lesson's student version) and its "Open in Colab" one.
+While the badge names the placeholder ``OWNER/REPO`` there is no such place: the pages link none of them (each
+says why), and ``CourseLinks.left_out`` lists every link left out, which `make site` prints.
 """
 
 import html
 import json
 import posixpath
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 from .. import colab, publish_student
 from . import phone
+from .offline import BUILD_PLACEHOLDER
 from .render import _PLACED, SiteError, markdown_html
 
 TITLE = "The Transformer encoder block"
@@ -23,35 +27,55 @@ BINDER_BADGE = re.compile(r"\[!\[Binder\]\([^)]*\)\]\((?P<url>https://mybinder\.
 
 @dataclass(frozen=True)
 class CourseLinks:
-    """Where the course lives, read from the README's Binder badge."""
+    """Where the course lives, read from the README's Binder badge; every address is None while the badge names
+    the placeholder ``OWNER/REPO`` (``named`` False), and ``left_out`` then counts the links each page left out."""
 
     owner: str
     repo: str
     ref: str
     folder: str  # where Binder's copy keeps the lessons: "student/"
+    left_out: Counter = field(default_factory=Counter, compare=False, repr=False)
+
+    @property
+    def named(self):
+        return (self.owner, self.repo) != colab.PLACEHOLDER
 
     @property
     def repository(self):
-        return f"https://github.com/{self.owner}/{self.repo}"
+        return f"https://github.com/{self.owner}/{self.repo}" if self.named else None
 
     @property
     def published(self):
         """Where GitHub Pages publishes the site (`make publish-site`): what a printed page gives as its links'
         addresses."""
-        return f"https://{self.owner.lower()}.github.io/{self.repo}/"
+        return f"https://{self.owner.lower()}.github.io/{self.repo}/" if self.named else None
 
     def binder(self, lesson):
         """The Binder badge's address, opening ``lesson``'s notebook (the student version)."""
+        if not self.named:
+            return None
         return (f"https://mybinder.org/v2/gh/{self.owner}/{self.repo}/{self.ref}"
                 f"?urlpath=lab/tree/{self.folder}{lesson}/{lesson}.ipynb")
 
     def source(self, path):
         """A file of the repository, on GitHub."""
-        return f"{self.repository}/blob/{self.ref}/{path}"
+        return f"{self.repository}/blob/{self.ref}/{path}" if self.named else None
 
     def colab(self, lesson):
         """Colab's address of ``lesson``'s student version (``make publish-student``'s branch); None for OWNER/REPO."""
         return colab.colab_url((self.owner, self.repo), publish_student.BRANCH, lesson)
+
+    def missing(self, what):
+        """Count a link left out for want of a repository (``what``: which); returns None, the link's address."""
+        self.left_out[what] += 1
+
+    def report(self):
+        """What `make site` says of the links it left out, or None: every link leads somewhere."""
+        if not self.left_out:
+            return None
+        return ("the README's Binder badge names OWNER/REPO, no repository, so the site links none of these (each "
+                "page says why; put your repository in the badge's line): " +
+                "; ".join(f"{what} ({count})" for what, count in sorted(self.left_out.items())))
 
 
 def course_links(readme):
@@ -84,6 +108,8 @@ def link_rewriter(links, here, lessons):
         target = posixpath.normpath(posixpath.join(posixpath.dirname(here), path))
         if target in pages:
             return pages[target] + (f"#{fragment}" if fragment else "")
+        if not links.named:
+            return links.missing(f"the repository's {target}")
         return links.source(target) + (f"#{fragment}" if fragment else "")
 
     link_for.published = links.published
@@ -94,9 +120,11 @@ def esc(text):
     return html.escape(str(text), quote=True)
 
 
-def page(title, body, links, run=None, assets="assets/", scripts=()):
+def page(title, body, links, run=None, assets="assets/", scripts=(), skip_to=None):
     """A whole page: ``body`` (HTML) in the site's frame, with a "Run this lesson" link when ``run`` is
-    ``(lesson, its Binder address)``; ``scripts``: files of ``assets`` it loads before the site's own."""
+    ``(lesson, its Binder address)``; ``scripts``: files of ``assets`` it loads before the site's own; ``skip_to``:
+    the id of the page's first questions, which a skip link at its top leads to, past the code above them."""
+    skips = f'\n<a class="skip" href="#{esc(skip_to)}">Skip to the questions</a>' if skip_to else ""
     loaded = "".join(f'<script src="{assets}{esc(name)}"></script>\n' for name in scripts)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -104,24 +132,34 @@ def page(title, body, links, run=None, assets="assets/", scripts=()):
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="course-build" content="{BUILD_PLACEHOLDER}">
 <title>{esc(title)}</title>
 <link rel="stylesheet" href="{assets}site.css">
 </head>
 <body>
-<a class="skip" href="#main">Skip to the lesson</a>
-{header(run)}
+<a class="skip" href="#main">Skip to the lesson</a>{skips}
+{header(run, links)}
 <main id="main">
 {body}
 </main>
 <footer class="site"><div class="inner">
-<p>An open course; its notebooks, library and tests are at <a href="{esc(links.repository)}">{esc(links.repository)}</a>.
+<p>An open course; its notebooks, library and tests are {repository_html(links)}.
 The widgets on these pages show pictures drawn by the widgets' own code when the site was built; in JupyterLab
 they are drawn as you move them.</p>
+<p class="offline-status" role="status" hidden></p>
 </div></footer>
 {loaded}<script src="{assets}site.js"></script>
 </body>
 </html>
 """
+
+
+def repository_html(links):
+    """Where the course's repository is: a link, or why there is none."""
+    if not links.named:
+        links.missing("the footer's link to the repository")
+        return "in its repository, which this copy of the course does not name (its README still says OWNER/REPO)"
+    return f'at <a href="{esc(links.repository)}">{esc(links.repository)}</a>'
 
 
 def contents(headings):
@@ -145,11 +183,16 @@ def contents(headings):
             f'<ol>{"".join(items)}</ol></details></nav>')
 
 
+#: Why a page has no Binder or Colab link: the copy of the course it was built from names no repository.
+NO_REPOSITORY = ("no link, because this copy of the course names no GitHub repository: the README's Binder badge "
+                 "still says <code>OWNER/REPO</code>, which a fork replaces with its own.")
+
+
 def colab_note(links, lesson):
     """The lesson on Google Colab (its first cell installs the library there); no link for ``OWNER/REPO``."""
     if links.colab(lesson) is None:
-        return ("Google Colab: no link, because this copy of the course names no GitHub repository: the README's "
-                "Binder badge still says <code>OWNER/REPO</code>, which a fork replaces with its own.")
+        links.missing("Open in Colab")
+        return f"Google Colab: {NO_REPOSITORY}"
     return (f'<a class="colab-link" href="{esc(links.colab(lesson))}">Open in Colab</a>: Google\'s notebooks, with a '
             "Google account; the notebook's first cell installs the course's library, <code>encoder_lib</code>, "
             "there (about a minute). Save a copy in your Drive to keep your work.")
@@ -158,21 +201,29 @@ def colab_note(links, lesson):
 def open_lesson(lesson, links, download):
     """Where to open the lesson: on Binder, on Colab, as a notebook to download (``download``: its address)."""
     binder = links.binder(lesson)
+    if binder is None:  # no repository: neither Binder nor Colab has a copy to open, and one line says why
+        links.missing("On Binder")
+        links.missing("Open in Colab")
+        online = f"<li>Binder and Google Colab: {NO_REPOSITORY}</li>"
+    else:
+        online = (f'<li><a class="binder-link" href="{esc(binder)}">On Binder</a>: JupyterLab in your browser, '
+                  "nothing to install, with the exercises to write (the first start after a change to the course "
+                  f"takes minutes).</li><li>{colab_note(links, lesson)}</li>")
     return (f'<section class="open-lesson" aria-labelledby="open-{esc(lesson)}">'
-            f'<p class="open-title" id="open-{esc(lesson)}">Open this lesson</p><ul>'
-            f'<li><a class="binder-link" href="{esc(binder)}">On Binder</a>: JupyterLab in your browser, nothing to '
-            'install, with the exercises to write (the first start after a change to the course takes minutes).</li>'
-            f'<li>{colab_note(links, lesson)}</li>'
+            f'<p class="open-title" id="open-{esc(lesson)}">Open this lesson</p><ul>{online}'
             f'<li><a class="download-notebook" href="{esc(download)}" download>Download the notebook</a> '
             f'(<code>{esc(lesson)}.ipynb</code>, the exercises left for you): it runs in the course\'s JupyterLab, '
             'with <code>make lab</code> in a copy of the course, which installs its library.</li></ul></section>')
 
 
-def header(run=None):
-    """Every page's header: the course's name, "Run this lesson" when ``run`` is ``(lesson, its Binder address)``,
-    the search box (shown by site.js) and the place of its results."""
+def header(run=None, links=None):
+    """Every page's header: the course's name, "Run this lesson" when ``run`` is ``(lesson, its Binder address)``
+    (none when the address is None: ``links`` names no repository), the search box (shown by site.js) and the place
+    of its results."""
     run_html = ""
-    if run:
+    if run and run[1] is None:
+        links.missing("Run this lesson")
+    elif run:
         run_html = (f'<a class="run-lesson" href="{esc(run[1])}">Run this lesson</a>'
                     '<span class="run-note">in JupyterLab on Binder, with its exercises to write</span>')
     return f"""<header class="site"><div class="inner">
@@ -332,6 +383,15 @@ def minutes(notebook):
 
 # ------------------------------------------------------------------ the index
 
+def run_course(links, first):
+    """The index's "Run the course" link, on Binder from lesson ``first``; nothing without a repository."""
+    if not links.named:
+        links.missing("Run the course")
+        return ""
+    return (f'<p><a class="run-lesson" href="{esc(links.binder(first))}">Run the course</a> '
+            f'<span class="run-note">in JupyterLab on Binder, starting at {esc(first)}</span></p>\n')
+
+
 def readme_parts(readme):
     """``(title, intro markdown, {lesson: what it answers})`` from the README."""
     title = re.search(r"^# (.+)$", readme, re.M)
@@ -367,19 +427,20 @@ def index_body(readme, start_notebook, lessons, titles, times, links):
     table = ["| lesson | what it answers, with which widget | minutes |", "| --- | --- | --- |"]
     for name in lessons:
         table.append(f"| [{titles[name]}]({name}.html) | {rows[name]} | {times.get(name) or ''} |")
-    how = (f"Every lesson is a page here, made from its notebook: the text, the code and what it printed, and "
-           f"its widgets, which work on the page. Each state of a widget was drawn by the widget's own code when "
-           f"the site was built, so nothing runs but the page. The exercises are shown as you get them, with the "
-           f"function left for you to write: to write them, and to run the code, open the lesson with **Run this "
-           f"lesson** (JupyterLab on Binder, nothing to install), or on your own machine with `make lab` in a copy "
-           f"of the [course's repository]({links.repository}).")
+    where = (f"open the lesson with **Run this lesson** (JupyterLab on Binder, nothing to install), or on your own "
+             f"machine with `make lab` in a copy of the [course's repository]({links.repository})." if links.named
+             else "run `make lab` in a copy of the course's repository, on your own machine (this copy of the course "
+                  "names no repository, so its pages offer no Binder).")
+    how = ("Every lesson is a page here, made from its notebook: the text, the code and what it printed, and its "
+           "widgets, which work on the page. Each state of a widget was drawn by the widget's own code when the site "
+           "was built, so nothing runs but the page. The exercises are shown as you get them, with the function left "
+           f"for you to write: to write them, and to run the code, {where}")
     ids = set()
     toc = contents([(2, "lessons", "The lessons"), (2, "how", "Reading the course here"),
                     (2, "about", "About the course")])
     return (f'<h1 id="top">{esc(title)}</h1>\n' + toc
             + markdown_html(opening, link_for, ids)
-            + f'<p><a class="run-lesson" href="{esc(links.binder(lessons[0]))}">Run the course</a> '
-              f'<span class="run-note">in JupyterLab on Binder, starting at {esc(lessons[0])}</span></p>\n'
+            + run_course(links, lessons[0])
             + "<h2 id=\"lessons\">The lessons</h2>\n" + markdown_html("\n".join(table), link_for, ids)
             + "<h2 id=\"how\">Reading the course here</h2>\n" + markdown_html(how, link_for, ids)
             + "<h2 id=\"about\">About the course</h2>\n" + markdown_html(intro, link_for, ids))

@@ -63,8 +63,29 @@ def form_html(data, number, widget_id=None, show_key=None):
             f'<script type="application/json" class="question-data">{_json(page_data)}</script></form>')
 
 
+def block_id(widget_id):
+    """The id of the questions asked above the widget ``widget_id``: where the skip links lead."""
+    return f"questions-{widget_id}"
+
+
+def in_page_order(notebook, asked):
+    """The widget ids of ``asked`` (``[(cell id, widget id)]``, the widgets with questions) in the order ``notebook``
+    shows their cells."""
+    order = {cell.get("id"): k for k, cell in enumerate(notebook.cells)}
+    return [widget for _, widget in sorted(asked, key=lambda pair: (order.get(pair[0], len(order)), pair[1]))]
+
+
+def skip_next(blocks, widget_id):
+    """Under a widget with questions, a link past the code that follows to the next questions (``blocks``, in page
+    order), seen when it takes the keyboard's focus; nothing under the last."""
+    if widget_id not in blocks or blocks[-1] == widget_id:
+        return ""
+    following = blocks[blocks.index(widget_id) + 1]
+    return f'<p class="skip-next"><a href="#{block_id(following)}">Skip the code to the next questions</a></p>'
+
+
 def asked_html(records, widget_id, show_keys):
     """The questions asked above one widget, each moving it to its own state (``show_keys``) once answered."""
     forms = [form_html(data, f"{k + 1} of {len(records)}", widget_id, show_keys[k]) for k, data in enumerate(records)]
-    return (f'<div class="questions"><p class="questions-intro">{pages.esc(Questions.INTRO)} They come back on '
+    return (f'<div class="questions" id="{block_id(widget_id)}"><p class="questions-intro">{pages.esc(Questions.INTRO)} They come back on '
             f'the <a href="review.html">review page</a> when they are due.</p>{"".join(forms)}</div>')

@@ -111,6 +111,8 @@ class _Renderer(mistune.HTMLRenderer):
 
     def link(self, text, url, title=None):
         url = self.link_for(url)
+        if url is None:  # nowhere to lead (a file of a repository the course does not name): its words alone
+            return text
         out = super().link(text, url, title)
         published = getattr(self.link_for, "published", None)  # the site's own address, where it is known
         if published and re.match(r"[\w.-]+\.html(#|$)", url):  # a page of the site: printed with its address

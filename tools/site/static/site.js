@@ -356,5 +356,77 @@
   }
   search();
 
+  // Offline after one visit (tools/site/offline.py). Served over http(s), the page registers the site's service
+  // worker (sw.js) and asks it to keep the page, every picture of its widgets' states, its figures and its notebook;
+  // the footer then says the page opens with no network. A page the worker served from its kept copy (no network)
+  // says so at its top; and a page whose build differs from the one this browser last showed says the site was
+  // updated since (its build is in <meta name="course-build">, the last one seen in localStorage).
+  function offline() {
+    var root = document.documentElement;
+    var main = document.getElementById('main');
+    var status = document.querySelector('.offline-status');
+    var meta = document.querySelector('meta[name="course-build"]');
+    var build = meta ? meta.content : null;
+    function note(kind, words) {
+      var p = document.createElement('p');
+      p.className = 'site-note ' + kind;
+      p.setAttribute('role', 'status');
+      p.textContent = words;
+      main.insertBefore(p, main.firstChild);
+    }
+    if (root.dataset.keptCopy) {
+      note('kept-copy', 'No network: this is the copy of the page that this browser kept when you last opened it. ' +
+        'Its widgets, questions and the search work as they did; other pages open only if you read them before.');
+    }
+    var seen = null;
+    try { seen = window.localStorage.getItem('encoder-course-build'); } catch (err) { /* storage off */ }
+    if (build && seen && seen !== build && !root.dataset.keptCopy) {
+      note('updated', 'This site was updated since you last read it in this browser: a lesson may have changed. ' +
+        'The pages you open now are kept for offline reading as they are now.');
+    }
+    if (build && !root.dataset.keptCopy) {
+      try { window.localStorage.setItem('encoder-course-build', build); } catch (err) { /* storage off */ }
+    }
+    if (!('serviceWorker' in navigator) || !/^https?:$/.test(location.protocol) || !build) return;
+    var assets = document.querySelector('script[src$="site.js"]').src.replace(/assets\/site\.js$/, '');
+    navigator.serviceWorker.register(assets + 'sw.js').then(function () {
+      return navigator.serviceWorker.ready;
+    }).then(function (registration) {
+      var urls = [location.href].concat(kept());
+      var channel = new MessageChannel();
+      channel.port1.onmessage = function (event) {
+        var result = event.data || {};
+        root.dataset.offline = result.missing && result.missing.length ? 'partly' : 'kept';
+        if (!status) return;
+        status.textContent = result.missing && result.missing.length ?
+          'This browser kept this page for reading offline, except ' + result.missing.length + ' of its files.' :
+          'This browser keeps this page, with every state of its widgets, for reading with no network.';
+        status.hidden = false;
+      };
+      registration.active.postMessage({ type: 'keep', urls: urls }, [channel.port2]);
+    }).catch(function (err) { root.dataset.offline = 'off'; console.info('offline reading is off: ' + err); });
+  }
+
+  // Every file the page shows or offers: its pictures (every state of each widget, wide and phone), the page's own
+  // images and sources, its style sheets and scripts, and the notebook it offers to download.
+  function kept() {
+    var urls = [];
+    function add(url) { if (url) urls.push(new URL(url, location.href).href); }
+    document.querySelectorAll('script.explorer-data').forEach(function (script) {
+      JSON.parse(script.textContent).states.forEach(function (state) {
+        if (typeof state[0] === 'string') add(state[0]);
+        if (typeof state[1] === 'string') add(state[1]);
+      });
+    });
+    document.querySelectorAll('img[src]').forEach(function (img) { add(img.getAttribute('src')); });
+    document.querySelectorAll('source[srcset]').forEach(function (source) { add(source.getAttribute('srcset')); });
+    document.querySelectorAll('link[rel=stylesheet], script[src]').forEach(function (el) {
+      add(el.getAttribute('href') || el.getAttribute('src'));
+    });
+    document.querySelectorAll('a[download]').forEach(function (a) { add(a.getAttribute('href')); });
+    return urls;
+  }
+
   document.querySelectorAll('section.explorer').forEach(setUp);
+  offline();
 })();
