@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _checks
 from .attention import _mha, check_attention_params
-from .config import NORMS, BlockConfig  # noqa: F401  (NORMS: the placements, as before)
+from .config import NORMS, BlockConfig  # noqa: F401  (NORMS: the placements, here as before)
 from .ffn import _ffn, _gated_ffn, check_ffn_params
 from .modern import _modern_mha, check_heads, check_modern_block_params, classic, classic_attention
 from .norm import _norm, check_norm_params
@@ -266,7 +266,10 @@ def encoder_block(x, params, n_heads=None, *, norm="post", padding_mask=None, ac
     ``BlockConfig`` (also as ``config=``); without a config the other
     options come by keyword, as BlockConfig's: ``norm="post"`` computes
     ``LN(x + f(x))`` around each sub-layer, ``norm="pre"`` computes
-    ``x + f(LN(x))`` (``post_norm_block``, ``pre_norm_block``);
+    ``x + f(LN(x))``, ``norm="peri"`` ``x + LN(f(LN(x)))`` (``post_norm_block``,
+    ``pre_norm_block``, ``peri_norm_block``; peri-norm's params add
+    ``norm1_out`` and ``norm2_out``); the modern options come through a
+    config (``encoder_lib.modern`` says which params each needs);
     ``residual=False`` drops the ``x +`` (to see what the skip connection
     does). Dropout is the identity unless ``dropout > 0``, which needs an
     explicit ``rng``.
