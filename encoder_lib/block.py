@@ -265,11 +265,9 @@ def encoder_block(x, params, n_heads=None, *, norm="post", padding_mask=None, ac
     "norm2": {...}}``. The third argument is ``n_heads``, or the whole
     ``BlockConfig`` (also as ``config=``); without a config the other
     options come by keyword, as BlockConfig's: ``norm="post"`` computes
-    ``LN(x + f(x))`` around each sub-layer, ``norm="pre"`` computes
-    ``x + f(LN(x))``, ``norm="peri"`` ``x + LN(f(LN(x)))`` (``post_norm_block``,
-    ``pre_norm_block``, ``peri_norm_block``; peri-norm's params add
-    ``norm1_out`` and ``norm2_out``); the modern options come through a
-    config (``encoder_lib.modern`` says which params each needs);
+    ``LN(x + f(x))`` around each sub-layer, ``norm="pre"`` ``x + f(LN(x))``,
+    ``norm="peri"`` ``x + LN(f(LN(x)))`` (``*_norm_block``; the modern options'
+    params: ``encoder_lib.modern``);
     ``residual=False`` drops the ``x +`` (to see what the skip connection
     does). Dropout is the identity unless ``dropout > 0``, which needs an
     explicit ``rng``.

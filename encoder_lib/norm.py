@@ -226,8 +226,7 @@ def check_norm_params_of(params, d_model, dtype, where, keys):
 
 
 def _norm(x, params, kind, eps, tape=None):
-    """Layer norm (``kind`` "layer", beta optional) or RMSNorm ("rms") of ``x`` with ``params``, unchecked; ``x``
-    itself where ``params`` is None (no norm)."""
+    """Layer norm (``kind`` "layer", beta optional) or RMSNorm ("rms"), unchecked; ``x`` itself for params None."""
     if params is None:
         return x
     if kind == "rms":
