@@ -444,27 +444,34 @@ def _nothing_hidden_shown(course, notebook, shown):
 
 
 def _a_crash_loses_nothing(hub, course, url, notebook):
-    """The service killed right after "handed in" (most likely before its grading ended): the hub starts it again,
-    and the hand-in is graded; the notebook was on disk all along."""
+    """bob hands in with grading.hand_in() as his kernel runs it; the service is killed as the notebook lands (its
+    supervisor starts it again at once), then killed with its supervisor (the hub starts it again at its next look,
+    within its poll of about 30 s): his notebook shows the verdict all the same, and the notebook was on disk all
+    along."""
     import signal
+    import subprocess
 
-    from tests.grader.hand_in_service import request
+    from course_grader.handin.store import Store
 
-    token = hub.server_environment("bob")["JUPYTERHUB_API_TOKEN"]
-    status, body = request(f"{url}api/hand-ins/{LESSON}", token, notebook.read_bytes())
-    assert status == 202, body
-    services = [pid for pid in hubs.marked_processes(hub.token) if "course_grader.handin.service" in hubs._cmdline(pid)]
-    [main] = [pid for pid in services if hubs.parent_of(pid) not in services]
-    os.kill(main, signal.SIGKILL)
-    assert (course / "hand-ins" / "bob" / body["key"] / f"{LESSON}.ipynb").read_bytes() == notebook.read_bytes()
-    deadline, state = time.monotonic() + 240, {}
-    while time.monotonic() < deadline and state.get("state") != "graded":
-        time.sleep(1)
-        try:
-            state = request(f"{url}api/hand-ins/{body['key']}", token, timeout=10)[1]
-        except OSError:  # not listening yet: the hub starts it again within its poll interval
-            state = {}
-    assert state.get("state") == "graded", state
+    before = len(Store(course).history("bob", LESSON))
+    kernel = subprocess.Popen([str(hub.prefix / "bin" / "python"), "-c", HAND_IN.format(lesson=LESSON,
+                               path=str(notebook)).replace("wait=240", "wait=400")],
+                              cwd=notebook.parent, env=hub.server_environment("bob"), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while len(Store(course).history("bob", LESSON)) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for whole in (False, True):
+        services = [p for p in hubs.marked_processes(hub.token) if "course_grader.handin.service" in hubs._cmdline(p)]
+        [supervisor] = [pid for pid in services if hubs.parent_of(pid) not in services]
+        os.kill(supervisor if whole else next(p for p in services if hubs.parent_of(p) == supervisor), signal.SIGKILL)
+        time.sleep(3)
+    latest = Store(course).history("bob", LESSON)[-1]
+    assert latest.notebook.read_bytes() == notebook.read_bytes()
+    output = kernel.communicate(timeout=600)[0]
+    state = json.loads(output.split("STATE ", 1)[1])
+    assert state["state"] == "graded" and state["key"] == latest.key, output[-2000:]
+    assert "not answering yet" in output, "the notebook said the service was restarting"
 
 
 def exchange_root(hub):

@@ -59,9 +59,14 @@ def test_the_wheel_is_installed_not_linked(server_env):
     assert (site_packages / "encoder_lib" / "widgets" / "_base.py").is_file()
     shipped = {p.name for p in (site_packages / "encoder_lib" / "grading" / "exercises").glob("*.toml")}
     assert shipped == {p.name for p in (ROOT / "encoder_lib" / "grading" / "exercises").glob("*.toml")}
-    # the course's solutions, for the hint ladder's fourth step (tests/test_solutions.py: the notebooks' own)
-    solutions = site_packages / "encoder_lib" / "grading" / "solutions.json"
-    assert solutions.read_bytes() == (ROOT / "encoder_lib" / "grading" / "solutions.json").read_bytes()
+    # the course's solutions are not in a hub's learners' install (a graded class: the hand-in service gives each
+    # at the learner's due date), and the fourth step says where it comes from instead of failing
+    assert not (site_packages / "encoder_lib" / "grading" / "solutions.json").exists()
+    code = ("from encoder_lib.grading import solution_step as s; print(s.course_solutions(), "
+            "s.step('softmax', None).plain)")
+    said = subprocess.run([str(server_env / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                          check=True).stdout
+    assert said.startswith("{}") and "not in this installation" in said, said
     assert not list(site_packages.glob("__editable__*encoder*")), "encoder_lib is an editable install"
 
 

@@ -313,8 +313,9 @@ class _Handler(web.RequestHandler):
         token = self.service.auth.get_token(self, in_cookie=False) or ""
         key = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
         try:
-            self.service.doors.enter(key)
-            self.key = key
+            if token:  # none: refused at once (learner_of), counted nowhere
+                self.service.doors.enter(key)
+                self.key = key
             self.student = await self.service.learner_of(token, key, handing_in=self.request.method == "POST")
             await self.admitted()
         except Refusal as refusal:
@@ -331,13 +332,17 @@ class _Handler(web.RequestHandler):
         if self.key is not None:
             self.service.doors.leave(self.key)
             self.key = None
+        self.drop()
+
+    def drop(self):
+        """A hand-in refused or cut off on its way: nothing of it kept."""
+        import shutil
+
         if self.file is not None:
             self.file.close()
-        if self.upload is not None:  # refused or cut off on its way: nothing kept
-            import shutil
-
+        if self.upload is not None:
             shutil.rmtree(self.upload, ignore_errors=True)
-            self.upload = None
+        self.file = self.upload = None
 
     on_connection_close = on_finish
 
@@ -363,8 +368,7 @@ class HandInsHandler(_Handler):
             return
         self.size += len(chunk)
         if self.size > MOST_BYTES:
-            self.file.close()
-            self.file = None
+            self.drop()
             self.answer(413, {"message": f"The notebook is over the {MOST_BYTES // 2**20} MB a hand-in may have: "
                                          f"clear its outputs (Edit > Clear Outputs of All Cells), save, hand in again."})
         else:

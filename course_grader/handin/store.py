@@ -37,7 +37,7 @@ TIME_FORMAT = "%Y-%m-%dT%H-%M-%S.%fZ"
 #: The most bytes a verdict or the answers' file read back may have (a lesson's verdict is a few kilobytes).
 MOST_VERDICT_BYTES = 4 * 2**20
 #: What a learner's hand-ins may hold: the latest of each lesson and its latest graded, and this many in all.
-KEPT, LEARNER_BYTES = 4, 50 * 2**20
+KEPT, LEARNER_BYTES = 4, 100 * 2**20
 #: The disk space no hand-in may take, and the most answers of a lesson remembered (then refused: ``Full``).
 FREE_BYTES, MOST_ANSWERS = 2**30, 300
 
