@@ -24,6 +24,7 @@ measures what ModernBERT's own float32 angles give, for the table.
 """
 
 import contextlib
+from functools import partial
 
 import numpy as np
 
@@ -181,38 +182,18 @@ def swiglu(r):
     return el.swiglu(r.x, params), r.run(mlp, r.tensor(r.x))
 
 
-def _attention(r, i, layer_type):
+def attention(r, i, layer_type):
     ours, _ = el.modern_attention(r.x, r.layers[i]["attn"], r.configs[i], r.padding)
     theirs = r.run(r.model.layers[i].attn, r.tensor(r.x), position_embeddings=r.rope_tables(layer_type),
                    attention_mask=r.mask(layer_type))
     return ours, theirs
 
 
-def attention_global(r):
-    return _attention(r, 0, "full_attention")
-
-
-def attention_local(r):
-    return _attention(r, 1, "sliding_attention")
-
-
-def _layer(r, i, layer_type):
+def layer(r, i, layer_type):
     ours = el.encoder_block(r.x, r.layers[i], config=r.configs[i], padding_mask=r.padding)
     theirs = r.run(r.model.layers[i], r.tensor(r.x), attention_mask=r.mask(layer_type),
                    position_embeddings=r.rope_tables(layer_type))
     return ours, theirs
-
-
-def layer_0_global_no_attention_norm(r):
-    return _layer(r, 0, "full_attention")
-
-
-def layer_1_local(r):
-    return _layer(r, 1, "sliding_attention")
-
-
-def layer_3_global(r):
-    return _layer(r, 3, "full_attention")
 
 
 def whole_model(r):
@@ -247,11 +228,12 @@ PARTS = {
     "geglu": (geglu, "ModernBertMLP"),
     "swiglu": (swiglu, "LlamaMLP (silu)"),
     "blockwise_attention": (blockwise_attention, "F.scaled_dot_product_attention"),
-    "attention, global": (attention_global, "ModernBertAttention, layer 0"),
-    "attention, local (+-3)": (attention_local, "ModernBertAttention, layer 1, sliding window"),
-    "layer 0 (global, no attn norm)": (layer_0_global_no_attention_norm, "ModernBertEncoderLayer 0"),
-    "layer 1 (local)": (layer_1_local, "ModernBertEncoderLayer 1"),
-    "layer 3 (global)": (layer_3_global, "ModernBertEncoderLayer 3"),
+    "attention, global": (partial(attention, i=0, layer_type="full_attention"), "ModernBertAttention, layer 0"),
+    "attention, local (+-3)": (partial(attention, i=1, layer_type="sliding_attention"),
+                               "ModernBertAttention, layer 1, sliding window"),
+    "layer 0 (global, no attn norm)": (partial(layer, i=0, layer_type="full_attention"), "ModernBertEncoderLayer 0"),
+    "layer 1 (local)": (partial(layer, i=1, layer_type="sliding_attention"), "ModernBertEncoderLayer 1"),
+    "layer 3 (global)": (partial(layer, i=3, layer_type="full_attention"), "ModernBertEncoderLayer 3"),
     "whole model (4 layers)": (whole_model, "ModernBertModel, last_hidden_state"),
 }
 TOLERANCE = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
