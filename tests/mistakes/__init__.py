@@ -48,8 +48,8 @@ class Wrong:
         return next(m.explanation for m in _exercise_with(self.model).mistakes if m.name == self.model)
 
 
-from . import add_norm, attention, block, feed_forward, gradients, heads, pretrained, stack  # noqa: E402
+from . import add_norm, attention, block, feed_forward, gradients, heads, modern, pretrained, stack  # noqa: E402
 
-MISTAKES = [wrong for module in (attention, heads, feed_forward, add_norm, block, stack, gradients, pretrained)
+MISTAKES = [wrong for module in (attention, heads, feed_forward, add_norm, block, stack, gradients, pretrained, modern)
             for wrong in module.MISTAKES]
 BERT_BLOCK = pretrained.BERT_BLOCK

@@ -19,6 +19,7 @@ its module (``attention.py``); ``_base.load_exercises`` puts them together.
 | 06_stacking_blocks | ``stack`` |
 | 07_gradients_and_training | ``gradients`` |
 | 08_inside_a_real_encoder | ``pretrained`` |
+| 09_the_encoder_since_2017 | ``modern`` |
 
 Adding an exercise touches its lesson's module here (its cases, reference,
 model and mistakes' models) and its file (a table that names them, with its
@@ -26,11 +27,11 @@ texts), its lesson's learner-written mistakes in ``tests/mistakes/``, and its
 notebook (answer, self-check and test cells).
 """
 
-from . import add_norm, attention, block, feed_forward, gradients, heads, pretrained, stack
+from . import add_norm, attention, block, feed_forward, gradients, heads, modern, pretrained, stack
 from ._base import Exercise, Mistake
 
 #: The lessons' modules, in course order.
-LESSONS = (attention, heads, feed_forward, add_norm, block, stack, gradients, pretrained)
+LESSONS = (attention, heads, feed_forward, add_norm, block, stack, gradients, pretrained, modern)
 
 #: Every exercise by name, in course order.
 EXERCISES = {exercise.name: exercise for module in LESSONS for exercise in module.EXERCISES}
