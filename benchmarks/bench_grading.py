@@ -45,6 +45,7 @@ import nbformat
 from encoder_lib.grading import EXERCISES
 from course_grader import cluster, profile, sandbox
 from course_grader.class_report import build as build_report
+from course_grader.course_config import course_config
 from course_grader.plan import Choices, plan_run
 from course_grader.run import grade_class
 from tests.grading_helpers import TreeSampler
@@ -244,6 +245,9 @@ def make_course(root):
     shutil.copytree(ROOT / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     shutil.copy(ROOT / "nbgrader_config.py", root)
+    sections = course_config(ROOT).EncoderCourse.get("sections")
+    if isinstance(sections, str):  # a roster file with a section column, as docs/teaching/sections.md sets it
+        shutil.copy(ROOT / sections, root / sections)
     with contextlib.redirect_stdout(io.StringIO()):
         started = time.perf_counter()
         student_tool.main(["--root", str(root)])

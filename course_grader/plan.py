@@ -25,6 +25,7 @@ from .learner import HandIn, Task, lesson_rows
 from .refused import Refused
 from .roster import match as match_roster
 from .sandbox import Limits
+from .sections import read_sections
 from .stored import cached, stored
 from .version import code_files
 from .submissions import NotebookProblem, read_hand_in
@@ -218,6 +219,10 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     """The ``Plan`` of grading the course at ``root`` as ``choices`` ask; ``Refused`` with a sentence when a choice
     names no lesson or learner of the course."""
     root = Path(root).resolve()
+    try:  # read now, not after grading the class: the grade files and the report need them
+        read_sections(root)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
     lessons = lessons_to_grade(root, choices)
     secret = course_secret(root)
     version = grader_version(secret, limits)

@@ -118,3 +118,27 @@ def test_copying_flags_say_when_they_cross_sections(two_sections):
     for group in COPIED:
         crosses = len({int(s[-3:]) < 100 for s in group}) > 1
         assert across[frozenset(group)] == crosses, (group, across)
+
+
+def test_a_sections_setting_that_cannot_be_read_stops_make_grade_before_it_grades(tmp_path):
+    """The grade files and the report read the sections after grading: a setting that names no file stopped a class
+    of 500 after 324 s (bench_grading, whose copy of the course lacked the roster file)."""
+    from course_grader.plan import plan_run
+    from course_grader.refused import Refused
+
+    _config(tmp_path, "students.csv")
+    with pytest.raises(Refused, match="names 'students.csv', which is not a file"):
+        plan_run(tmp_path)
+
+
+def test_bench_grading_s_copy_of_a_course_with_sections_has_its_roster_file(tmp_path, monkeypatch):
+    from benchmarks import bench_grading
+
+    teacher = tmp_path / "teacher"
+    (teacher / "notebooks").mkdir(parents=True)
+    _config(teacher, "students.csv")
+    (teacher / "students.csv").write_text("id,section\nada,A\nbo,B\n")
+    monkeypatch.setattr(bench_grading, "ROOT", teacher)
+    monkeypatch.setattr(bench_grading.student_tool, "main", lambda argv: None)
+    bench_grading.make_course(tmp_path / "copy")
+    assert read_sections(tmp_path / "copy") == {"ada": "A", "bo": "B"}
