@@ -3,35 +3,12 @@ platform's download of one assignment's submissions, collected into ``submitted/
 
     .venv/bin/python -m course_grader.collect_download 01_attention submissions.zip --record submissions.json
 
-``FROM`` is Canvas's *Download Submissions* or Moodle's *Download all
-submissions* of the lesson's assignment, ``RECORD`` the platform's record
-beside it (``downloads`` says which files, and how each platform names
-its files). For each notebook of the download it
-
-- refuses, naming it and why, an entry that is a link, a special file,
-  encrypted, over 20 MB unpacked (however small packed: it is never read
-  past that), or whose path is absolute or holds ``..``; a file whose name
-  is not the platform's layout (Canvas's anonymous grading's ``anon_``), or
-  that is not a notebook (``.ipynb``);
-- finds its learner through the record alone (Canvas's user id, Moodle's
-  participant id; never the name it shows): the record's SIS User ID, SIS
-  Login ID, ID number or user name must be a roster id, or its e-mail a
-  roster learner's e-mail, and all of them one and the same learner;
-  otherwise it is refused, with what the record says, as are both
-  notebooks of a learner who handed in two for one lesson, and the
-  notebooks of two of the platform's learners who are one roster learner;
-- copies each other notebook to ``submitted/<student_id>/<lesson>/<lesson>.ipynb``
-  (folders 0700, files 0600), with a ``timestamp.txt`` of the platform's
-  record of when it was handed in (Canvas's ``submitted_at``, Moodle's
-  ``Last modified (submission)``) in nbgrader's form, an earlier hand-in
-  there moved to ``submitted/<student_id>/.replaced/``, never lost; the
-  same notebook and time again changes nothing;
-- records each collected notebook in ``submitted/.collected/<lesson>.json``
-  (its source, time and digest: ``exchange.hand_in_time`` takes that time
-  for it) and what it refused, which ``make grade``'s summary lists;
-
-and ends as ``make collect`` does: what it refused, the notebooks it could
-not time, then who on the roster has not handed in (``collected``).
+Each notebook of the download (``downloads``: the platforms' layouts, read without trusting them) is matched to its
+learner through the record alone (``match``: the record's ids must name one roster learner), copied beside a
+``timestamp.txt`` of the platform's own time (an earlier hand-in moved to ``.replaced/``, never lost) and recorded
+in ``submitted/.collected/<lesson>.json`` with what the platform called it, which ``make grade`` times it by and
+``make release-feedback`` names its page after; everything refused is listed with why.
+docs/teaching/learning-platform.md says it for teachers.
 """
 
 import argparse

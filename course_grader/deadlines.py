@@ -1,37 +1,12 @@
 """Due dates, extensions and late penalties, as nbgrader keeps and computes them.
 
-- A lesson's **due date** is nbgrader's own, in the gradebook
-  (``nbgrader db assignment add 01_attention --duedate="2026-12-10 17:00:00
-  Europe/Paris"``, or formgrader's Manage Assignments); a lesson without one
-  is never late.
-- One learner's **extension** is a line of ``extensions.csv`` in the course
-  folder (``student_id,lesson,due``: a later due date for that learner and
-  lesson), written by ``make extension STUDENT=... LESSON=... DUE=...``;
-  ``make grade`` records it in the gradebook too (``SubmittedAssignment.extension``,
-  the time beyond the lesson's due date), where nbgrader's formgrader shows it.
-- A hand-in's **time** is one the learner cannot set (``exchange.HandInTime``):
-  for a hand-in ``make collect`` collected, the ``timestamp.txt`` of the
-  learner's ``nbgrader submit`` where it agrees with the exchange's own
-  change time, else the later of the two (a missing or unreadable stamp:
-  the exchange's time, flagged). A notebook copied in by hand is never late
-  unless the teacher puts a ``timestamp.txt`` beside it; the time it was
-  copied or graded is never taken for it.
-- The **penalty** is nbgrader's: ``AssignLatePenalties.plugin_class``
-  (``LateSubmissionPlugin`` unless the course's ``nbgrader_config.py`` names
-  another) with its settings (``c.LateSubmissionPlugin.penalty_method``:
-  ``none``, the default, or ``zero``), called as nbgrader calls it, with the
-  lesson's score and the seconds late, and bounded as nbgrader bounds it
-  (between 0 and the score).
-- What ``make grade`` does with them (``Deadlines.lateness``): for each
-  handed-in lesson, the seconds late and the penalty, recorded in the
-  gradebook as nbgrader's ``AssignLatePenalties`` records them
-  (``SubmittedNotebook.late_submission_penalty``, so grades.csv has them as
-  ``nbgrader export`` would), the ``late`` column of grades_by_exercise.csv
-  (the seconds, on each of the lesson's rows), the lesson's score less the
-  penalty in grades_lms.csv and on the feedback page, which says how late
-  and the penalty; the class report lists them.
-
     python -m course_grader.deadlines --student ada --lesson 01_attention --due "2026-12-12 17:00:00 UTC"
+
+A lesson's due date is nbgrader's, in the gradebook (none: never late); a learner's extension is a line of
+``extensions.csv`` (``make extension``), recorded as nbgrader's; a hand-in's time is one the learner cannot set
+(``exchange.HandInTime``); the penalty is nbgrader's plugin with the course's settings (``Penalties``), called as
+``nbgrader autograde`` calls it. ``Deadlines.lateness`` gives each hand-in's seconds late and penalty, said in the
+course's time zone (``course_config.time_zone``); docs/teaching/grading.md (step 3) says what each file holds.
 """
 
 import argparse

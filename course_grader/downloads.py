@@ -8,8 +8,9 @@ The two platforms' layouts, as their code writes them:
   "Last, First" lower-cased with everything but letters, digits and ``_`` taken out, ``LATE`` where Canvas marked
   the submission late, then Canvas's own user id; anonymous grading writes ``anon_<id>`` instead, which names no
   one). Its record: the submissions of the assignment as Canvas's API gives them
-  (``/api/v1/courses/<course>/assignments/<assignment>/submissions?include[]=user&per_page=100``, saved from the
-  browser: ``user_id``, ``submitted_at``, and the learner's ``sis_user_id``, ``login_id`` and ``email``), and/or the
+  (``.../assignments/<assignment>/submissions?include[]=user&include[]=assignment&per_page=100``, saved from the
+  browser: ``user_id``, ``submitted_at``, the ``attachments`` handed in, the assignment's id and name, and the
+  learner's ``sis_user_id``, ``login_id`` and ``email``; a page holds 100 at most), and/or the
   gradebook's export (*Grades > Export*: ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``; no
   times).
 - **Moodle**, the assignment's *Download all submissions*: ``<Full name>_<participant id>_assignsubmission_file_``

@@ -3,46 +3,12 @@
     python -m course_grader.grade [--root .] [--jobs N] [--force] [--unsafe] [--release COMMAND]
         [--lessons a,b] [--student id,...] [--lesson name,...]
 
-Takes the course's lock (``.grading.lock``) first, then runs ``--release``
-(``make grade`` passes `make student`'s command, which writes ``release/``),
-then reads ``submitted/<student_id>/<lesson>/<lesson>.ipynb`` (the layout
-``nbgrader collect`` writes) against ``release/<lesson>/`` and, for every
-exercise, runs its answer cell alone in a sandbox (``sandbox``) on the
-exercise's visible cases and on hidden ones drawn for this very submission
-from the course's secret seed (``.grading-secret`` beside ``gradebook.db``,
-created on first use, never released) and the submission's SHA-256. The
-results come back as plain arrays and are compared here, where no learner
-code runs.
-
-``--lessons`` (else ``c.EncoderCourse.lessons`` in the course's
-``nbgrader_config.py``) names the lessons the class is set: the only ones graded and
-counted (in the totals, the CSV files, the feedback pages and the report);
-a lesson not set is not shown as missing. ``--student`` and ``--lesson``
-grade just those learners and lessons: every other one keeps the results
-stored in ``autograded/<student_id>/<lesson>/grading.json`` (whichever grader
-stored them), and every output file is still written for the whole class.
-
-A submission is graded again only when its content changed (a SHA-256 of the
-notebook) or the grader did; ``--force`` grades everything again. Before a
-changed submission is graded, the earlier ``grading.json`` and notebook are
-moved into ``autograded/<student_id>/<lesson>/history/<time graded, UTC>/``,
-never overwriting one kept before. Learners
-are graded in parallel, one worker per core unless ``--jobs`` says
-(``workers``); a worker that dies costs only its learner, whose lessons are
-then reported as not graded and graded again on the next run, as is any
-lesson on which the grader's own machinery failed: such a failure is never
-stored as the learner's result.
-
-Writes: the scores into ``gradebook.db`` and ``grades.csv`` (as ``nbgrader
-export`` writes it), ``grades_by_exercise.csv``, ``grades_lms.csv`` (one row
-per learner, for an LMS's gradebook import), one feedback page per learner
-(``feedback/<student_id>/index.html``), and, per graded submission,
-``autograded/<student_id>/<lesson>/`` (the notebook and ``grading.json``),
-all readable by the teacher only (``--group-readable``: by the group too).
-Every folder, cgroup and process it makes is gone when it ends, also after
-Ctrl+C. The exit status is non-zero only when the grader itself could not
-run: 2 when it could not start, 3 when its machine failed on a learner (none
-of the files a person reads is then rewritten), 130 when interrupted.
+Takes the course's lock (``.grading.lock``), runs ``--release`` (`make student`'s command, where what the student
+versions are made of changed), plans the run (``plan``), grades it (``run``) and writes the class report. What it
+reads, writes and keeps is docs/teaching/grading.md's step 3. Its exit status is non-zero only when the grader
+itself could not run: 2 when it could not start, 3 when its machine failed on a learner (NOT GRADED: none of the
+files a person reads is rewritten, and the next run grades them), 130 when interrupted; ``make grade`` then says
+``Error 3`` (or 2, 130) and itself exits 2, as make does for any command that fails.
 """
 
 

@@ -1,21 +1,9 @@
 """Where a learner's feedback page sends them for an exercise they lost points on: its lesson's section.
 
-Each exercise's idea rung of the hint ladder (``Exercise.hints[0]``) links to
-the section of its lesson that shows the idea (``#The-softmax``); the page
-links there:
-
-- on a JupyterHub (``c.EncoderCourse.hub_url`` in ``nbgrader_config.py``, else
-  the hub ``make grade`` runs on: ``JUPYTERHUB_BASE_URL``), into the learner's
-  own JupyterLab, through the hub's ``user-redirect``, at the lesson the
-  nbgitpuller link pulled into ``~/encoder-course`` (README: A JupyterHub
-  for a class);
-- elsewhere, on the course's website (``make site``, published with ``make
-  publish-site``): ``c.EncoderCourse.site_url``, else the GitHub Pages
-  address of the README's Binder badge, at the page's section (the id the
-  website gives the heading).
-
-The page also says how to open the hint ladder in the notebook:
-``grading.hint("softmax")`` after the exercise's check cell.
+The exercise's idea rung (``Exercise.hints[0]``) names the section of its lesson that shows the idea; the page
+links there: on a JupyterHub (``c.EncoderCourse.hub_url``, else the hub ``make grade`` runs on), into the
+learner's JupyterLab through ``user-redirect``, at the lesson nbgitpuller pulled; elsewhere on the course's website
+(``c.EncoderCourse.site_url``, else the README's Binder badge's GitHub Pages address).
 """
 
 import os

@@ -1,37 +1,9 @@
 """What the teacher gets from `make grade` besides the pages: the CSV files and the summary it prints.
 
-Its row type, ``Result``, is also what ``make report`` reads back.
-
-
-- ``gradebook.db``: each graded submission's score, per test cell, as
-  ``nbgrader autograde`` would have recorded it; formgrader and
-  ``nbgrader export`` read it.
-- ``grades.csv``: written by nbgrader's own CSV exporter from the gradebook,
-  so it is exactly what ``nbgrader export`` writes.
-- ``grades_by_exercise.csv``: ``student_id,lesson,exercise,points,max_points,
-  status,note,mistake,diagnosis``; ``status`` is one of passed, failed, not
-  answered (the answer cell as released), missing (not handed in), error,
-  timeout, memory, tampered; ``mistake`` names the catalogued mistakes the
-  note names (joined by `` + ``), ``diagnosis`` the keys of what the note
-  measured where no mistake explains the failure (joined by `` | ``);
-  where the teacher marked an exercise by hand in formgrader, ``points``
-  is theirs (their score, else the grader's, plus extra credit), the note
-  says so with their comment, and ``grader_points`` holds the grader's own;
-  ``late`` is the seconds after its due date (or the learner's extension,
-  ``deadlines``) the lesson was handed in, by the exchange's time, on each of
-  its rows (empty: on time, no due date, or no exchange time).
-- ``feedback/<student_id>/index.html``: one page per learner, and ``<lesson>.html`` beside it, each lesson's alone
-  (``feedback_page``).
-- ``grades_lms.csv``: one row per learner for a learning platform's
-  gradebook import (``LMS_COLUMNS``, then one column per lesson set, then
-  ``Final Points``): Canvas matches a row by ``SIS User ID`` or ``SIS
-  Login ID`` and ignores ``Final Points`` (a column of its own exports);
-  Moodle maps ``Email address`` or ``SIS Login ID`` (as the username) to
-  its users and each lesson's column to a grade item. Where the course has
-  sections (``sections``), each row says its learner's, and each section has
-  its own file beside it, ``grades_lms_<section>.csv``, the same rows.
-
-Every text a learner wrote is written as plain text, every file whole (``files``).
+``grades_by_exercise.csv`` (its row, ``Result``, is also what ``make report`` reads back), ``grades_lms.csv`` and
+each section's ``grades_lms_<section>.csv`` (for Canvas's or Moodle's gradebook import); docs/teaching/grading.md
+(step 3) and feedback.md (section 6) say what each column holds. Every text a learner wrote is written as plain
+text, every file whole (``files``).
 """
 
 import dataclasses

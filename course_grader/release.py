@@ -2,38 +2,13 @@
 
     python -m course_grader.release [--root .] [--force]
 
-After ``make grade`` (which wrote ``feedback/<student_id>/index.html``, one
-page per learner, and beside it ``<lesson>.html``, each lesson's alone):
-
-1. **nbgrader's feedback exchange**, for the hand-ins ``make collect``
-   collected: each one's lesson page goes where ``nbgrader generate_feedback``
-   puts its own, ``feedback/<student_id>/<lesson>/<lesson>.html``, beside the
-   hand-in's ``timestamp.txt`` and ``submission_secret.txt`` (the secret
-   ``nbgrader submit`` wrote, which only that learner's own copy of the
-   hand-in also holds), and ``nbgrader release_feedback <lesson>`` puts it
-   in the exchange under a name made from that secret. A learner then runs
-   ``nbgrader fetch_feedback <lesson>`` and gets their own page of that
-   lesson only, in ``<lesson>/feedback/<time>/``; no learner can list the
-   exchange's feedback folder or guess another's name. The page is readable
-   by the learners' accounts there, and by no one else in ``feedback/``.
-   Only what changed is sent: ``feedback/.released/<lesson>.json`` (the
-   teacher's, like the rest of ``feedback/``) keeps, per learner, the digest
-   of the page, secret and stamp last released, written once nbgrader said
-   it released them; a hand-in whose digest is the record's is not staged or
-   released again (``--force``: every one is), and ``nbgrader
-   release_feedback`` leaves out every other learner's folder.
-2. **For a course without a hub**: ``feedback.zip``, every learner's whole
-   page (``<student_id>/index.html``, the folder names of ``feedback/``), and
-   ``feedback_mail_merge.csv`` (``student_id,email,file``: the roster's
-   e-mail, the page's path in the course folder and in the zip), for a mail
-   merge or a learning platform's upload.
-
-The lessons are those counted (``course_config.counted_lessons``). A
-learner's secret and stamp are read bounded and never through a link; a
-secret that is not what ``nbgrader submit`` writes (hexadecimal) is refused
-and named, and so is one that another learner's hand-in carries too
-(``secrets_of_others``): that learner's page is not released through the
-exchange.
+After ``make grade``: each hand-in ``make collect`` collected from the exchange gets its lesson's page staged where
+``nbgrader generate_feedback`` puts its own (beside the hand-in's ``submission_secret.txt``, which names it in the
+exchange) and released by ``nbgrader release_feedback``, only where it changed since it was last released
+(``feedback/.released/<lesson>.json``, written once nbgrader said it released it); a secret that is not nbgrader's,
+or that another learner's hand-in carries too (``secrets_of_others``), is refused and named. Every learner's whole
+page goes in ``feedback.zip`` with ``feedback_mail_merge.csv``; a lesson collected from Canvas or Moodle gets the zip
+its platform takes back (``write_platform_zips``). docs/teaching/feedback.md (section 4) says it for teachers.
 """
 
 import argparse

@@ -1,23 +1,9 @@
-"""A course's sections: which learner is in which, for one run over all of them.
+"""A course's sections: which learner is in which, for one run over all of them (docs/teaching/sections.md).
 
-A teacher of two sections of 200 runs one ``make collect``, one ``make grade``
-and gets one report that puts the sections side by side (``class_report``),
-one learning-platform file per section beside the whole class's
-(``outputs.write_lms_csv``), and copying flags that say when a flag crosses
-sections. Set in ``nbgrader_config.py``, either as the roster file with a
-section column (Canvas's gradebook export has ``Section``)::
-
-    c.EncoderCourse.sections = "students.csv"
-
-whose id column is ``id`` (nbgrader's import), ``student_id``, ``SIS Login ID``,
-``SIS User ID``, ``Login ID`` or ``Username``, and section column ``section``
-or ``Section``; or as the sections themselves::
-
-    c.EncoderCourse.sections = {"A": ["ada", "ben"], "B": ["cy"]}
-
-Unset, the course has one section and nothing of this shows. A learner in two
-sections, a file without those columns, one too large or a section name that
-is not plain text is refused, naming the setting and what was expected.
+Set in ``nbgrader_config.py`` as a roster file with an id and a section column (``c.EncoderCourse.sections =
+"students.csv"``; the id column one of ``ID_COLUMNS``) or as ``{section: [ids]}``. Unset, the course has one
+section. A learner in two sections, a file without those columns, one too large or a section name that is not
+plain text is refused, naming the setting and what was expected.
 """
 
 import csv

@@ -1,15 +1,8 @@
 """`make grade`'s first step, `make student`, run only when what the student versions are made of changed.
 
-``make grade`` runs `make student`'s command (``--release``) before it grades,
-so that ``release/`` matches the lessons it grades against. That command runs
-``nbgrader generate_assignment "*" --force``, which writes every lesson's
-student version again (and took most of a regrade with nothing new). It is
-now run only when its inputs changed since it last ran: the lessons' folders
-in ``notebooks/``, ``nbgrader_config.py``, the tools that write the student
-versions, and the command itself (their digest is kept in
-``release/.made-from.json``), or when what it made is not all there
-(``release/<lesson>/<lesson>.ipynb``, ``student/``'s record_inputs, the lessons in
-``gradebook.db``).
+Its inputs (the lessons' folders, ``nbgrader_config.py``, the tools that write the student versions, the command)
+are digested into ``release/.made-from.json``; the command runs again where the digest differs or what it made is
+not all there (``release/<lesson>/<lesson>.ipynb``, ``student/``, the lessons in ``gradebook.db``).
 """
 
 import hashlib

@@ -2,52 +2,12 @@
 
     python -m course_grader.class_report [--root .] [--lessons 01_attention,02_...] [--lab-url URL]
 
-``make grade`` writes the report when it has graded; ``make report`` writes it
-again from what grading left, without grading: ``grades_by_exercise.csv``
-(each exercise's status, and the mistake or the diagnosis the grader named),
-the gradebook (the roster's names, read with sqlite3) and ``autograded/``
-(the answers as graded, read in two processes and kept in
-``report/.answers.json`` by each notebook's size, time and inode). Where
-nothing it is made from changed (``report_inputs``, kept in
-``report/.made-from``), nothing is written.
-
-The page (one file, readable offline, on a projector and on a phone; no
-script, nothing fetched: its pictures are in the page) answers in its first
-screen at 1280x720: a contents list of its sections, then a short table,
-exercise by exercise, most points lost first (the points the class lost:
-failed, not answered and not handed in; the learners failing; the mistake
-that cost most learners). Then, long sections folded:
-
-- the re-teach cards: for the named mistakes and the failures not yet
-  named that cost the most learners points, the idea to explain again (the
-  idea rung of the hint ladder: the mistake's own, else its exercise's) and
-  links to the lesson's section that shows it: on the course's website
-  where ``site/`` is built (``make site``), and in the teacher's JupyterLab
-  (on a hub, or ``LAB_URL``, else JupyterLab's own address), never to a
-  notebook's raw text;
-- the exercises with the lowest pass rate among the learners who answered,
-  and the learners who may need help (most exercises failed, unanswered or
-  not handed in);
-- who may have copied (``similarity``, ``copying_page``): learners whose
-  answer to an exercise is the same and unusual in this class, highest score
-  first, their answers side by side with what differs marked; a flag for the
-  teacher to look at, never a penalty;
-- per lesson, a histogram of the scores (what the answers earned, before
-  any late penalty) and each exercise's counts: handed in, passed, failed,
-  not answered, errors, timeouts, tampered;
-- per exercise, its named mistakes and diagnoses by how many learners lost
-  points to each, a bar chart of them, and the learners' ids behind a
-  disclosure;
-- the failures no catalogued mistake explains, grouped by their signature
-  (the same exercise and the same measured diagnosis; groups whose answers
-  or measured words are the same merged, ``examples.merge_unnamed``), titled
-  by what was measured, in words, largest first, with one example answer
-  each: what to add to the catalogue for the next class.
-
-``mistakes.csv`` (``lesson,exercise,mistake,learners,share,example_student_id``)
-holds the same groups with the same counts; ``share`` is of the learners who
-answered the exercise. Every text a learner wrote (ids, notes, answers) is
-escaped on the page and neutralised in the CSV (``write_csv``).
+Written by ``make grade`` when it has graded and by ``make report`` from what grading left
+(``grades_by_exercise.csv``, the gradebook read with sqlite3, ``autograded/`` read once into
+``report/.answers.json``), only where something it is made from changed (``report/.made-from``). What the page
+shows, section by section, is docs/teaching/feedback.md's section 5; ``data.gather`` computes it once, ``page``
+draws it (``first_screen`` its four answers), ``similarity`` finds who may have copied, ``examples`` chooses the
+example answers no learner can choose, ``sections_page`` compares the sections.
 """
 
 import argparse

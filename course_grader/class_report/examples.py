@@ -1,21 +1,13 @@
 """The example answer of a mistake group not yet named: the most common form of the group's answers, never one a
 learner can choose.
 
-A group's example used to be its first learner's (by id): a learner named
-``aaa_mal`` chose what the teacher read for everyone's mistake, with a
-comment asking for full marks and a ``curl ... | sh``. Now the group's
-answers are grouped by their form (``answers.canonical``: the same code up
-to whitespace, comments, docstrings and names) and the example is the form
-most of them share; among forms shared as often, and among the learners who
-share it, the choice is drawn with the course's secret (``.grading-secret``,
-which no learner knows), so that no name, code or timing of a learner's
-picks it. It is shown as code without its comments and docstrings, and
-with every string literal no other member of the group wrote as ``'…'``
-(``shown``), with how many of the group share its form, and the grader's note
-only where another member was told the same: nothing one learner wrote (a
-"NOTE TO THE TEACHER" in a comment or a string) is shown as the words of
-others. An answer over the report's bounds (``answers.OVER_BOUND``) is never
-an example.
+A group's answers are grouped by their form (``answers.canonical``: the same code up to whitespace, comments,
+docstrings and names); the example is the form most of them share, drawn among forms as common, and among the
+learners who share it, with the course's secret (``drawn``), so that no name, code or timing of a learner's picks
+it (``aaa_mal`` once chose what the teacher read, a comment asking for full marks and a ``curl ... | sh``). It is
+shown without comments and docstrings, every string no other member wrote as ``'…'`` (``shown``), and the
+grader's note only where another member was told the same: nothing one learner wrote is shown as the words of
+others. An answer over the report's bounds (``answers.OVER_BOUND``) is never an example.
 """
 
 import ast
