@@ -7,7 +7,7 @@ Targets (issues 38 and 51), on a 2-core machine: 500 learners each handing in
 one lesson within 5 minutes, from the request to the verdict p95 at most 5 s
 while one learner floods (quiet: at most 20 s, the slowest 60 s); the
 others' p95 within 20% of the quiet figure; no hand-in lost; the service's
-processes under 1.5 GB; a learner's disk under the documented 50 MB.
+processes under 1.5 GB; a learner's disk under the documented 100 MB.
 
 In a fresh copy of the course after `make student` for each row, with a
 roster, the service runs as the hub starts it (its supervisor, the service,
@@ -19,12 +19,12 @@ graded (every ``POLL`` s). Half the notebooks are right, half carry one of
 two catalogued mistakes; each answer cell carries its learner's own comment.
 Beside them, one attacker (``--attacks``, one row each):
 
-- ``flood``: four connections handing in the lesson back to back, as fast as
-  the service answers, beyond the rate (each without waiting to be told,
-  as a script would);
+- ``flood``: four connections handing in a 9.9 MB notebook back to back, as
+  fast as the service answers, beyond the rate (each sent whole without
+  waiting to be told, as a script would);
 - ``limit``: the most the rate takes, 10 hand-ins a minute, each a 9.9 MB
   notebook with a new answer (each read and graded anew);
-- ``tokenless``: four connections sending 10 MB bodies with no token;
+- ``tokenless``: 32 connections sending 10 MB bodies with no token;
 - ``history``: a learner who handed in 3,000 times lists their hand-ins in a
   loop (two connections).
 
@@ -159,12 +159,12 @@ def attack(kind, service, data, stop, counts):
             count(one())
 
     if kind == "flood":
-        body = data
+        body = _big(data, 0)
         return [threading.Thread(target=loop, args=(lambda: _raw_post(service, {"Authorization": f"token t-{ATTACKER}"},
                                                                        body),)) for _ in range(4)]
     if kind == "tokenless":
         body = b" " * (10 * 2**20)
-        return [threading.Thread(target=loop, args=(lambda: _raw_post(service, {}, body),)) for _ in range(4)]
+        return [threading.Thread(target=loop, args=(lambda: _raw_post(service, {}, body),)) for _ in range(32)]
     if kind == "history":
         url = f"{service.url}api/hand-ins/{LESSON}"
         return [threading.Thread(target=loop, args=(lambda: _status(request, url, f"t-{ATTACKER}"),))

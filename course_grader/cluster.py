@@ -1,27 +1,14 @@
 """Grading on several machines: the teacher's process hands each learner to a Dask distributed cluster.
 
-``make grade`` grades here, in one worker process per core (``workers``), unless it is given a Dask scheduler:
-``DASK_SCHEDULER=tcp://host:8786`` (or ``c.EncoderCourse.scheduler`` in the course's ``nbgrader_config.py``;
-``address``). Then ``Cluster.results`` submits each learner's ``learner.Task``, shipped
-with their notebooks and the lessons' released versions (the workers read nothing of the course), to the
-cluster, a few per worker thread at a time, and yields each learner's results as they come back:
-
-- each Dask worker grades in sandboxes on its own machine: ``grade_remote`` runs in one of its threads and hands
-  the learner to one of the host's grader processes (``HostPool``, started from a forkserver: a Dask worker has
-  threads, and a fork of it could inherit a lock another thread held), which runs ``learner.grade_learner``
-  exactly as a worker here does: one sandbox per learner, each answer in a process of its own under the
-  system-call allow-list and the cgroups, the hidden cases drawn for each answer cell, the diagnosis;
-- the secret and the right answers reach the Dask workers (the hidden cases are drawn there) and never a
-  sandbox; a worker whose grader is not the teacher's version (``plan.grader_version``) grades nothing;
-- the teacher's process stays the only writer of ``autograded/``, the gradebook, the CSV files, the pages and the
-  report: a result is stored only once it came back whole (``run.Recorder.take``);
-- a Dask worker that dies (its machine, its process) has its learners graded again on another worker, by Dask's
-  scheduler (up to ``distributed.scheduler.allowed-failures`` times, 3 by default): nothing of theirs was
-  stored; past that, or where a grader process died twice, the learner's lessons are NOT GRADED this run, never
-  stored, and graded on the next.
-
-The README's teachers' section shows how to start a scheduler and workers by hand, on Slurm or PBS
-(dask-jobqueue) and on Kubernetes (dask-kubernetes), and what each host needs.
+``make grade`` grades here (``workers``) unless it is given a Dask scheduler (``address``: ``DASK_SCHEDULER`` or
+``c.EncoderCourse.scheduler``). Then ``Cluster.results`` submits each learner's shipped ``learner.Task`` (the
+workers read nothing of the course) and yields the results as they come back. On each Dask worker
+``grade_remote`` hands the learner to one of the host's grader processes (``HostPool``, from a forkserver: a
+Dask worker has threads), which grades exactly as a worker here does, sandbox and all; a worker whose grader is
+not the teacher's version grades nothing; the teacher's process stays the only writer of every file. A Dask
+worker that dies has its learners graded again elsewhere by the scheduler; past its retries, or where a grader
+process died twice, the lessons are NOT GRADED this run. The hand-in service grades on the same cluster, or on
+one inside its own process (``Cluster.here``). docs/teaching/several-machines.md shows how to start one.
 """
 
 import atexit
@@ -110,6 +97,18 @@ class Cluster:
                 raise Refused(f"no worker joined the Dask scheduler at {where} in {WORKERS_SECONDS:g} s: start "
                                  f"one (README: grading on several machines)") from None
 
+    @classmethod
+    def here(cls, threads):
+        """A cluster inside this process (no port, no dashboard): its worker's ``threads`` hand each learner to this
+        machine's grader processes (``HostPool``), as a Dask worker elsewhere does (the hand-in service's)."""
+        from distributed import Client, LocalCluster
+
+        here = cls.__new__(cls)
+        here.address = "this process"
+        here.client = Client(LocalCluster(n_workers=1, threads_per_worker=max(1, threads), processes=False,
+                                          dashboard_address=None), set_as_default=False)
+        return here
+
     def threads(self):
         """The threads of the cluster's workers now: the learners it grades at once."""
         return sum(worker.get("nthreads", 0) for worker in self.client.scheduler_info()["workers"].values())
@@ -144,7 +143,10 @@ class Cluster:
         return False
 
     def close(self):
+        inside = getattr(self.client, "cluster", None) if self.address == "this process" else None
         self.client.close()
+        if inside is not None:
+            inside.close()
 
     def __enter__(self):
         return self

@@ -2,35 +2,18 @@
 
     make collect LESSON=01_attention [STUDENT=ada]     # nbgrader collect 01_attention, with this collector
 
-nbgrader's exchange is pluggable: the course's ``nbgrader_config.py`` names
-this class in ``c.ExchangeFactory.collect`` (and ``make collect`` passes it
-too), so ``nbgrader collect`` and formgrader's Collect button run it as
-well. For each hand-in of the lesson in the exchange's ``inbound/`` it
-
-- skips, with one line naming it, a folder whose name does not parse
-  (nbgrader's own collect stopped the whole class's with a traceback);
-- refuses a hand-in whose folder or files belong to another account than
-  the learner's own, where the learner named has one (a hub with an account
-  per learner; ``exchange.owner_problem``: nbgrader's only warned);
-- never follows a link, and refuses a hand-in that holds one or a special
-  file (nbgrader copied through links: a link to the grading secret became a
-  learner's notebook), or more than ``exchange.MAX_HAND_IN_FILES`` files or
-  ``exchange.MAX_HAND_IN_BYTES``, or folders deeper than ``MAX_HAND_IN_DEPTH``;
-- of each learner's hand-ins it accepts, collects the latest by the
-  exchange time (the kernel's change time: the time in a folder's name is
-  the learner's to write), file by file, each opened without following
-  links, into ``submitted/<student_id>/<lesson>/``; a newer hand-in replaces
-  an earlier one (``--update`` is the default), which is moved to
-  ``submitted/<student_id>/.replaced/<lesson>+<time>/``, never deleted;
-- records what it collected (never a hand-in's folder name, whose random
-  part keeps it private: its digest), and what it refused and skipped (the
-  first few named, the rest counted), in ``submitted/.collected/<lesson>.json``
-  (``exchange``), readable by the teacher alone, which ``make grade`` reads for
-  each hand-in's time and lists in its summary;
-- keeps ``inbound/`` sticky, so that no learner can rename another's hand-in;
-
-and lists at the end what it refused and skipped. Nothing it refuses stops
-the others' collection.
+The course's ``nbgrader_config.py`` names this class in
+``c.ExchangeFactory.collect``, so ``nbgrader collect`` and formgrader's
+Collect run it too. Of the lesson's hand-ins in the exchange's ``inbound/``
+it skips, naming it, a folder whose name does not parse; refuses one owned
+by another account than the learner's (``exchange.owner_problem``), one
+holding a link, a special file, or more than ``exchange``'s bounds; collects
+each learner's latest by the exchange time (the kernel's change time, not
+the learner's stamp), never through a link, into
+``submitted/<student_id>/<lesson>/`` (an earlier copy moved to ``.replaced/``);
+records what it did in ``submitted/.collected/<lesson>.json``; keeps
+``inbound/`` sticky; with no exchange at all (a hub with the hand-in service
+alone) it says so and collects nothing. docs/teaching/grading.md says why.
 """
 
 import datetime

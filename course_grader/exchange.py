@@ -1,29 +1,17 @@
 """nbgrader's exchange as the course reads it: a hand-in's folder, what it holds, when it came, and what
 ``make collect`` recorded of it. Nothing in a hand-in is trusted.
 
-A hand-in is a folder of the exchange's ``inbound/``, which every learner
-may write (nbgrader's design): ``<student_id>+<lesson>+<time>+<random>``
-holding the learner's files and ``timestamp.txt``, both written by the
-learner's own ``nbgrader submit``, so both the name and the stamp are the
-learner's to choose. What the course takes from it:
-
-- ``parse_name``: whose and which lesson a folder's name says, or why it
-  says nothing (a name that does not parse is skipped and named, never a
-  traceback that stops everyone's collection);
-- ``walk``: what the folder holds, without following any link, bounded in
-  files and bytes before anything is read: its files, their owners, and
-  its **exchange time**, the latest change time (ctime) the kernel keeps for
-  the folder and everything in it, which no learner can set back (changing
-  a file, its mode or its name moves it forward);
-- ``owner_problem``: on a machine where the learner named has an account of
-  their own (a hub with one account per learner: ``account_names``), a
-  hand-in whose folder or files belong to another account is someone else's;
-- ``hand_in_time``: the time that counts for lateness (``HandInTime``);
-- the record ``make collect`` keeps of each lesson (``submitted/.collected/<lesson>.json``,
-  in the course folder, which no learner can write): for each learner
-  collected, the folder, its exchange time (the earliest seen for the same
-  content), its stamp as it was, and the digest of every file copied; and
-  what collection refused or skipped, which ``make grade``'s summary lists.
+A hand-in is a folder of the exchange's ``inbound/``, which every learner may
+write: ``<student_id>+<lesson>+<time>+<random>`` holding the learner's files
+and ``timestamp.txt``, both the learner's to choose. ``parse_name`` reads
+whose and which lesson a name says (or why it says nothing); ``walk`` what
+the folder holds, without following any link, bounded before anything is
+read, and its **exchange time**, the latest change time the kernel keeps for
+it, which no learner can set back; ``owner_problem`` whether it is another
+account's; ``hand_in_time`` the time that counts for lateness; and
+``read_record``/``write_record`` the record ``make collect`` keeps of each
+lesson (``submitted/.collected/<lesson>.json``: what it collected, refused
+and skipped), which ``make grade``'s summary lists.
 """
 
 import datetime

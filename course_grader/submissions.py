@@ -2,31 +2,15 @@
 
 Whatever is in ``submitted/``, reading it never stops the class: every
 problem becomes a note against the learner and lesson it belongs to.
-
-- ``scan`` walks ``submitted/<student_id>/<lesson>/`` without following any
-  symbolic link: a link, or anything but a folder or a regular file where
-  one is expected, is reported as ``tampered`` (``bob -> alice`` never
-  grades Alice's work for Bob, a link to ``.grading-secret`` is never read);
-  a notebook over ``MAX_NOTEBOOK_BYTES`` is reported and not read; a
-  learner's id is their folder's name, kept as it is (``ids``), and where
-  it is not a safe folder name the summary says which folders the grader
-  names after it.
-- ``read_notebook`` reads a notebook's bytes, again without following links
-  and bounded in size (its hand-in time is ``exchange.hand_in_time``'s).
-- ``read_submission`` reads a notebook's JSON against the released version
-  of its lesson (``release/<lesson>/``, what ``make student`` wrote). The
-  grader runs answer cells only, so a submission is graded the same way
-  whatever happened to the rest of it; what happened is still reported:
-  every difference in the cells that nbgrader manages (locked cells edited,
-  deleted or duplicated; nbgrader's metadata changed, added or removed; a
-  cell whose source or metadata is not what a notebook holds) is noted
-  against the exercise it belongs to, or against the notebook as a whole.
-  A notebook that is not JSON, nested too deep, or too many objects is
-  unreadable, and says why.
-
-An answer cell is found by its nbgrader ``grade_id``; if that was changed or
-removed, by the code cell that defines the exercise's function (the last
-one, as Run All would leave it).
+``scan`` walks ``submitted/<student_id>/<lesson>/`` without following any
+link (a link, or anything but a folder or a regular file, is ``tampered``; a
+notebook over ``MAX_NOTEBOOK_BYTES`` is not read); a learner's id is their
+folder's name, kept as it is (``ids``). ``read_notebook`` reads a notebook's
+bytes the same way. ``read_submission`` reads its JSON against the lesson's
+released version: answer cells are found by their ``grade_id`` (else by the
+last code cell that defines the exercise), and every change to a cell
+nbgrader manages is noted against its exercise or the notebook; a notebook
+that is not JSON, nested too deep or too large is unreadable, and says why.
 """
 
 import ast

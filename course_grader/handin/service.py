@@ -6,24 +6,13 @@
     GET  <prefix>api/solutions/<exercise>     the course's solution, once the learner's due date has passed
     GET  <prefix>                             the learner's page, through the hub's login (``page``)
 
-Each request carries the learner's own JupyterHub token, and the hub says
-whose it is, at each request (``jupyterhub.services.auth.HubAuth``, no cache:
-a token the hub refuses is refused at once). What a request may cost is
-bounded before it is read: its token is checked from its headers, its
-token's requests a minute and at once counted before the hub is asked, the
-learner's hand-ins a minute and the notebook's announced size before its
-first byte is read (a client that asks, ``Expect: 100-continue``, is told
-before it sends it); its bytes go to disk as they come, and the notebook is
-read in a process of its own (``check``), never on the event loop, as is
-every listing. Connections are bounded in time and number. The service's own
-clock times a hand-in; it is on disk before the answer (``store``), graded
-(``grading``) and shown as the course's setting allows (``views``).
-
-Started by the hub from ``jupyterhub_config.py`` (``tools.classroom``): a
-small supervisor holds the listening sockets (a Unix socket in a folder only
-the teacher's account may write, for the learners' kernels, and the hub's
-proxy's port, for the page) and starts the service again at once when it
-ends; a request that comes meanwhile waits in the socket's queue.
+Each request carries the learner's JupyterHub token; the hub says whose it is
+at each request (``jupyterhub.services.auth``, no cache). All a request may
+cost is counted from its headers before its body is read (docs/teaching/
+hand-in-service.md says the bounds); the body goes to disk as it comes, and
+the notebook is read in a process of its own (``check``), never on the event
+loop, as is every listing. The hub starts it through ``supervise``, which
+holds its sockets and starts it again at once when it ends.
 """
 
 import argparse
@@ -112,42 +101,9 @@ class Course:
         return self._fresh()["mode"]
 
 
-class Doors:
-    """What a token may cost before the hub is asked whose it is: its requests a minute and at once; a token the
-    hub refused is refused again without asking, for a minute. Tables swept every minute."""
-
-    def __init__(self):
-        self.times, self.open, self.refused, self.hand_ins = {}, {}, {}, {}
-        self.swept = time.monotonic()
-
-    def enter(self, key):
-        now = time.monotonic()
-        if now - self.swept > 60:
-            for table in (self.times, self.hand_ins, self.refused):
-                for old in [k for k, times in table.items() if not times or now - _last(times) > 60]:
-                    del table[old]
-            self.swept = now
-        if now - self.refused.get(key, -1e9) < 60:
-            raise Refusal(403, "The hub does not know this token as a learner's: hand in from your own notebook on "
-                               "the course's hub.")
-        _count(self.times, key, TOKEN_PER_MINUTE, now, "requests")
-        if self.open.get(key, 0) >= AT_ONCE:
-            raise Refusal(429, f"You have {AT_ONCE} requests on their way already: wait for them.")
-        self.open[key] = self.open.get(key, 0) + 1
-
-    def leave(self, key):
-        self.open[key] -= 1
-        if not self.open[key]:
-            del self.open[key]
-
-
-def _last(value):
-    return value[-1] if isinstance(value, deque) else value
-
-
-def _count(table, key, most, now, what):
-    """Count one more of ``what`` for ``key`` this minute; 429 where it would be more than ``most``."""
-    times = table.setdefault(key, deque())
+def _count(table, key, most, what):
+    """Count one more of ``what`` for ``key`` in ``table`` this minute; 429 where it would be more than ``most``."""
+    now, times = time.monotonic(), table.setdefault(key, deque())
     while times and now - times[0] > 60:
         times.popleft()
     if len(times) >= most:
@@ -183,10 +139,31 @@ class Service:
     """The hand-ins of the course at ``root``: taken, stored, queued for ``dispatcher``, shown."""
 
     def __init__(self, root, dispatcher, auth):
-        self.course, self.dispatcher, self.auth, self.doors = Course(root), dispatcher, auth, Doors()
-        self.store, self.checker = dispatcher.store, None
+        self.course, self.dispatcher, self.auth, self.store = Course(root), dispatcher, auth, dispatcher.store
         self.lanes = {True: asyncio.Semaphore(16), False: asyncio.Semaphore(4)}  # tokens seen a learner's; others
-        self.known = {}  # token digest -> when the hub last said it was a learner's
+        self.known, self.refused, self.open, self.times, self.hand_ins = {}, {}, {}, {}, {}  # by token, learner
+        self.checker, self.swept = None, time.monotonic()
+
+    def enter(self, key):
+        """What a token (its digest ``key``) may cost before the hub is asked whose it is: its requests a minute
+        and at once; one the hub refused is refused again for a minute. The tables are swept every minute."""
+        now = time.monotonic()
+        if now - self.swept > 60:
+            self.times, self.hand_ins = ({k: v for k, v in table.items() if v and now - v[-1] < 60}
+                                         for table in (self.times, self.hand_ins))
+            self.refused, self.swept = {k: v for k, v in self.refused.items() if now - v < 60}, now
+        if now - self.refused.get(key, -1e9) < 60:
+            raise Refusal(403, "The hub does not know this token as a learner's: hand in from your own notebook on "
+                               "the course's hub.")
+        _count(self.times, key, TOKEN_PER_MINUTE, "requests")
+        if self.open.get(key, 0) >= AT_ONCE:
+            raise Refusal(429, f"You have {AT_ONCE} requests on their way already: wait for them.")
+        self.open[key] = self.open.get(key, 0) + 1
+
+    def leave(self, key):
+        self.open[key] -= 1
+        if not self.open[key]:
+            del self.open[key]
 
     async def learner_of(self, token, key, handing_in=False):
         """The roster's id of the learner whose ``token`` is (its digest ``key``), as the hub says now."""
@@ -201,7 +178,7 @@ class Service:
                                    f"in a minute.") from None
         if not isinstance(model, dict) or model.get("kind", "user") != "user" or not isinstance(model.get("name"), str) \
                 or (handing_in and model.get("session_id")):  # a browser's login to the page hands nothing in
-            self.doors.refused[key] = time.monotonic()
+            self.refused[key] = time.monotonic()
             raise Refusal(403, "The hub does not know this token as a learner's: hand in from your own notebook "
                                "on the course's hub.")
         self.known[key] = time.monotonic()
@@ -214,7 +191,7 @@ class Service:
         if size is not None and size > MOST_BYTES:
             raise Refusal(413, f"The notebook is {size / 2**20:.1f} MB, over the {MOST_BYTES // 2**20} MB a hand-in "
                                f"may have: clear its outputs (Edit > Clear Outputs of All Cells), save, hand in again.")
-        _count(self.doors.hand_ins, student, PER_MINUTE, time.monotonic(), "hand-ins")
+        _count(self.hand_ins, student, PER_MINUTE, "hand-ins")
         if not self.dispatcher.queue.room((student, lesson)):
             raise Refusal(503, "The grader has as many hand-ins waiting as it keeps: hand in again in a few minutes "
                                "(nothing was handed in).")
@@ -314,7 +291,7 @@ class _Handler(web.RequestHandler):
         key = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
         try:
             if token:  # none: refused at once (learner_of), counted nowhere
-                self.service.doors.enter(key)
+                self.service.enter(key)
                 self.key = key
             self.student = await self.service.learner_of(token, key, handing_in=self.request.method == "POST")
             await self.admitted()
@@ -330,7 +307,7 @@ class _Handler(web.RequestHandler):
 
     def on_finish(self):
         if self.key is not None:
-            self.service.doors.leave(self.key)
+            self.service.leave(self.key)
             self.key = None
         self.drop()
 
@@ -408,16 +385,6 @@ class SolutionHandler(_Handler):
         await self.guarded(work)
 
 
-@web.stream_request_body
-class _NotFound(web.RequestHandler):
-    def prepare(self):
-        self.set_status(404)
-        self.finish('{"message": "There is nothing here."}')
-
-    def data_received(self, chunk):
-        pass
-
-
 def application(service, prefix):
     """The service's routes: the API a learner's kernel calls, and the page (``page``) for the browser."""
     import secrets
@@ -431,7 +398,7 @@ def application(service, prefix):
         (rf"{prefix}api/hand-ins/{lesson}/([0-9A-Za-z.:-]{{1,64}})", HandInHandler, arguments),
         (rf"{prefix}api/solutions/{lesson}", SolutionHandler, arguments),
         *routes(service, prefix)], cookie_secret=secrets.token_bytes(32), xsrf_cookies=False,
-        default_handler_class=_NotFound)
+        default_handler_class=_Handler, default_handler_args=arguments)  # anything else: 405, its body unread
 
 
 class _Server(httpserver.HTTPServer):
@@ -530,7 +497,7 @@ async def serve(root, args):
     dispatcher = Dispatcher(root, stores.Store(root), jobs=args.jobs, limits=args.limits, unsafe=args.unsafe,
                             most_waiting=MOST_WAITING)
     service = Service(root, dispatcher, HubOAuth(api_url=args.api_url, cache_max_age=0))
-    dispatcher.start(service.course.open_lessons())
+    dispatcher.start()
     server = _Server(application(service, args.prefix), max_body_size=MOST_BYTES + 2**20, chunk_size=2**16,
                      body_timeout=BODY_SECONDS, idle_connection_timeout=HEADER_SECONDS)
     server.add_sockets([socket.socket(fileno=int(fd)) for fd in args.listening.split(",")])

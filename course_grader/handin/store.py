@@ -1,23 +1,13 @@
 """Where the hand-in service keeps each hand-in, durably, before it answers "handed in", and how much.
 
 ``hand-ins/<learner's folder>/<lesson>/<time, UTC>/`` holds the notebook as it
-came (``<lesson>.ipynb``), ``hand_in.json`` (who by the hub's word, the
-lesson, the service's own time, the notebook's SHA-256 and size, each answer
-cell's SHA-256) and, once graded, ``verdict.json``. A hand-in is streamed
-into a hidden folder beside it (``upload``), flushed, then renamed into place
-and the folder's entry flushed (``commit``): a crash leaves either no hand-in
-or a whole one, and one acknowledged is on disk.
-
-What is kept (``prune``, at each hand-in and by `make hand-ins`): of each
-lesson, the ``KEPT`` latest hand-ins and the latest graded one; a learner's
-hand-ins in all at most ``LEARNER_BYTES`` (the oldest go first, never the
-latest of a lesson nor its latest graded); none taken while the disk has
-less than ``FREE_BYTES`` free. ``.answers.json`` beside them keeps how each
-answer cell ever graded was marked (``MOST_ANSWERS`` a lesson): the same
-answer is never run again (its hidden cases would be the same).
-
-State is read from the files alone: a hand-in with a verdict is graded; one
-without, that a later hand-in replaced, is "replaced"; else it waits. So a
+came, ``hand_in.json`` (who by the hub's word, the service's time, the
+SHA-256 of the notebook and of each answer cell) and, once graded,
+``verdict.json``. A hand-in is streamed into a hidden folder (``upload``),
+flushed, then renamed into place (``commit``): a crash leaves no hand-in or a
+whole one. What is kept (``prune``, ``prune_learner``, ``_room``) is
+docs/teaching/hand-in-service.md's; ``.answers.json`` keeps how each answer
+cell was marked, never run again. State is read from the files alone, so a
 service that restarts finds its queue again (``waiting``).
 """
 
@@ -64,6 +54,14 @@ def _write_synced(path, data):
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+
+
+def _replace_synced(path, value):
+    """``path`` holding ``value``'s JSON, whole: written beside it, then renamed into place."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.unlink(missing_ok=True)
+    _write_synced(temporary, json.dumps(value, sort_keys=True).encode())
+    os.replace(temporary, path)
 
 
 def _read_json(path):
@@ -184,11 +182,8 @@ class Store:
     def set_verdict(self, hand_in, verdict):
         """Store a hand-in's verdict (whole: written beside it, then renamed into place); nothing where the hand-in
         was pruned meanwhile."""
-        temporary = hand_in.folder / f".{VERDICT}.{os.getpid()}"
         try:
-            temporary.unlink(missing_ok=True)
-            _write_synced(temporary, json.dumps(verdict, sort_keys=True).encode())
-            os.replace(temporary, hand_in.folder / VERDICT)
+            _replace_synced(hand_in.folder / VERDICT, verdict)
             _fsync_folder(hand_in.folder)
         except FileNotFoundError:
             pass
@@ -285,11 +280,7 @@ class Store:
         known = self.marked_answers(hand_in.student, hand_in.lesson)
         for exercise, by_digest in marks.items():
             known.setdefault(exercise, {}).update(by_digest)
-        path = self.lesson_folder(hand_in.student, hand_in.lesson) / ANSWERS
-        temporary = path.with_name(f"{ANSWERS}.{os.getpid()}")
-        temporary.unlink(missing_ok=True)
-        _write_synced(temporary, json.dumps(known, sort_keys=True).encode())
-        os.replace(temporary, path)
+        _replace_synced(self.lesson_folder(hand_in.student, hand_in.lesson) / ANSWERS, known)
 
     def answers_full(self, student, lesson, answers):
         """Whether ``answers`` (``{exercise: SHA-256}``) would make more than ``MOST_ANSWERS`` of one exercise."""

@@ -144,7 +144,7 @@ def test_a_wrong_answer_s_verdict_names_its_cause_and_holds_no_hidden_input(cour
     assert graded["state"] == "graded", graded
     [attention] = [e for e in graded["exercises"] if e["exercise"] == "scaled_dot_product_attention"]
     assert attention["points"] == 0 and "1/sqrt(d_k)" in attention["note"]
-    assert attention["hint"].startswith("**What is wrong.**") and "hidden" not in attention
+    assert attention["hint"].startswith("**What is wrong") and "hidden" not in attention
     assert attention["visible"][0] < attention["visible"][1]
     shown = json.dumps(graded)
     described = hidden_descriptions(course, NO_SCALING)
@@ -237,3 +237,25 @@ def test_make_grade_takes_the_service_s_verdicts_as_its_own_byte_for_byte(course
     graded = run_grader(batch, "--lessons", LESSON)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     assert _files(course) == _files(batch)
+
+
+@pytest.mark.slow
+def test_with_a_dask_cluster_configured_as_make_grade_s_the_service_grades_on_it(course, hub, tmp_path):
+    """DASK_SCHEDULER (or c.EncoderCourse.scheduler) set as for make grade: the hand-ins are graded by the
+    cluster's workers, with its TLS certificates, and the verdict is the one graded here."""
+    from distributed import Client
+
+    from course_grader import cluster_tls
+    from dask_cluster import LocalCluster
+
+    with LocalCluster(tmp_path / "dask", workers=1) as dask:
+        dask.certify(course)
+        with ServiceProcess(course, hub.url, env={"DASK_SCHEDULER": dask.address}) as remote:
+            status, body = post(remote, LESSON, "t-bo", wrong(course))
+            assert status == 202, body
+            graded = verdict(remote, body["key"], "t-bo")[1]
+        with Client(dask.address, security=cluster_tls.security(course), set_as_default=False) as client:
+            prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+    assert "grade-learner" in prefixes, prefixes
+    [attention] = [e for e in graded["exercises"] if e["exercise"] == "scaled_dot_product_attention"]
+    assert graded["state"] == "graded" and attention["points"] == 0 and "1/sqrt(d_k)" in attention["note"], graded
