@@ -63,6 +63,7 @@ def test_a_name_in_a_string_a_comment_or_after_a_dot_is_not_the_learner_s_functi
     cell = nbformat.v4.new_code_cell
     names = {"softmax"}
     assert not student.runs_learner_code(cell('print("softmax(x)")  # softmax\nel.softmax(x)'), names)
+    assert not student.runs_learner_code(cell('config = el.BlockConfig(4, softmax="exact")'), names)  # a keyword
     assert student.runs_learner_code(cell("check(softmax, x)"), names)
     assert student.runs_learner_code(cell("%time softmax(x)"), names)  # a magic: read as words
     assert not student.runs_learner_code(nbformat.v4.new_markdown_cell("softmax(x)"), names)

@@ -181,8 +181,9 @@ def runs_learner_code(cell, names):
 
 
 def _bare_names(source):
-    """The names ``source`` uses that are not an attribute (after a dot), from Python's tokenizer; where it cannot
-    read the code (a magic), every word not after a dot."""
+    """The names ``source`` uses that are not an attribute (after a dot) nor a keyword argument or an assignment's
+    target (before ``=``: ``rope="half"``), from Python's tokenizer; where it cannot read the code (a magic), every
+    word not after a dot."""
     import io
     import tokenize
 
@@ -190,8 +191,11 @@ def _bare_names(source):
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return set(re.findall(r"(?<![\w.])([A-Za-z_]\w*)", source))
-    return {t.string for k, t in enumerate(tokens) if t.type == tokenize.NAME
-            and not (k and tokens[k - 1].type == tokenize.OP and tokens[k - 1].string == ".")}
+    def op(k, text):
+        return 0 <= k < len(tokens) and tokens[k].type == tokenize.OP and tokens[k].string == text
+
+    return {t.string for k, t in enumerate(tokens) if t.type == tokenize.NAME and not op(k - 1, ".")
+            and not op(k + 1, "=")}
 
 
 def let_run_all_go_on(path):
