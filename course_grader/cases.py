@@ -3,10 +3,9 @@ class) and the hidden ones drawn for each submission from the course's secret, a
 every worker needs built once before it forks (``build_once``, ``share_visible``)."""
 
 import functools
-from functools import partial
 
-
-from encoder_lib.grading.compare import build_cases, hidden_rngs, quietly
+from encoder_lib.grading import contract
+from encoder_lib.grading.compare import build_cases, hidden_rngs
 from encoder_lib.grading.exercises import EXERCISES
 from encoder_lib.grading.variants import singles
 
@@ -14,22 +13,23 @@ from encoder_lib.grading.variants import singles
 #: proportion, up to this many times the limit in all.
 MAX_TIME_FACTOR = 3.0
 
-_VISIBLE = {}  # exercise -> [Case]: built once per process, the same for the whole class
 #: The answers whose hidden cases a worker keeps (at most 400 KB each, bert_block's).
 HIDDEN_KEPT = 64
 
 
-def _quietly(build, *args):
-    with quietly():
-        return build(*args)
-
-
+@functools.cache
 def visible_cases(name):
-    """The exercise's visible cases and its diagnosis's probes (``Case.probe``, never graded), with their right
-    results and catalogued mistakes (built once)."""
-    if name not in _VISIBLE:
-        _VISIBLE[name] = _quietly(build_cases, EXERCISES[name], (), True)
-    return _VISIBLE[name]
+    """The exercise's visible cases, its diagnosis's probes (``Case.probe``, never graded) and the contract checks
+    derived from them (``contract``, the self-check's own), with their right results: built once per process, the
+    same for the whole class."""
+    return contract.build(EXERCISES[name], (), True)
+
+
+@functools.cache
+def public_cases(name):
+    """The self-check's checks drawn from the exercise's space with the public seed (built once): the hand-in service
+    runs an answer on them too, so that what it shows before the due date is the self-check's own verdict."""
+    return build_cases(EXERCISES[name], generated=True, visible=False)
 
 
 def hidden_cases(name, secret, answer):
@@ -44,8 +44,7 @@ def hidden_cases(name, secret, answer):
 
 @functools.lru_cache(maxsize=HIDDEN_KEPT)
 def _hidden_cases(name, secret, answer):
-    return tuple(_quietly(partial(build_cases, visible=False), EXERCISES[name],
-                          hidden_rngs(secret, name, submission=answer)))
+    return tuple(build_cases(EXERCISES[name], hidden_rngs(secret, name, submission=answer), visible=False))
 
 
 def forget_hidden_cases():

@@ -46,10 +46,6 @@ class CallBudget:
         return cls(CALL_GROWTH * max(d for d, _ in sizes) + 16, CALL_GROWTH * max(n for _, n in sizes) + 4096,
                    float(limits.seconds))
 
-    def refusal(self, name, args, kwargs):
-        """Why the call ``el.<name>(*args, **kwargs)`` is refused, or None."""
-        return self.refusal_of_sizes(name, *_sizes([args, kwargs]))
-
     def refusal_of_sizes(self, name, dimension, elements):
         """Why a call ``el.<name>`` on arrays of these sizes (``_sizes``) is refused, or None."""
         if dimension > self.dimension or elements > self.elements:
@@ -60,27 +56,23 @@ class CallBudget:
         return None
 
 
-def _library_value(name, args, kwargs):
-    import encoder_lib
-
-    with quietly():
-        return getattr(encoder_lib, name)(*args, **kwargs)
-
-
 def serve(message, allowed, budget=None):
     """Compute a library function the answer called through its stand-in, if its exercise may call it and the
     call is within ``budget`` (a ``CallBudget``, which records what it refused). The reply is a message for the
     sandbox (``Sandbox.run`` answers a value that cannot cross with an error)."""
+    import encoder_lib
+
     name, args, kwargs = message.get("name"), message.get("args"), message.get("kwargs")
     if name not in allowed or not isinstance(args, list) or not isinstance(kwargs, dict):
         return {"kind": "error", "type": "TypeError", "message": f"el.{name} is not available to this exercise"}
-    why = budget.refusal(name, args, kwargs) if budget else None
+    why = budget.refusal_of_sizes(name, *_sizes([args, kwargs])) if budget else None
     if why:
         budget.refused.append(why)
         return {"kind": "error", "type": "RuntimeError", "message": why}
     started = time.monotonic()
     try:
-        return {"kind": "value", "value": _library_value(name, args, kwargs)}
+        with quietly():
+            return {"kind": "value", "value": getattr(encoder_lib, name)(*args, **kwargs)}
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         return {"kind": "error", "type": type(exc).__name__, "message": str(exc)[:2000]}
     except Exception as exc:  # the library refused in another way: the answer's call was wrong

@@ -19,6 +19,7 @@ import contextlib
 import functools
 import hashlib
 import inspect
+import operator
 import re
 import resource
 import signal
@@ -27,11 +28,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from encoder_lib.grading.compare import Raised, allowed_names
+from encoder_lib.grading import wire
+from encoder_lib.grading.compare import Raised, allowed_names, plain
+from encoder_lib.grading.contract import EARLIER
 from encoder_lib.grading.exercises import EXERCISES
 from encoder_lib.grading.verdict import Outcome, Verdict, check_case, judge
 
-from .cases import hidden_cases, time_allowed, visible_cases
+from .cases import hidden_cases, public_cases, time_allowed, visible_cases
 from .library_calls import CallBudget, Calls
 from .outputs import DIAGNOSIS_JOIN, MISTAKE_JOIN
 from .profile import timed
@@ -40,6 +43,7 @@ NOT_ANSWERED = "not answered: the answer cell still raises NotImplementedError"
 #: The memory the judge of one answer may take beyond what its worker holds: judging a wrong answer of the course
 #: takes a few megabytes; converting an attacker's result of 60 MB of uint8 to floats took 480 MB each time.
 JUDGE_BYTES = 256 * 2**20
+_DESCRIPTION = operator.attrgetter("description")
 
 def _ending(exercise, cases, events, ending, limits, describe):
     """``(status, points, note)`` when the run ended before its cases can be judged, else None; ``describe(case)``
@@ -47,12 +51,12 @@ def _ending(exercise, cases, events, ending, limits, describe):
     refused = next((e for e in events if e.get("kind") == "refused"), None)
     if refused:
         return "error", 0, refused["why"]
-    if ending.get("status") == "timeout":
-        done = {e.get("case") for e in events if e.get("kind") in ("result", "raised")}
-        pending = next((describe(c) for i, c in enumerate(cases) if i not in done), None)
+    done = {e.get("case") for e in events if e.get("kind") in ("result", "raised")}
+    pending = next((describe(c) for i, c in enumerate(cases) if i not in done), None)
+    if ending.get("status") == "timeout" and pending:  # past ``cases``, the preview's own checks: not this verdict's
         seconds = time_allowed(exercise.name, len(cases), limits)
         return "timeout", 0, (f"stopped after {seconds:g} s, the time limit of this exercise's checks (an endless "
-                              f"loop?)" + (f", while checking: {pending}" if pending else ""))
+                              f"loop?), while checking: {pending}")
     failed = next((e for e in events if e.get("kind") == "cell_failed"), None)
     if failed:
         if failed.get("memory"):
@@ -100,10 +104,12 @@ def with_stand_ins(value, large):
 
 def outcome_of(exercise, event):
     """A sandbox's event of one case as the ``verdict.Outcome`` the self-check would have seen."""
-    changed = parameter_names(exercise, event.get("changed") or ())
+    changed, random = parameter_names(exercise, event.get("changed") or ()), event.get("random") is True
     if event["kind"] == "raised":
-        return Outcome(raised=Raised.from_text(event.get("error", "")), changed=changed)
-    return Outcome(value=with_stand_ins(event.get("value"), event.get("large")), changed=changed)
+        return Outcome(raised=Raised.from_text(event.get("error", "")), changed=changed, random=random)
+    shares = tuple(EARLIER if s == "earlier" else s for s in parameter_names(exercise, event.get("shares") or ()))
+    return Outcome(value=plain(with_stand_ins(event.get("value"), event.get("large"))), changed=changed,
+                   shares=shares, random=random)
 
 
 class Marked(NamedTuple):
@@ -186,10 +192,6 @@ def judged(exercise, cases, outcomes, seconds):
                                f"was stopped", diagnosis="judged as far as " + what.split(" (")[0])
 
 
-def _description(case):
-    return case.description
-
-
 def _unfinished(cases, by_case, ending, limits, describe):
     """The ``Marked`` of a run whose cases did not all come back as results (``by_case``), else None."""
     for i, case in enumerate(cases):
@@ -206,20 +208,22 @@ def _unfinished(cases, by_case, ending, limits, describe):
     return None
 
 
-def _by_case(events):
-    return {e.get("case"): e for e in events if e.get("kind") in ("result", "raised")}
+def _outcomes(exercise, cases, events, ending, limits, describe):
+    """``(ended, outcomes)``: how the run ended before ``cases`` could be judged (a ``Marked``'s status, points and
+    note; ``describe`` words a case), else None and the ``verdict.Outcome`` of each case."""
+    by_case = {e.get("case"): e for e in events if e.get("kind") in ("result", "raised")}
+    ended = _ending(exercise, cases, events, ending, limits, describe) or \
+        _unfinished(cases, by_case, ending, limits, describe)
+    return ended, None if ended else [outcome_of(exercise, by_case[i]) for i in range(len(cases))]
 
 
 def mark(exercise, cases, events, ending, limits, *, seconds=None):
     """The ``Marked`` of an answer from what the sandbox reported on ``cases``: how the run ended, else the
     feedback's verdict (``verdict.judge``), the same as the notebook's self-check gives on those cases, judged
     within ``seconds`` (default: the time its cases were allowed in the sandbox)."""
-    by_case = _by_case(events)
-    ended = _ending(exercise, cases, events, ending, limits, _description) or \
-        _unfinished(cases, by_case, ending, limits, _description)
+    ended, outcomes = _outcomes(exercise, cases, events, ending, limits, _DESCRIPTION)
     if ended:
         return Marked(*ended)
-    outcomes = [outcome_of(exercise, by_case[i]) for i in range(len(cases))]
     return judged(exercise, cases, outcomes, seconds or time_allowed(exercise.name, len(cases), limits))
 
 
@@ -234,12 +238,9 @@ def preview(exercise, cases, events, ending, limits):
     ending names a hidden case only as one, and the verdict is judged on the visible cases alone."""
     from encoder_lib.grading.ladder import rungs
 
-    by_case = _by_case(events)
-    ended = _ending(exercise, cases, events, ending, limits, _hidden_unnamed) or \
-        _unfinished(cases, by_case, ending, limits, _hidden_unnamed)
+    ended, outcomes = _outcomes(exercise, cases, events, ending, limits, _hidden_unnamed)
     if ended:
         return {"status": ended[0], "note": ended[2]}
-    outcomes = [outcome_of(exercise, by_case[i]) for i in range(len(cases))]
     counts = {"visible": [0, 0], "hidden": [0, 0]}
     for case, outcome in zip(cases, outcomes):
         if case.graded:
@@ -254,25 +255,28 @@ def preview(exercise, cases, events, ending, limits):
 
 
 def grade_answer(box, name, source, secret, limits, *, previewed=False):
-    """Run one answer cell's ``source`` in ``box`` (a started Sandbox) on the visible cases, the diagnosis's probes
-    and the hidden cases drawn for this very cell, and judge it: a ``Marked``; ``previewed``: with its
-    ``preview`` too."""
+    """Run one answer cell's ``source`` in ``box`` (a started Sandbox) on the visible cases, the diagnosis's probes,
+    the contract checks and the hidden cases drawn for this very cell, and judge it: a ``Marked``; ``previewed``: with
+    its ``preview`` too, judged on what the self-check runs (the visible cases, the contract checks and the checks
+    drawn with the public seed, which the answer then runs on last)."""
     exercise = EXERCISES[name]
     with timed("hidden", name):
         shown = visible_cases(name)
         cases = shown + hidden_cases(name, secret, hashlib.sha256(source.encode()).hexdigest())
-    allowed = allowed_names(exercise, cases)
-    budget = CallBudget.of(cases, limits)
-    events, ending = box.run(name, source, [(c.args, c.kwargs) for c in cases], exercise.uses, exercise.may_call,
+    run = cases + (public_cases(name) if previewed else [])
+    allowed = allowed_names(exercise, run)
+    budget = CallBudget.of(run, limits)
+    sent = [(c.args, c.kwargs if c.how is None else {**c.kwargs, wire.HOW: c.how.wire()}) for c in run]
+    events, ending = box.run(name, source, sent, exercise.uses, exercise.may_call,
                              limits, serve=Calls(name, allowed, budget, shared=len(shown)), calls=allowed,
-                             seconds=time_allowed(name, len(cases), limits))
+                             seconds=time_allowed(name, len(run), limits))
     events = events + [{"kind": "refused", "why": why} for why in budget.refused[:1]]
     with timed("judge", name):
         marked_answer = mark(exercise, cases, events, ending, limits)
     if not previewed:
         return marked_answer
     try:
-        shown = preview(exercise, cases, events, ending, limits)
+        shown = preview(exercise, run, events, ending, limits)
     except (OutOfTime, MemoryError):
         shown = {"status": marked_answer.status, "note": "judged as far as the time or memory allowed: the checks "
                                                          "on your answer are in the feedback after the due date"}

@@ -4,7 +4,9 @@ new learner gets these functions wrong, without reading the catalogue of mistake
 Half the wrong ones (``fixture_only``) are right on every input the lessons show: they hard-code a size, a rank or
 a dtype, clip a range, or skip a numerical safeguard that only an extreme input needs. Every check must fail them
 all the same, because the docstrings allow those inputs. The right ones are written unlike the lessons' solutions
-(einsum, loops, ``np.vectorize(math.erf)``, ``functools.reduce``, a log-sum-exp), and must pass.
+(einsum, loops, ``np.vectorize(math.erf)``, ``functools.reduce``, a log-sum-exp), and must pass. Since issue 49 the
+statements say more (the inputs' dtype kept, an unknown ``activation`` or ``norm`` and an ``n_heads`` that does not
+divide ``d_model`` refused): the right ones that did not do so then do now, each with the line or two it took.
 
 ``CAUSES[key]`` lists the words an accurate cause may contain, written from the answer's own ``cause`` sentence
 (the feedback's sentences were read only to spell the words); a verified cause told that contains none of them
@@ -484,6 +486,8 @@ def merge_heads(x):
 def multi_head_attention(x, n_heads, params=None):
     p = params
     q, k, v = (x, x, x) if p is None else (x @ p["w_q"] + p["b_q"], x @ p["w_k"] + p["b_k"], x @ p["w_v"] + p["b_v"])
+    if x.shape[-1] % n_heads:
+        raise ValueError(f"n_heads ({n_heads}) must divide d_model ({x.shape[-1]})")
     d_head = x.shape[-1] // n_heads
     outs, weights = [], []
     for h in range(n_heads):
@@ -498,6 +502,8 @@ def multi_head_attention(x, n_heads, params=None):
 '''),
     Fresh("feed_forward", "ffn_einsum_and_where", "", '''
 def feed_forward(x, params, activation="relu"):
+    if activation not in ("relu", "gelu"):
+        raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
     h = np.einsum("...i,ij->...j", x, params["w1"]) + params["b1"]
     h = np.where(h > 0, h, 0.0) if activation == "relu" else gelu(h)
     return np.einsum("...j,jk->...k", h, params["w2"]) + params["b2"]
@@ -505,7 +511,7 @@ def feed_forward(x, params, activation="relu"):
     Fresh("gelu", "gelu_vectorized_math_erf", "", '''
 def gelu(x):
     phi = np.vectorize(lambda t: 0.5 * (1.0 + math.erf(t / math.sqrt(2.0))), otypes=[float])
-    return x * phi(x)
+    return (x * phi(x)).astype(x.dtype)
 '''),
     Fresh("layer_norm", "layer_norm_by_std", "", '''
 def layer_norm(x, gamma=None, beta=None, eps=1e-5):
@@ -547,6 +553,8 @@ def encoder_block(x, params, n_heads, norm="post", padding_mask=None):
     n1, n2 = params["norm1"], params["norm2"]
     attend = lambda h: el.multi_head_attention(h, n_heads, params["attn"], padding_mask=padding_mask)[0]
     ffn = lambda h: el.feed_forward(h, params["ffn"])
+    if norm not in ("post", "pre"):
+        raise ValueError(f"norm must be 'post' or 'pre', got {norm!r}")
     if norm == "pre":
         x = x + attend(el.layer_norm(x, n1["gamma"], n1["beta"]))
         return x + ffn(el.layer_norm(x, n2["gamma"], n2["beta"]))
@@ -608,7 +616,7 @@ def bert_block(x, params, n_heads, padding_mask=None):
     o = np.moveaxis(soft(s) @ v, -3, -2).reshape(*lead, seq, d) @ a["w_o"] + a["b_o"]
     h = ln(x + o, params["norm1"])
     u = h @ f["w1"] + f["b1"]
-    u = u * 0.5 * (1.0 + erf(u / math.sqrt(2.0)))
+    u = (u * 0.5 * (1.0 + erf(u / math.sqrt(2.0)))).astype(u.dtype)
     return ln(h + u @ f["w2"] + f["b2"], params["norm2"])
 '''),
 ]

@@ -101,7 +101,7 @@ def test_a_hidden_check_s_inputs_are_never_quoted(name, wrong):
 
 
 @pytest.mark.parametrize("result, words", [
-    ([0.09, 0.24, 0.67], "it returned a list, not a numpy array"),
+    ([0.09, 0.24, 0.67], "it returned a list, not a plain numpy array"),
     (np.array([0.09, 0.24, 0.67]) + 1e6j, "complex numbers"),
     (np.array([0, 0, 1]), "an array of int64"),
     (np.array(["0.09", "0.24", "0.67"], dtype=object), "an array of object"),

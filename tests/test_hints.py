@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from encoder_lib.grading import EXERCISES, hint_area, ladder, opening
+from encoder_lib.grading.contract import hints as contract_hints
 from encoder_lib.grading.self_check import FUNCTIONS, LAST, check as grading_check, hint, verdict_for
 from mistakes import MISTAKES
 from test_exercises import ANSWERS, define
@@ -48,6 +49,25 @@ def own_rungs():
 
 
 RUNGS = own_rungs()
+#: The rungs of a broken promise (``contract.hints``), one exercise's as any other's: plain, no link.
+CONTRACT_RUNGS = [(f"{key}, rung {i + 2}", text) for key, pair in contract_hints.RUNGS.items()
+                  for i, text in enumerate(pair)]
+
+
+@pytest.mark.parametrize("where, text", CONTRACT_RUNGS, ids=[r[0] for r in CONTRACT_RUNGS])
+def test_each_rung_of_a_broken_promise_is_plain_of_the_right_length_and_links_nowhere(where, text):
+    assert LOW <= ladder.words(text) <= HIGH, f"{where}: {ladder.words(text)} words"
+    assert "](" not in text and "?" not in text
+
+
+def test_every_kind_of_contract_check_says_how_to_see_it_and_every_promise_has_its_rungs():
+    from encoder_lib.grading.contract.said import SAID
+
+    assert set(contract_hints.TRY) == set(SAID)
+    keys = {f"contract:{k}" for k in ("again", "kept", "identity", "other-values", "random", "view", "kept-array",
+                                      "layout", "read-only", "dtype", "precision", "strings", "names", "positions",
+                                      "refusal", "smallest")}
+    assert keys == set(contract_hints.RUNGS)
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
@@ -134,17 +154,50 @@ def fresh_hints(monkeypatch):
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_the_ladder_climbs_one_rung_at_a_time_from_the_named_mistake(mistake, fresh_hints):
-    assert not grading_check(define(mistake.source)[mistake.exercise])[0]
+    passed, report = grading_check(define(mistake.source)[mistake.exercise])
+    assert not passed
     first = run_hint(mistake.exercise)
-    assert first.startswith("**What is wrong.**") and mistake.explanation in first
+    assert first.startswith("What is wrong, on one check.") and "has the smallest inputs" in said(first)
+    assert said(report.splitlines()[-1][:80]) not in said(first), "the first rung repeats the self-check's words"
     assert LOW <= ladder.words(first) <= HIGH, ladder.words(first)
     second = run_hint(mistake.exercise)
-    assert "**The idea.**" in second and first.strip() in second
+    assert "The idea." in second and first.strip() in second
     third = run_hint(mistake.exercise)
-    assert "**A worked step.**" in third and "**The course's solution**" not in third
+    assert "A worked step." in third and "The course's solution" not in third
     fourth = run_hint(mistake.exercise)
-    assert fourth.startswith(third.rsplit("\n\nOnce more", 1)[0]) and "**The course's solution**" in fourth
+    assert fourth.startswith(third.rsplit("\n\nOnce more", 1)[0]) and "The course's solution" in fourth
     assert run_hint(mistake.exercise) == fourth, "three rungs and the solution in all"
+
+
+def said(text):
+    """Words as a terminal shows them, whatever the wrapping."""
+    return " ".join(hint_area.terminal(text).split())
+
+
+def test_outside_a_notebook_a_hint_is_plain_text_wrapped_for_a_terminal(fresh_hints):
+    grading_check(define(OVER_EVERY_ENTRY)["softmax"])
+    for _ in range(3):
+        shown = run_hint("softmax")
+    assert not re.search(r"\*\*[A-Z]", shown) and "](#" not in shown and "`" not in shown, shown
+    assert max(len(line) for line in shown.splitlines()) <= 88 + 40  # a long code span is not broken
+    assert "The lesson's section The softmax shows" in " ".join(shown.split())  # a link, as its text
+
+
+def test_a_hint_judges_the_function_defined_now(fresh_hints, monkeypatch):
+    """Redefined after its self-check, the function the hint speaks of is the one defined now: a right one needs no
+    hint, another wrong one starts its own ladder at rung 1 (issue 49, item 3)."""
+    import __main__
+
+    grading_check(define(OVER_EVERY_ENTRY)["softmax"])
+    for _ in range(3):
+        climbed = run_hint("softmax")
+    assert "A worked step." in climbed
+    monkeypatch.setattr(__main__, "softmax", define(ANSWERS["softmax"][1])["softmax"], raising=False)
+    assert "passes its self-check: no hint needed" in run_hint("softmax")
+    monkeypatch.setattr(__main__, "softmax", define(WITHOUT_MAX)["softmax"])
+    fresh = run_hint("softmax")
+    assert fresh.startswith("What is wrong, on one check.") and "The idea." not in fresh, fresh
+    assert LAST["softmax"].answer == verdict_for(define(WITHOUT_MAX)["softmax"]).answer
 
 
 def test_a_hint_waits_for_a_self_check_and_a_right_answer_needs_none(fresh_hints):
@@ -164,7 +217,8 @@ def softmax(x, axis=-1):
 '''
     grading_check(define(wrong)["softmax"])
     first = run_hint("softmax")
-    assert "yours sum to 1.003" in first and "?" not in first and LOW <= ladder.words(first) <= HIGH, first
+    assert re.search(r"Its inputs are x = \[.*\]\. The right result is \[.*\]; yours is \[", said(first)), first
+    assert "?" not in first and LOW <= ladder.words(first) <= HIGH, first
 
 
 OVER_EVERY_ENTRY = '''
@@ -183,12 +237,12 @@ def test_the_rungs_opened_belong_to_one_failure_and_a_new_one_starts_at_rung_one
     grading_check(define(OVER_EVERY_ENTRY)["softmax"])
     for _ in range(3):
         climbed = run_hint("softmax")
-    assert "**A worked step.**" in climbed
+    assert "A worked step." in climbed
     grading_check(define(WITHOUT_MAX)["softmax"])
     fresh = run_hint("softmax")
-    assert fresh.startswith("**What is wrong.**") and "**The idea.**" not in fresh, fresh
+    assert fresh.startswith("What is wrong, on one check.") and "The idea." not in fresh, fresh
     grading_check(define(OVER_EVERY_ENTRY)["softmax"])  # back to the first failure: its count is kept
-    assert "**A worked step.**" in run_hint("softmax")
+    assert "A worked step." in run_hint("softmax")
 
 
 OVER_EVERY_ENTRY_AGAIN = '''
@@ -207,12 +261,12 @@ def test_a_changed_answer_starts_the_ladder_again_even_where_its_checks_fail_wit
     grading_check(first)
     for _ in range(3):
         climbed = run_hint("softmax")
-    assert "**A worked step.**" in climbed
+    assert "A worked step." in climbed
     grading_check(define(OVER_EVERY_ENTRY)["softmax"])  # the same cell run again: the same answer
-    assert "**A worked step.**" in run_hint("softmax")
+    assert "A worked step." in run_hint("softmax")
     grading_check(second)
     fresh = run_hint("softmax")
-    assert fresh.startswith("**What is wrong.**") and "**The idea.**" not in fresh, fresh
+    assert fresh.startswith("What is wrong, on one check.") and "The idea." not in fresh, fresh
 
 
 def notebook_with_hints(tmp_path, counts):

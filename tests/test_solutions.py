@@ -220,7 +220,7 @@ def test_grading_hint_climbs_to_the_solution_and_the_setting_can_keep_it_closed(
     failing_softmax()
     climbed = [run_hint("softmax") for _ in range(ladder.STEPS + 1)]
     assert "course's solution" not in "".join(climbed[:2])
-    assert 'Once more, `grading.hint("softmax")` shows the course\'s solution' in climbed[2]
+    assert 'Once more, grading.hint("softmax") shows the course\'s solution' in climbed[2]
     assert "~     return e / e.sum()" in climbed[3] and "<mark>" not in climbed[3] and climbed[4] == climbed[3]
     assert hint_area.opened("softmax", LAST["softmax"].failure_key()) == ladder.STEPS
 

@@ -211,30 +211,15 @@ def resolve_shared(value, mapped=None):
     return value
 
 
-def rebuild(value, channel, copy=True):
-    """Inputs for one call: arrays copied (``copy``) or made read-only (without ``copy``: the decoded arrays are
-    the case's own), containers new, and ``wire.Call`` made a function that asks the grader."""
-    if isinstance(value, np.ndarray):
-        if copy:
-            return value.copy()
-        value.flags.writeable = False
-        return value
-    if isinstance(value, wire.Call):
-        function = stand_in(value.name, channel)
-        args = [rebuild(a, channel, copy) for a in value.args]
-        return lambda h: function(h, *args)
-    if isinstance(value, list):
-        return [rebuild(v, channel, copy) for v in value]
-    if isinstance(value, tuple):
-        return tuple(rebuild(v, channel, copy) for v in value)
-    if isinstance(value, dict):
-        return {k: rebuild(v, channel, copy) for k, v in value.items()}
-    return value
-
-
 def plain(value):
     """A result as arrays where it is numbers: a list of numbers becomes an array (as the grader reads it anyway),
-    so that a large list crosses as an array, not as millions of JSON items; tuples and dicts stay what they are."""
+    so that a large list crosses as an array, not as millions of JSON items; tuples and dicts stay what they are; a
+    numpy number crosses as a 0-d array, a subclass of numpy's array (a masked array) as its name, as the self-check
+    takes them."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        return wire.Unsupported(wire.SUBCLASS.format(type(value).__name__))
+    if isinstance(value, np.generic):  # a float64 is a Python float too, and would cross as one
+        return np.asarray(value)
     if isinstance(value, list):
         try:
             array = np.asarray(value)
@@ -248,15 +233,9 @@ def plain(value):
     return value
 
 
-def _array_bytes(value, depth=0):
-    """The bytes of the arrays in a result (in its tuples, lists and dicts, ``MAX_RESULT_DEPTH`` deep)."""
-    if isinstance(value, np.ndarray):
-        return value.nbytes
-    if depth < MAX_RESULT_DEPTH and isinstance(value, (tuple, list)):
-        return sum(_array_bytes(v, depth + 1) for v in value)
-    if depth < MAX_RESULT_DEPTH and isinstance(value, dict):
-        return sum(_array_bytes(v, depth + 1) for v in value.values())
-    return 0
+def _array_bytes(value):
+    """The bytes of the arrays in a result (in its tuples, lists and dicts)."""
+    return sum(a.nbytes for a in wire.arrays_in(value))
 
 
 def _described(value, path, large, depth=0):
@@ -294,38 +273,62 @@ def describe_exception(exc):
     return cut(f"{type(exc).__name__}: {exc}")
 
 
-def changed_inputs(sent, given):
-    """Which top-level inputs the answer changed in place: positional indices and keyword names."""
-    (args, kwargs), (given_args, given_kwargs) = sent, given
-    return [i for i, (a, b) in enumerate(zip(args, given_args)) if not wire.same_values(a, b)] + \
-        [k for k in kwargs if not wire.same_values(kwargs[k], given_kwargs[k])]
+def _top(inputs):
+    """A case's top-level inputs (args, kwargs) as ``[(position or keyword name, value)]``."""
+    return list(enumerate(inputs[0])) + list(inputs[1].items())
 
 
-def _outcome(function, i, given):
-    """What the answer returned or raised on ``given`` (args, kwargs), as an event."""
+class Calls:
+    """What the answer's calls leave for the next: the arrays a contract check kept (``wire.given``'s ``keep``), the
+    results returned (to tell a result that shares memory with an earlier one), the watch on random numbers."""
+
+    def __init__(self, channel):
+        self.kept, self.returned, self.watch = None, [], wire.RandomWatch()
+        self.watch.install()
+        self.call = lambda name, args: (lambda h, f=stand_in(name, channel): f(h, *args))
+
+
+def _outcome(function, i, given, calls):
+    """What the answer returned or raised on ``given`` (args, kwargs), as an event, with whether it drew random
+    numbers and which inputs (positions, keyword names) its result shares memory with, else "earlier"."""
     try:
-        value = function(*given[0], **given[1])
+        with calls.watch:
+            value = function(*given[0], **given[1])
     except NotImplementedError:
         return {"kind": "raised", "case": i, "error": "NotImplementedError", "not_done": True}
     except MemoryError:
         return {"kind": "raised", "case": i, "error": "MemoryError", "memory": True}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the answer's own doing
-        return {"kind": "raised", "case": i, "error": describe_exception(exc)}
+        return {"kind": "raised", "case": i, "error": describe_exception(exc), "random": calls.watch.drew}
+    shares = [k for k, a in _top(given) if wire.shares_memory(value, a)] or \
+        (["earlier"] if any(wire.shares_memory(value, r) for r in calls.returned) else [])  # an earlier call's result
+    if _array_bytes(value) <= MAX_RESULT_BYTES:
+        calls.returned.append(value)
     value, large = bounded_result(plain(value))
-    return {"kind": "result", "case": i, "value": value, **({"large": large} if large else {})}
+    return {"kind": "result", "case": i, "value": value, "shares": shares, "random": calls.watch.drew,
+            **({"large": large} if large else {})}
 
 
-def run_case(function, i, case, channel):
-    """The event of one case. The answer runs first on its inputs made read-only (no copies: all-MiniLM-L6-v2's
-    weights are 14 MB in each case); if it raises (writing into an input, for one), again on writable copies,
-    and the event says which inputs that run changed in place."""
-    sent = (case["args"], case["kwargs"])
-    given = (rebuild(sent[0], channel, copy=False), rebuild(sent[1], channel, copy=False))
-    event = _outcome(function, i, given)
-    if event["kind"] == "raised" and not (event.get("not_done") or event.get("memory")):
-        given = (rebuild(sent[0], channel), rebuild(sent[1], channel))
-        event = _outcome(function, i, given)
-    event["changed"] = changed_inputs(sent, given)
+def run_case(function, i, case, calls):
+    """The event of one case. A plain one runs first on its inputs as they are, read-only (no copies: all-MiniLM-L6-v2's
+    weights are 14 MB in each case); if it raises (writing into an input, for one), again on writable copies, and the
+    event says which inputs that run changed in place. A contract check (its ``wire.HOW``) runs once, on its inputs
+    as it says (``wire.given``: a layout, strings made at run time, the previous check's arrays refilled)."""
+    kwargs = dict(case["kwargs"])
+    how = kwargs.pop(wire.HOW, None)
+    sent = (case["args"], kwargs)
+    given = tuple(wire.given(v, how, calls.call, copy=how is not None) for v in sent)
+    if how is not None and how.get("refill") and calls.kept is not None:
+        try:
+            given = wire.refill(calls.kept, given)
+        except ValueError:  # not the same arrays: fresh ones
+            pass
+    calls.kept = given if how is not None and how.get("keep") else None
+    event = _outcome(function, i, given, calls)
+    if how is None and event["kind"] == "raised" and not (event.get("not_done") or event.get("memory")):
+        given = tuple(wire.given(v, None, calls.call) for v in sent)
+        event = _outcome(function, i, given, calls)
+    event["changed"] = [k for (k, a), (_, b) in zip(_top(sent), _top(given)) if not wire.same_values(a, b)]
     return event
 
 
@@ -365,6 +368,7 @@ def answer_process(sock, request):
         warnings.simplefilter("ignore")  # a warning a correct answer prints never costs it anything
         np.seterr(all="ignore")
         channel = Channel(sock, float(request["time_limit"]) + GRADER_SECONDS)
+        calls = Calls(channel)  # its watch on random numbers is on before the cell runs
         el = library_stand_in(request["may_call"], channel)
         sys.modules["encoder_lib"] = el
         function = run_cell(request, channel, answer_namespace(el, request["uses"]))
@@ -372,7 +376,7 @@ def answer_process(sock, request):
             channel.send({"kind": "cell_ok", "isolated": isolated, "seccomp": seccomp})
             cases = resolve_shared(channel.receive(shared=True)["cases"])  # read-only, never copied
             for i, case in enumerate(cases):
-                channel.send(run_case(function, i, case, channel), lenient=True)
+                channel.send(run_case(function, i, case, calls), lenient=True)
             channel.send({"kind": "done"})
     except BaseException:  # the channel broke, or the answer broke the runner's own code: nothing more to say
         pass

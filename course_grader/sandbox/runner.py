@@ -65,19 +65,12 @@ MAX_CALLS = 200_000
 # ---------------------------------------------------------------- checking what the answer's process says
 
 
-def _case_index(message, expected):
-    case = message.get("case")
-    return case if isinstance(case, int) and not isinstance(case, bool) and case == expected else None
-
-
-def _changed(message, signature):
-    """The ``changed`` list of an event, kept only where it names real inputs of its case."""
-    n_args, kwargs = signature
-    changed = message.get("changed")
-    if not isinstance(changed, list):
-        return []
-    return [c for c in changed[:64] if (isinstance(c, int) and not isinstance(c, bool) and 0 <= c < n_args)
-            or (isinstance(c, str) and c in kwargs)]
+def _inputs(message, key, signature):
+    """An event's list ``key`` (``changed``, ``shares``), kept only where it names real inputs of its case (or, for
+    ``shares``, "earlier": an earlier call's result)."""
+    (n_args, kwargs), named = signature, message.get(key)
+    return [c for c in (named[:64] if isinstance(named, list) else []) if (isinstance(c, int) and not isinstance(c, bool) and 0 <= c < n_args)
+            or (isinstance(c, str) and (c in kwargs or (key == "shares" and c == "earlier")))]
 
 
 def _large(message):
@@ -95,10 +88,11 @@ def _large(message):
 def checked_event(message, expected_case, signatures):
     """The grader's copy of a ``result`` or ``raised`` event: only known fields, checked and cut, and a result's
     arrays over ``answer.MAX_RESULT_BYTES`` described, not sent; else None."""
-    i = _case_index(message, expected_case)
-    if i is None or i >= len(signatures):
+    i = message.get("case")
+    if not (isinstance(i, int) and not isinstance(i, bool) and i == expected_case < len(signatures)):
         return None
-    event = {"kind": message["kind"], "case": i, "changed": _changed(message, signatures[i])}
+    event = {"kind": message["kind"], "case": i, "changed": _inputs(message, "changed", signatures[i]),
+             "shares": _inputs(message, "shares", signatures[i]), "random": message.get("random") is True}
     if message["kind"] == "result":
         event["value"], large = answer.bounded_result(message.get("value"))
         large = (_large(message) + large)[:answer.MAX_DESCRIBED]

@@ -17,7 +17,7 @@ from dataclasses import KW_ONLY, dataclass
 import numpy as np
 
 from .space import PUBLIC_SEED, drawn
-from .wire import Call
+from .wire import SUBCLASS, Call, given
 
 
 @contextlib.contextmanager
@@ -35,6 +35,11 @@ CHECK = 1e-9
 #: How close a variant's result must be to an answer's for the variant to reproduce it (``causes``).
 ATOL = 1e-6
 HIDDEN_SEEDS = 1
+#: Inputs this large or larger: there, rounding the inputs' last digits can move a right result by more than ``CHECK``
+#: (rows near 1e8), and a check allows what it moves the library's own result by (``rounding_tolerance``).
+LARGE_INPUT = 1e3
+#: How many times what rounding the inputs moves the library's result by a right answer may differ from it.
+ROUNDING_FACTOR = 16
 
 
 class NotApplicable(Exception):
@@ -75,29 +80,26 @@ class Case:
     probe: str = ""  # the name of a diagnosis's probe (``Exercise.probes``): run, never graded; "" for a check
     hidden: bool = False  # one of the grader's hidden cases: its inputs are never quoted to the learner
     point: object = None  # the ``space.Point`` a generated or hidden check was drawn at; None for the lesson's
+    how: object = None  # a contract check's ``contract.How`` (how its inputs are given, what it checks); else None
+    tolerance: float = CHECK  # how close a right result is (``rounding_tolerance``)
 
     @property
     def graded(self):
         return not self.probe
 
 
-def callable_inputs(value, copy=True):
-    """Inputs for code running here: a ``Call`` becomes the library function it names (as in the sandbox); each
-    array a fresh copy (an answer may change its inputs in place), unless ``copy`` is False (the course's own
-    code, which leaves them alone)."""
+def callable_inputs(value, copy=True, how=None):
+    """Inputs for code running here (``wire.given``, as in the sandbox): a ``Call`` becomes the library function it
+    names; each array a fresh copy (an answer may change its inputs in place), unless ``copy`` is False (the course's
+    own code, which leaves them alone), in the layout a contract check's ``how`` names; each string a literal, or,
+    for such a check, built at run time."""
     import encoder_lib
 
-    if isinstance(value, Call):
-        function = getattr(encoder_lib, value.name)
-        args = [callable_inputs(a, copy) for a in value.args]
+    def call(name, args):
+        function = getattr(encoder_lib, name)
         return lambda h: function(h, *args)
-    if isinstance(value, np.ndarray):
-        return value.copy() if copy else value
-    if isinstance(value, (list, tuple)):
-        return type(value)(callable_inputs(v, copy) for v in value)
-    if isinstance(value, dict):
-        return {k: callable_inputs(v, copy) for k, v in value.items()}
-    return value
+
+    return given(value, how.wire() if how is not None else None, call, copy)
 
 
 def _calls_in(value):
@@ -143,10 +145,71 @@ def build_cases(exercise, hidden_rngs=(), probes=False, generated=False, visible
     built = []
     for probe, hidden, description, args, kwargs, point in raw:
         with quietly():
-            expected = exercise.reference(*callable_inputs(args), **callable_inputs(kwargs))
+            expected = plain(exercise.reference(*callable_inputs(args), **callable_inputs(kwargs)))
+        tolerance = rounding_tolerance(exercise.reference, args, kwargs, expected) \
+            if _largest_input((args, kwargs)) >= LARGE_INPUT else CHECK
         built.append(Case(description, tuple(args), dict(kwargs), expected, probe=probe, hidden=hidden,
-                          point=point))
+                          point=point, tolerance=tolerance))
     return built
+
+
+def plain(value):
+    """A result with its numpy scalars as 0-d arrays (the library's gelu of a 0-d input is a float64, as numpy's own
+    functions give): a 0-d array and a scalar of one dtype are the same answer."""
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    return np.asarray(value) if isinstance(value, np.generic) and value.dtype.kind in "fc" else value
+
+
+def _float_arrays(value):
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        yield value
+    elif isinstance(value, Call):
+        yield from _float_arrays(value.args)
+    elif isinstance(value, (list, tuple, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _float_arrays(item)
+
+
+def _largest_input(value):
+    return max((float(np.max(np.abs(a), initial=0.0)) for a in _float_arrays(value)), default=0.0)
+
+
+def nudged(value, relative, rng):
+    """``value`` with every float array's entries times 1 plus or minus ``relative`` times 0.5 to 1 (at random), the
+    signs alternating from one entry to the next: neighbours move apart, whatever the draw."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        signs = np.where(np.arange(value.size) % 2, -1.0, 1.0).reshape(value.shape)
+        return value * (1 + relative * signs * rng.uniform(0.5, 1.0, value.shape)).astype(value.dtype)
+    if isinstance(value, Call):
+        return Call(value.name, *nudged(list(value.args), relative, rng))
+    if isinstance(value, (list, tuple)):
+        return type(value)(nudged(v, relative, rng) for v in value)
+    if isinstance(value, dict):
+        return {k: nudged(v, relative, rng) for k, v in value.items()}
+    return value
+
+
+def relative_gap(got, expected):
+    """The largest ``|got - expected| / (1 + |expected|)`` over the finite entries (of each item of a tuple)."""
+    if isinstance(expected, tuple):
+        return max((relative_gap(g, e) for g, e in zip(got, expected)), default=0.0)
+    with np.errstate(all="ignore"):
+        gap = np.abs(np.asarray(got, np.float64) - expected) / (1 + np.abs(expected))
+    return float(np.max(np.where(np.isfinite(gap), gap, 0.0), initial=0.0))
+
+
+def rounding_tolerance(reference, args, kwargs, expected, dtype=np.float64, floor=CHECK):
+    """How close a right result is on these inputs: ``floor``, or ``ROUNDING_FACTOR`` times what rounding the inputs'
+    last digits (each float input times 1 + 4 eps of ``dtype``, signs at random) moves the library's own result: a
+    right answer computed another way rounds differently, by about as much."""
+    moved_inputs = nudged((tuple(args), dict(kwargs)), 4 * float(np.finfo(dtype).eps), np.random.default_rng(0))
+    try:
+        with quietly():
+            moved = plain(reference(*callable_inputs(moved_inputs[0]), **callable_inputs(moved_inputs[1])))
+    except Exception:  # the library refuses the nudged inputs (an overflow): the floor
+        return floor
+    return max(floor, ROUNDING_FACTOR * relative_gap(moved, expected))
 
 
 def public_rng(exercise_name):
@@ -168,12 +231,14 @@ def close(got, expected, equal_nan=False, tolerance=ATOL):
     if isinstance(expected, tuple):
         return (isinstance(got, tuple) and len(got) == len(expected)
                 and all(close(g, e, equal_nan, tolerance) for g, e in zip(got, expected)))
-    if not isinstance(got, np.ndarray) or got.dtype.kind not in "fiub" or got.shape != np.shape(expected):
+    if type(got) is not np.ndarray or got.dtype.kind not in "fiub" or got.shape != np.shape(expected):
         return False
     return bool(np.allclose(got, expected, rtol=tolerance, atol=tolerance, equal_nan=equal_nan))
 
 
 def _type_name(value):
+    if isinstance(value, np.ndarray):  # a subclass: numpy's masked array, matrix
+        return SUBCLASS.format(type(value).__name__)
     return getattr(value, "type_name", type(value).__name__)  # the grader's sandbox sends other types by name
 
 
@@ -190,8 +255,8 @@ def returned_problem(got, expected, dtype=True):
             if problem:
                 return f"item {i} of the returned tuple: {problem}"
         return None
-    if not isinstance(got, np.ndarray):
-        return f"it returned a {_type_name(got)}, not a numpy array: the exercise returns an np.ndarray of floats"
+    if type(got) is not np.ndarray:
+        return f"it returned a {_type_name(got)}, not a plain numpy array: the exercise returns an np.ndarray of floats"
     if got.dtype.kind == "c":
         return f"it returned complex numbers ({got.dtype}): the right result is real"
     if got.dtype.kind != "f":
@@ -251,6 +316,16 @@ def precision_problem(got, expected):
         return (f"the result agrees with the right one to about {_digits(got, expected)} significant digits only; a "
                 f"right answer in float64 agrees to 12 or more")
     return None
+
+
+def dtype_short(got, expected):
+    """Where a result's dtype is not the right result's (through a tuple), a few words that say so; else ''."""
+    if isinstance(expected, tuple):
+        return next((f"item {i} of the returned tuple: {short}" for i, (g, e) in enumerate(zip(got, expected))
+                     for short in [dtype_short(g, e)] if short), "")
+    if (got.dtype.kind, got.dtype.itemsize) != (expected.dtype.kind, expected.dtype.itemsize):
+        return f"the result is {got.dtype.newbyteorder('=').name}, not {expected.dtype}"
+    return ""
 
 
 def precision_short(got, expected):

@@ -16,13 +16,14 @@ After the third rung, where the teacher's setting opens it, a fourth step
 shows the course's solution (``solution_step``): the button offers it, and
 the count records it as a fourth rung opened.
 
-It imports nothing of the course's package but the ladder's length (``ladder.RUNGS``, ``ladder.STEPS``, from a
-module that imports nothing either): what it shows is handed to it.
+It imports nothing of the course's package but the ladder's length (``ladder.RUNGS``, ``ladder.STEPS``): what it
+shows is handed to it.
 """
 
 import json
 import os
 import re
+import textwrap
 import uuid
 
 from .ladder import RUNGS, STEPS
@@ -35,7 +36,7 @@ _opened = {}  # (exercise, failure) -> rungs opened, this session
 _areas = {}  # exercise -> (display handle, button, failure) of the latest self-check's hint area
 
 
-def _shell():
+def shell():
     """The running IPython, or None. Not the builtin ``get_ipython``, which exists only while a cell runs: a
     button's callback runs between cells."""
     try:
@@ -46,14 +47,14 @@ def _shell():
 
 
 def _in_a_kernel():
-    shell = _shell()
-    return shell is not None and getattr(shell, "kernel", None) is not None
+    running = shell()
+    return running is not None and getattr(running, "kernel", None) is not None
 
 
 def notebook_path():
     """The path of the notebook this kernel runs, or None (outside a notebook)."""
-    shell = _shell()
-    path = shell.user_ns.get("__session__") if shell is not None else None
+    running = shell()
+    path = running.user_ns.get("__session__") if running is not None else None
     path = path or os.environ.get("JPY_SESSION_NAME")
     return path if isinstance(path, str) and path.endswith(".ipynb") and os.path.isfile(path) else None
 
@@ -147,8 +148,26 @@ class Part(str):
 
 
 def plain(part):
-    """A shown part as a terminal reads it."""
-    return getattr(part, "plain", part)
+    """A shown part as a terminal reads it: its own plain text (the solution's table), else its markdown made plain
+    (``terminal``)."""
+    return getattr(part, "plain", None) or terminal(part)
+
+
+def terminal(markdown):
+    """Markdown as a terminal shows it: no bold marks, a link as its text (with its address where it leads out of
+    the lesson), code without its backticks, each paragraph wrapped at 88 columns."""
+    paragraphs = []
+    for paragraph in markdown.split("\n\n"):
+        pieces = paragraph.split("`")  # code is every second piece, kept as it is
+        text = "".join(piece if i % 2 else re.sub(r"\[([^\]]+)\]\(([^)]*)\)", _link, piece.replace("**", ""))
+                       for i, piece in enumerate(pieces))
+        paragraphs.append(textwrap.fill(" ".join(text.split()), 88, break_long_words=False, break_on_hyphens=False))
+    return "\n\n".join(paragraphs)
+
+
+def _link(match):
+    text, address = match.groups()
+    return text if address.startswith("#") else f"{text} ({address})"
 
 
 def show(name, failure, parts, count=None, solution=False):
@@ -158,14 +177,14 @@ def show(name, failure, parts, count=None, solution=False):
     solution."""
     count = len(parts) if count is None else count
     if not _in_a_kernel():
-        more = f'\n\nOnce more, `grading.hint("{name}")` shows the course\'s solution beside your code.'
+        more = f'\n\nOnce more, grading.hint("{name}") shows the course\'s solution beside your code.'
         print("\n\n".join(plain(part) for part in parts) + (more if count == RUNGS and solution else ""))
         return
     from IPython.display import display
 
     area = _areas.get(name)
-    if area is not None and area[2] == failure:
-        handle, button, _ = area
+    if area is not None:  # the latest self-check's area, whichever failure it showed: the ladder follows the answer
+        handle, button, _ = _areas[name] = (*area[:2], failure)
         handle.update(_markdown(parts), metadata=_metadata(name, failure, count))
         if button is not None:
             with button.hold_sync():  # one message: the label and the disabled state change together
@@ -173,6 +192,20 @@ def show(name, failure, parts, count=None, solution=False):
                 button.disabled = finished(count, solution)
         return
     display(_markdown(parts), metadata=_metadata(name, failure, count))
+
+
+def done(name, text):
+    """Say ``text`` where the ladder of ``name`` shows (its button then has nothing more to show): the answer checked
+    again passes, or is not written yet."""
+    area = _areas.get(name)
+    if not _in_a_kernel() or area is None:
+        print(terminal(text))
+        return
+    handle, button, _ = area
+    handle.update(_markdown([text]), metadata=_metadata(name, "", 0))
+    if button is not None:
+        with button.hold_sync():
+            button.description, button.disabled = "No hint needed", True
 
 
 def offer(name, failure, parts, on_press, count=None, solution=False):

@@ -12,17 +12,22 @@ its notebook area (``hint_area``) what to call when its button is pressed.
 import contextlib
 import hashlib
 import inspect
+import sys
 import types
 from dataclasses import KW_ONLY, dataclass
 
+import numpy as np
+
 
 from ..threads import single_blas_thread
-from . import hint_area, ladder, opening, solution_step
-from .compare import Raised, allowed_names, build_cases, callable_inputs, hidden_rngs, quietly
+from . import contract, hint_area, ladder, opening, solution_step
+from .compare import Raised, allowed_names, callable_inputs, hidden_rngs, plain, quietly
 from .exercises import EXERCISES
 from .verdict import Outcome, judge
-from .wire import same_values
+from .wire import RandomWatch, refill, same_values, shares_memory
 
+#: What the self-check says of an answer that still raises NotImplementedError.
+NOT_DONE = "not done yet. Write it in the cell above, run that cell, then run this one."
 #: Library functions any exercise may call: they build inputs, not answers.
 HELPERS = ("init_block_params", "count_params", "from_torch_state_dict", "to_torch_state_dict", "BlockConfig")
 
@@ -91,25 +96,62 @@ def _changed_inputs(exercise, case, given):
     return tuple(name for (name, before), (_, after) in zip(sent, got) if not same_values(before, after))
 
 
-def run_cases(fn, cases):
-    """``[Outcome]``: ``fn`` on each case, on its own; NotImplementedError goes through."""
-    exercise = exercise_of(fn)
-    calls = allowed_names(exercise, cases)
-    outcomes = []
-    for case in cases:
-        given = (callable_inputs(case.args), callable_inputs(case.kwargs))  # fresh copies: it may change them
+def _given(case, kept):
+    """A case's inputs as the answer gets them (``wire.given``: fresh copies, since it may change them, in a contract
+    check's layout, strings made at run time), or ``kept`` (the previous check's) refilled with its values."""
+    given = (callable_inputs(case.args, how=case.how), callable_inputs(case.kwargs, how=case.how))
+    if case.how is not None and case.how.refill and kept is not None:
         try:
-            with on_its_own(fn, calls):
-                value = fn(*given[0], **given[1])
-        except NotImplementedError:
-            raise
-        except UsedTheLibrary as exc:
-            outcomes.append(Outcome(raised=Raised("UsedTheLibrary", str(exc))))
-            continue
-        except Exception as exc:  # the answer's own error: a known mistake may raise it too
-            outcomes.append(Outcome(raised=Raised.of(exc), changed=_changed_inputs(exercise, case, given)))
-            continue
-        outcomes.append(Outcome(value=value, changed=_changed_inputs(exercise, case, given)))
+            return refill(kept, given)
+        except ValueError:  # not the same arrays: fresh ones
+            pass
+    return given
+
+
+def _shares(value, names, given, earlier):
+    """The inputs (by name) a result shares memory with; else ``contract.EARLIER`` where it shares memory with an
+    earlier call's result; else ()."""
+    sent = list(zip(names, given[0])) + list(given[1].items())
+    hit = tuple(name for name, v in sent if shares_memory(value, v))
+    return hit or ((contract.EARLIER,) if any(shares_memory(value, e) for e in earlier) else ())
+
+
+def _snapshot(value):
+    """A result as it was when returned (what the grader's sandbox sends at once): its arrays copied, so that an answer
+    that writes into a result it returned earlier changes no verdict."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return type(value)(_snapshot(v) for v in value) if isinstance(value, (tuple, list)) else value
+
+
+def run_cases(fn, cases):
+    """``[Outcome]``: ``fn`` on each case, on its own, its inputs given as the case says (``_given``), and what it
+    did besides returning measured (``Outcome``); NotImplementedError goes through."""
+    exercise = exercise_of(fn)
+    calls, names = allowed_names(exercise, cases), list(inspect.signature(exercise.reference).parameters)
+    outcomes, kept, watch, returned = [], None, RandomWatch(), []  # returned: the results themselves, kept alive
+    undo = watch.install()
+    try:
+        for case in cases:
+            given = _given(case, kept)
+            kept = given if case.how is not None and case.how.keep else None
+            try:
+                with on_its_own(fn, calls), watch:
+                    value = plain(fn(*given[0], **given[1]))
+            except NotImplementedError:
+                raise
+            except UsedTheLibrary as exc:
+                outcomes.append(Outcome(raised=Raised("UsedTheLibrary", str(exc))))
+                continue
+            except Exception as exc:  # the answer's own error: a known mistake may raise it too
+                outcomes.append(Outcome(raised=Raised.of(exc), changed=_changed_inputs(exercise, case, given),
+                                        random=watch.drew))
+                continue
+            outcomes.append(Outcome(value=_snapshot(value), changed=_changed_inputs(exercise, case, given),
+                                    shares=_shares(value, names, given, returned), random=watch.drew))
+            returned.append(value)
+    finally:
+        undo()
     return outcomes
 
 
@@ -124,7 +166,7 @@ def verdict_for(fn, secret=None):
     seed gives); None when the answer is not written yet."""
     exercise = exercise_of(fn)
     hidden = () if secret is None else hidden_rngs(secret, exercise.name)
-    cases = build_cases(exercise, hidden, probes=True, generated=not hidden)
+    cases = contract.build(exercise, hidden, probes=True, generated=not hidden)
     try:
         outcomes = run_cases(fn, cases)
     except NotImplementedError:
@@ -165,7 +207,7 @@ def check(fn, secret=None):
     exercise = exercise_of(fn)
     verdict = verdict_for(fn, secret)
     if verdict is None:
-        return False, f"`{exercise.name}`: not done yet. Write it in the cell above, run that cell, then run this one."
+        return False, f"`{exercise.name}`: {NOT_DONE}"
     if secret is None:
         LAST[exercise.name], FUNCTIONS[exercise.name] = verdict, fn
     return verdict.passed, verdict.report()
@@ -189,7 +231,7 @@ def visible_tests(fn):
     """The exercise's visible tests: ``AssertionError`` naming the first failing check, what came out, and
     what is wrong."""
     exercise = exercise_of(fn)
-    cases = build_cases(exercise, probes=True, generated=True)
+    cases = contract.build(exercise, probes=True, generated=True)
     verdict = judge(exercise, cases, run_cases(fn, cases))
     if not verdict.passed:
         raise VisibleTestFailed(f"{exercise.name}, {verdict.note()}")
@@ -216,7 +258,8 @@ class FailingCase:
 
 
 def failing_case(name):
-    """The first check ``name``'s last self-check failed, as a ``FailingCase``; None if it passed.
+    """The failing check of ``name``'s last self-check that the hint ladder shows (the one of the smallest inputs,
+    ``Verdict.shown``), as a ``FailingCase``: its inputs as the answer got them; None if it passed.
 
     >>> case = failing_case("softmax")          # doctest: +SKIP
     >>> softmax(*case.args, **case.kwargs) - case.expected   # doctest: +SKIP
@@ -229,27 +272,44 @@ def failing_case(name):
         raise LookupError(f"`{name}` has not been self-checked in this session: run its self-check cell first")
     if verdict.passed:
         return None
-    first = verdict.failing[0]
-    got = first.outcome.raised if first.outcome.raised is not None else first.outcome.value
-    return FailingCase(name, first.description, callable_inputs(first.case.args), callable_inputs(first.case.kwargs),
-                       first.case.expected, got=got, problem=first.problem)
+    shown = verdict.shown
+    got = shown.outcome.raised if shown.outcome.raised is not None else shown.outcome.value
+    how = shown.case.how
+    return FailingCase(name, shown.description, callable_inputs(shown.case.args, how=how),
+                       callable_inputs(shown.case.kwargs, how=how), shown.case.expected, got=got,
+                       problem=shown.problem)
+
+
+def defined_now(name):
+    """The function ``name`` as it is defined now: in the notebook's namespace (IPython's), else the running script's
+    (``__main__``), else the one last self-checked; None where there is none."""
+    shell = hint_area.shell()
+    for place in ([shell.user_ns] if shell is not None else []) + [vars(sys.modules.get("__main__", types))]:
+        fn = place.get(name)
+        if callable(fn) and getattr(fn, "__name__", None) == name:
+            return fn
+    return FUNCTIONS.get(name)
 
 
 def hint(name):
     """Show the next rung of the hint ladder for ``name`` (an exercise's name or function), after a failed
     self-check: what is wrong, the idea it needs, then a worked step; then, where the teacher's setting opens it
-    (``opening``), the course's solution beside your code. The rungs opened count for this failure only; a new,
-    different failure starts at rung 1 again."""
+    (``opening``), the course's solution beside your code. The function defined now is checked again first
+    (``defined_now``), so that the ladder speaks of it: the rungs opened count for one failure only, and a new,
+    different failure (or a changed answer) starts at rung 1 again."""
+    fn = name if callable(name) else None
     name = getattr(name, "__name__", name)
     if name not in EXERCISES:
         raise ValueError(f"hint takes an exercise's name, one of {sorted(EXERCISES)}; got {name!r}")
-    verdict = LAST.get(name)
-    if verdict is None:
+    if name not in LAST:
         print(f"Run the self-check of `{name}` first: a hint starts from what it found.")
         return
+    fn = fn or defined_now(name)
+    if fn is not None and check(fn)[1].endswith(NOT_DONE):
+        return hint_area.done(name, f"`{name}` is not written yet: write it, run its cell, then its self-check.")
+    verdict = LAST[name]
     if verdict.passed:
-        print(f"`{name}` passes its self-check: no hint needed.")
-        return
+        return hint_area.done(name, f"`{name}` as it is defined now passes its self-check: no hint needed.")
     failure = verdict.failure_key()
     opened = hint_area.opened(name, failure)
     most = ladder.STEPS if opening.opening(verdict.exercise.lesson).open else ladder.RUNGS

@@ -13,7 +13,10 @@ Each exercise declares its input space in its lesson's file, in the table ``[<ex
   the checks;
 - ``once``: regimes drawn once per seed beside the grid (all-MiniLM-L6-v2's own block, whose inputs the sizes do
   not set);
-- ``dtype``: the inputs' floating-point type, which the right result keeps.
+- ``dtype``: the inputs' floating-point type, which the right result keeps;
+- ``refuse``: the arguments whose values the library refuses (with an error that names them) where the statement
+  says so, such as ``n_heads`` that does not divide ``d_model``: a contract check asks an answer to refuse them too
+  (``contract``).
 
 ``Space.points(rng)`` draws the points a seed checks: every combination of the grid, and every value of every
 other size and regime at least once (in shuffled runs), the ``once`` regimes once, batch sizes at random. The exercise's
@@ -61,6 +64,7 @@ class Space:
     grid: tuple = ()
     once: tuple = ()
     dtype: str = "float64"
+    refuse: tuple = ()
 
     def __post_init__(self):
         if not self.regimes:

@@ -24,19 +24,23 @@ import hashlib
 import re
 from dataclasses import KW_ONLY, dataclass, field
 
-from . import causes, symptoms
-from .compare import (CHECK, EVIDENCE, Raised, close, close_but_for_precision, describe_difference, float32_shown,
-                      near_at_lower_precision, precision_problem, precision_short, returned_problem)
+from . import causes, contract, symptoms
+from .wire import arrays_in
+from .compare import (CHECK, EVIDENCE, Raised, close, close_but_for_precision, describe_difference, dtype_short,
+                      float32_shown, near_at_lower_precision, precision_problem, precision_short, returned_problem)
 
 
 @dataclass
 class Outcome:
     """What an answer did on one case: returned ``value`` or raised ``raised``; ``changed`` names the inputs
-    it changed in place (parameter names, as the exercise's signature has them)."""
+    it changed in place (parameter names, as the exercise's signature has them), ``shares`` those its result shares
+    memory with (or ``contract.EARLIER``: an earlier call's result), ``random`` whether it drew random numbers."""
 
     value: object = None
     raised: Raised = None
     changed: tuple = ()
+    shares: tuple = ()
+    random: bool = False
 
 
 @dataclass(eq=False)
@@ -57,7 +61,8 @@ class Check:
         """Did it give the right values (whatever else is wrong: its inputs changed in place, or its values kept
         at a lower precision than the right ones)?"""
         return self.outcome.raised is None and returned_problem(self.outcome.value, self.case.expected, False) is None \
-            and close_but_for_precision(self.outcome.value, self.case.expected)
+            and (close(self.outcome.value, self.case.expected, tolerance=self.case.tolerance)
+                 or close_but_for_precision(self.outcome.value, self.case.expected))
 
 
 def _changed_words(names):
@@ -81,18 +86,24 @@ _BUILTIN_ERRORS = {name for name, value in vars(builtins).items()
 
 
 def check_case(case, outcome):
-    """Judge one case: what it returned, then its values, then its inputs left alone."""
+    """Judge one case: what it returned (or, where the library refuses its inputs, that it raised too), then its
+    values (to the case's tolerance), its inputs left alone, and what the call did besides (``contract.problem``)."""
     hidden = getattr(case, "hidden", False)
+    if isinstance(case.expected, Raised):
+        problem = contract.refusal_problem(case, outcome)
+        return Check(case, outcome, problem is None, problem or "")
     if outcome.raised is not None:
         return Check(case, outcome, False, _raised_words(outcome.raised, hidden))
-    problem = returned_problem(outcome.value, case.expected, False) or precision_short(outcome.value, case.expected)
+    problem = returned_problem(outcome.value, case.expected, False) or dtype_short(outcome.value, case.expected)
     if problem:
         return Check(case, outcome, False, problem)
-    if not close(outcome.value, case.expected, tolerance=CHECK):
-        return Check(case, outcome, False, describe_difference(outcome.value, case.expected, hidden))
+    if not close(outcome.value, case.expected, tolerance=case.tolerance):
+        return Check(case, outcome, False, precision_short(outcome.value, case.expected) or
+                     describe_difference(outcome.value, case.expected, hidden))
     if outcome.changed:
         return Check(case, outcome, False, _changed_words(outcome.changed))
-    return Check(case, outcome, True)
+    problem = contract.problem(outcome)
+    return Check(case, outcome, problem is None, problem or "")
 
 
 #: The failing checks drawn from an exercise's input space that the self-check lists one by one; the rest counted.
@@ -108,6 +119,7 @@ class Verdict:
     _: KW_ONLY
     causes: list = field(default_factory=list)  # causes.Cause, verified
     symptoms: list = field(default_factory=list)  # symptoms.Finding, where no cause is verified
+    contract: list = field(default_factory=list)  # symptoms.Finding: the promises beyond the values it breaks
     changed: tuple = ()  # inputs the answer changed in place (on any case)
     ruled_out: str = ""  # what the search for a cause tried, where it found none
     undefined: str = ""  # the name every failing check's NameError names, where that is what is wrong
@@ -128,6 +140,12 @@ class Verdict:
         return all(c.ok for c in self.checks)
 
     @property
+    def shown(self):
+        """The failing check the hint ladder shows and ``failing_case`` gives: of the fewest input numbers (the easiest
+        to read by hand), the first of those."""
+        return min(self.failing, key=lambda c: sum(a.size for a in arrays_in([c.case.args, c.case.kwargs])))
+
+    @property
     def failing(self):
         return [c for c in self.checks if not c.ok]
 
@@ -135,6 +153,8 @@ class Verdict:
     def precision(self):
         """What a failing check measured of the result's precision (its dtype, or float32 numbers), or ''."""
         for check in self.failing:
+            if check.case.how is not None:
+                continue  # a contract check's dtype is the contract's to say
             value = check.outcome.value
             if check.outcome.raised is None and returned_problem(value, check.case.expected, False) is None:
                 problem = precision_problem_of(value, check.case.expected)
@@ -161,11 +181,12 @@ class Verdict:
             parts.append(_sentence(self.precision))
         if not self.causes and self.ruled_out:
             parts.append(self.ruled_out)
-        return " ".join(parts)
+        return " ".join(parts + [f.sentence for f in self.contract])  # the values first, then what else it breaks
 
     def keys(self):
         """What the verdict names, for the class report: each cause's key, else each symptom's."""
-        return [c.key for c in self.causes] or [f"symptom:{f.key}" for f in self.symptoms]
+        return [f.key for f in self.contract] + ([c.key for c in self.causes] or
+                                                 [f"symptom:{f.key}" for f in self.symptoms])
 
     def failure_key(self):
         """A short name of this failure: the same for the same answer failing the same checks with the same
@@ -176,24 +197,19 @@ class Verdict:
 
     def specific(self):
         """Does the learner get more than where and by how much: a cause, a measured fact, or changed inputs?"""
-        return bool(self.causes or self.symptoms or self.changed or self.precision or self.undefined)
+        return bool(self.causes or self.symptoms or self.changed or self.precision or self.undefined or self.contract)
 
     def report(self):
         """The self-check's printout."""
         passed = sum(c.ok for c in self.checks)
         lines = [f"`{self.exercise.name}`: {passed} of {len(self.checks)} checks passed"]
-        failing_drawn = [c for c in self.checks if c.case.point is not None and not c.ok]
-        shown = [c for c in self.checks if c.case.point is None] + failing_drawn[:MOST_DRAWN_SHOWN]
-        lines += [f"  {'✓' if c.ok else '✗'} {c.description}" + ("" if c.ok else f": {c.problem}")
-                  for c in self.checks if c in shown]  # the lesson's, and the first drawn ones that fail
-        if len(failing_drawn) > MOST_DRAWN_SHOWN:
-            lines.append(f"  ✗ {len(failing_drawn) - MOST_DRAWN_SHOWN} more checks drawn from all the inputs "
-                         f"`{self.exercise.name}` allows fail too")
-        drawn = sum(c.ok for c in self.checks if c.case.point is not None)
-        if drawn:
-            lines.append(f"  ✓ {drawn} {'more ' if drawn < len(self.checks) - len(self.failing) else ''}"
-                         f"check{'s' * (drawn > 1)} drawn from all the inputs `{self.exercise.name}` allows "
-                         f"(batch axes, other sizes, extreme values)")
+        name, plain = self.exercise.name, [c for c in self.checks if c.case.how is None]
+        lines += _listed([c for c in plain if c.case.point is None], [c for c in plain if c.case.point is not None],
+                         f"drawn from all the inputs `{name}` allows", "(batch axes, other sizes, extreme values)",
+                         more=any(c.ok for c in plain if c.case.point is None))
+        lines += _listed([], [c for c in self.checks if c.case.how is not None],
+                         f"of what `{name}` promises beyond its values", "(the same result on every call, any "
+                         "memory layout, its dtype, a new array, its arguments' names)", more=any(c.ok for c in plain))
         if self.passed:
             lines.append("Well done.")
         elif self._explanation_beside(self.failing[0].problem):
@@ -215,6 +231,20 @@ class Verdict:
         first = self.failing[0]
         explanation = self._explanation_beside(first.problem)  # what the check says is said once
         return f"{first.description}: {first.problem}" + (f". {explanation}" if explanation else "")
+
+
+def _listed(always, others, kind, which, more):
+    """The report's lines for ``always`` (each shown) and ``others`` (the first ``MOST_DRAWN_SHOWN`` failing ones
+    shown, the rest counted): ``kind`` says what they are, ``which`` what the passing ones cover."""
+    failing = [c for c in others if not c.ok]
+    lines = [f"  {'✓' if c.ok else '✗'} {c.description}" + ("" if c.ok else f": {c.problem}")
+             for c in always + failing[:MOST_DRAWN_SHOWN]]
+    if len(failing) > MOST_DRAWN_SHOWN:
+        lines.append(f"  ✗ {len(failing) - MOST_DRAWN_SHOWN} more checks {kind} fail too")
+    passing = sum(c.ok for c in others)
+    if passing:
+        lines.append(f"  ✓ {passing} {'more ' if more or failing else ''}check{'s' * (passing > 1)} {kind} {which}")
+    return lines
 
 
 #: The names an answer finds where it runs: the lessons' first cell imports them, and the grader gives them.
@@ -279,13 +309,15 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
     pairs = list(zip(cases, outcomes))
     checks = [check_case(case, outcome) for case, outcome in pairs if case.graded]
     verdict = Verdict(exercise, checks, changed=tuple(dict.fromkeys(n for c in checks for n in c.outcome.changed)))
+    verdict.contract = contract.findings(checks)
+    checks = [c for c in checks if c.case.how is None]  # a cause or a symptom is read off the plain checks alone
     wrong = [c for c in checks if not c.ok and not c.right_values]
-    if not wrong:  # right values throughout (failing, if at all, for changing its inputs)
-        return verdict
+    if not wrong or {f.key for f in verdict.contract} & contract.NOT_A_FUNCTION:
+        return verdict  # right values throughout, or values that are not a function of the inputs alone
     verdict.undefined = _undefined_name(wrong)
     if verdict.undefined:  # the answer never ran to a value: there is nothing to find a cause in
         return verdict
-    if any(_float32_shown(c) for c in verdict.failing) and all(_near_at_lower_precision(c) for c in wrong):
+    if any(_float32_shown(c) for c in checks if not c.ok) and all(_near_at_lower_precision(c) for c in wrong):
         return verdict  # float32 measured, and every other failing check off by no more than float32 keeps
     probed = [check_case(case, outcome) for case, outcome in pairs if not case.graded]
     seen = [causes.Seen(c.case, c.outcome, c.right_values) for c in checks + probed]
@@ -293,6 +325,13 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
     verdict.causes = list(found.causes)
     if verdict.causes:
         return verdict
+    return _measured(verdict, checks, wrong, probed, found)
+
+
+def _measured(verdict, checks, wrong, probed, found):
+    """``verdict`` with what was measured, where no cause is verified: the symptoms of the ``wrong`` checks, where the
+    exercise's probes locate the failure, where its space fails, and what the search for a cause tried (``found``)."""
+    exercise = verdict.exercise
     evidence = [symptoms.Evidence(exercise, c.case, c.outcome) for c in wrong]
     located = {c.case.probe: None if c.outcome.raised is not None else c.right_values
                for c in probed if not c.case.probe.startswith(EVIDENCE)}
@@ -302,6 +341,5 @@ def judge(exercise, cases, outcomes, calls=causes.CALLS):
         verdict.symptoms = [parted] + verdict.symptoms[:1]
     compared = any(c.outcome.raised is not None or returned_problem(c.outcome.value, c.case.expected, False) is None
                    for c in wrong)  # where it returned what cannot be the answer, that is what is wrong
-    verdict.ruled_out = symptoms.ruled_out(exercise, found.complete, found.ambiguous,
-                                                                      found.pairs) if compared else ""
+    verdict.ruled_out = symptoms.ruled_out(exercise, found.complete, found.ambiguous, found.pairs) if compared else ""
     return verdict

@@ -27,8 +27,10 @@ sandbox, where ``encoder_lib`` is not installed.
 import json
 import math
 import os
+import random
 import select
 import struct
+import sys
 import time
 
 import numpy as np
@@ -320,6 +322,119 @@ def same_values(before, after):
         return isinstance(after, (list, tuple)) and len(before) == len(after) and \
             all(same_values(b, a) for b, a in zip(before, after))
     return True  # numbers, strings, None, functions: nothing an answer can change in place
+
+
+# ---------------------------------------------------------------- a case's inputs as the answer gets them
+
+#: The key of a case's keyword arguments under which the grader sends how its inputs are given (a contract check's
+#: ``How.wire()``): taken out before the answer is called, never passed to it.
+HOW = "__encoder_course_how__"
+#: How a result of a subclass of numpy's array is named, here and in the sandbox (which sends it by this name).
+SUBCLASS = "{}, a subclass of np.ndarray"
+
+
+def laid_out(a, layout=""):
+    """A new array of ``a``'s values in ``layout``: "fortran" (column-major), "transposed" (its last two axes swapped
+    in memory, as the transpose of a C-ordered array is), "strided" (every second entry of a larger array, along the
+    last axis) or "read-only"; else C-ordered and writeable."""
+    if layout == "fortran":
+        return np.array(a, order="F")
+    if layout == "transposed" and a.ndim >= 2:
+        return np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2)
+    if layout == "strided" and a.ndim >= 1:
+        return np.repeat(a, 2, axis=-1)[..., ::2]
+    out = np.array(a)
+    out.flags.writeable = layout != "read-only"
+    return out
+
+
+def given(value, how=None, call=None, copy=True):
+    """A case's inputs as an answer gets them: each array a new one in the layout ``how["layout"]`` names (without
+    ``copy``, the array itself), each string interned as a literal is (with ``how["strings"]``, the same text made
+    at run time: equal, another object), each ``Call`` the function ``call(name, args)`` makes of it."""
+    how = how or {}
+    if isinstance(value, np.ndarray):
+        return laid_out(value, how.get("layout", "")) if copy else value
+    if isinstance(value, str):
+        return "".join(list(value)) if how.get("strings") else sys.intern(value)
+    if isinstance(value, Call):
+        return call(value.name, [given(a, None, call, copy) for a in value.args])
+    if isinstance(value, (list, tuple)):
+        return type(value)(given(v, how, call, copy) for v in value)
+    if isinstance(value, dict):
+        return {k: given(v, how, call, copy) for k, v in value.items()}
+    return value
+
+
+def refill(old, new):
+    """``old`` (what an earlier call was given) with every array's values replaced in place by ``new``'s: the same
+    objects, new values. ``ValueError`` where two arrays differ in shape or dtype, or one is read-only."""
+    if isinstance(old, np.ndarray):
+        if not isinstance(new, np.ndarray) or (old.shape, old.dtype) != (new.shape, new.dtype):
+            raise ValueError("the arrays to refill differ in shape or dtype")
+        old[...] = new
+        return old
+    if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        old.update({k: refill(old[k], new[k]) for k in old})
+        return old
+    if isinstance(old, (list, tuple)) and type(new) is type(old) and len(old) == len(new):
+        items = [refill(o, n) for o, n in zip(old, new)]
+        if isinstance(old, tuple):
+            return tuple(items)
+        old[:] = items
+        return old
+    return new
+
+
+def arrays_in(value, depth=0):
+    """The numpy arrays in a value, through its tuples, lists and dicts (16 levels deep)."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif depth < MAX_NESTING and isinstance(value, (list, tuple, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from arrays_in(item, depth + 1)
+
+
+def shares_memory(value, other):
+    """Does an array of ``value`` share memory with one of ``other``'s (exactly, where numpy can tell at a bounded
+    cost; else as their bounds in memory say)?"""
+    for a in arrays_in(value):
+        for b in arrays_in(other):
+            try:
+                if np.may_share_memory(a, b) and np.shares_memory(a, b, max_work=10**5):
+                    return True
+            except np.exceptions.TooHardError:
+                return True
+    return False
+
+
+class RandomWatch:
+    """Did a call draw random numbers? After ``with watch:``, ``drew`` says whether numpy's or Python's global generator
+    moved, or a generator seeded by the system was made (``np.random.default_rng()``, once ``install`` has run)."""
+
+    def __init__(self):
+        self.seedless, self.drew = 0, False
+
+    def install(self):  # returns what puts numpy's own default_rng back
+        original = np.random.default_rng
+
+        def default_rng(seed=None):
+            self.seedless += seed is None
+            return original(seed)
+
+        np.random.default_rng = default_rng
+        return lambda: setattr(np.random, "default_rng", original)
+
+    def _state(self):
+        legacy = np.random.get_state()
+        return legacy[1].tobytes(), legacy[2], random.getstate(), self.seedless
+
+    def __enter__(self):
+        self.before = self._state()
+        return self
+
+    def __exit__(self, *_):
+        self.drew = self._state() != self.before
 
 
 # ---------------------------------------------------------------- framing, with deadlines

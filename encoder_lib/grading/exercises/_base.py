@@ -250,7 +250,7 @@ class _Lesson:
     def space(self, where, key, value):
         """``[<exercise>.space]``: a ``space.Space`` (its docstring says what each key holds)."""
         table = self.table(where, key, value)
-        known = ("regimes", "lead", "batch", "sizes", "grid", "once", "dtype")
+        known = ("regimes", "lead", "batch", "sizes", "grid", "once", "dtype", "refuse")
         for name in table:
             if name not in known:
                 self.fail(where, f"{key}.{name}", f"not a key of a space (those are {', '.join(known)})")
@@ -262,7 +262,8 @@ class _Lesson:
                          sizes={k: tuple(self.listed(where, f"{key}.sizes.{k}", v)) for k, v in sizes.items()},
                          grid=self.names(where, f"{key}.grid", table.get("grid", [])),
                          once=self.names(where, f"{key}.once", table.get("once", [])),
-                         dtype=self.word(where, f"{key}.dtype", table.get("dtype", "float64")))
+                         dtype=self.word(where, f"{key}.dtype", table.get("dtype", "float64")),
+                         refuse=self.names(where, f"{key}.refuse", table.get("refuse", [])))
         except ValueError as exc:
             self.fail(where, key, str(exc))
 

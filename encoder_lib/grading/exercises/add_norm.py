@@ -30,12 +30,13 @@ def layer_norm_cases(rng):
 
 
 def rows_in(rng, regime, shape):
-    """Rows of ``shape`` in a regime: "tiny" (variance about 1e-7, where eps outweighs it), "offset" (about 1000,
-    variance about 1), else about 1 plus 3 times a normal."""
+    """Rows of ``shape`` in a regime: "tiny" (variance about 1e-7, where eps outweighs it), "offset" and "far" (means
+    of about 1e4 and 1e8, variance about 1: a variance taken as E[x^2] - E[x]^2 loses 8 digits, then all), else about
+    1 plus 3 times a normal."""
     if regime == "tiny":
         return normal(rng, *shape) * 3e-4
-    if regime == "offset":
-        return 1000 + normal(rng, *shape)
+    if regime in ("offset", "far"):
+        return (1e4 if regime == "offset" else 1e8) + normal(rng, *shape)
     return normal(rng, *shape) * 3 + 1
 
 

@@ -76,19 +76,22 @@ def ffn_shape(ev):
 
 
 def ffn_is_positionwise(ev):
-    """Each position's output depends on that position's input alone: equal input rows give equal output rows."""
+    """Each position's output depends on that position's input alone, with the same weights at every position: said
+    only where positions were compared, every sequence of a batch right at the same positions and wrong at the others
+    (an answer wrong for some values, not positions, is right at scattered ones)."""
     got, x = ev.got_array(), ev.value("x")
-    if got is None or got.shape != x.shape or x.ndim < 2:
+    if got is None or got.shape != x.shape or x.ndim < 3:
         return None
     rows_in, rows_out = x.reshape(-1, x.shape[-1]), got.reshape(-1, got.shape[-1])
     # the answer's output for each row against the right output for the same row, computed alone
     alone = np.stack([ev.reference(x=row[None, :])[0] for row in rows_in])
-    right_rows = np.abs(rows_out - alone).max(axis=-1) < 1e-6
-    if right_rows.any() and not right_rows.all():
-        return Finding("ffn:some-positions",
-                       f"{ev.where()} {int(right_rows.sum())} of the {len(right_rows)} positions' outputs are right "
-                       f"and the others not: the same weights apply to every position, one row at a time.")
-    return None
+    right = (np.abs(rows_out - alone).max(axis=-1) < 1e-6).reshape(-1, x.shape[-2])  # (sequences, positions)
+    if len(right) < 2 or right.all() or not right.any() or not (right == right[0]).all():
+        return None
+    where = ("positions " if right[0].sum() > 1 else "position ") + ", ".join(map(str, np.flatnonzero(right[0])))
+    return Finding("ffn:some-positions",
+                   f"{ev.where()} in every one of the {len(right)} sequences the outputs at {where} are right and the "
+                   f"others wrong: the same weights apply to every position, one row at a time.")
 
 
 # --- GELU ------------------------------------------------------------------------

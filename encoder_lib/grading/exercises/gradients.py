@@ -31,13 +31,16 @@ def softmax_grad_cases(rng):
 
 def softmax_grad_draw(rng, point):
     """Softmax weights of the point's shape and a random gradient: "peaked" weights (scores times 30, nearly
-    one-hot), "masked" ones (the last key of each row padded, weight 0, where a row has two)."""
+    one-hot), "masked" ones (the last key of each row padded, weight 0, where a row has two), "all-masked" (the first
+    row all zeros, as masked_softmax gives a query whose keys are all padding)."""
     shape = (*point.lead, point["n"])
     scores = normal(rng, *shape) * (30.0 if point.regime == "peaked" else 2.0)
     weights = softmax(scores)
     if point.regime == "masked" and point["n"] > 1:
         weights[..., -1] = 0.0  # as masked_softmax gives a padded key
         weights /= weights.sum(axis=-1, keepdims=True)
+    if point.regime == "all-masked":
+        weights.reshape(-1, point["n"])[0] = 0.0
     grad = normal(rng, *shape) * (100.0 if point.regime == "large" else 1.0)
     return f"weights and gradient {shape}", [weights, grad], {}
 
@@ -70,7 +73,7 @@ def softmax_grad_rows_sum_to_zero(ev):
     got, weights = ev.got_array(), ev.value("weights")
     if got is None or got.shape != weights.shape or not np.isfinite(got).all():
         return None
-    zero = np.isclose(weights, 0)
+    zero = weights == 0  # a padded key's weight is exactly 0; a nearly one-hot row's smallest is not
     if zero.any() and np.abs(got[zero]).max() > 1e-9:
         at = np.argwhere(zero & (np.abs(got) > 1e-9))[0]
         return Finding("softmax_grad:masked",

@@ -34,7 +34,11 @@ def mean_pool_cases(rng):
 
 
 def mean_pool_draw(rng, point):
+    """Hidden vectors of the point's sizes and mask; "large": of about 100; "zeros": the first position's vector (a
+    real position in every mask) all zeros."""
     hidden = normal(rng, *point.lead, seq_of(point), point["d"]) * (100.0 if point.regime == "large" else 1.0)
+    if point.regime == "zeros":
+        hidden[..., 0, :] = 0.0
     mask = padding_of(rng, point["mask"], hidden.shape[:-1])
     if mask is None:
         return f"hidden {hidden.shape}, no mask", [hidden], {}
@@ -159,7 +163,9 @@ def bert_cases(rng):
 
 def bert_draw(rng, point):
     """"minilm": all-MiniLM-L6-v2's block on two random token sequences (the second padded); else a small random
-    block of the point's sizes and mask, "large": x of about 100 and norm2's gamma of about 10."""
+    block of the point's sizes and mask, "large": x of about 100 and norm2's gamma of about 10, "offset": x near 1e4
+    and sub-layers whose outputs are 1e4 times smaller, so that the first layer norm sees rows near 1e4 of spread
+    about 1 (a variance taken as E[x^2] - E[x]^2 loses 8 digits there)."""
     if point.regime == "minilm":
         layer = int(rng.choice(MINILM_LAYERS))
         args, kwargs = random_tokens_case(rng, layer)
@@ -169,10 +175,14 @@ def bert_draw(rng, point):
     n_heads, d_head = point["n_heads"], point["d_head"]
     d = n_heads * d_head
     x = normal(rng, *point.lead, seq_of(point), d) * (100.0 if point.regime == "large" else 1.0)
+    x += 1e4 if point.regime == "offset" else 0.0
     mask = padding_of(rng, point["mask"], x.shape[:-1])
     said = f"a mask {mask.shape} ({point['mask']} padding)" if mask is not None else "no mask"
     kwargs = {} if mask is None else {"padding_mask": mask}
     params = random_block(rng, d, 3 * d_head)
+    if point.regime == "offset":
+        for part, key in (("attn", "w_o"), ("attn", "b_o"), ("ffn", "w2"), ("ffn", "b2")):
+            params[part][key] = params[part][key] * 1e-4
     if point.regime == "large":  # outputs far larger than the lesson's, as a real model's last norm gives
         params["norm2"]["gamma"] = params["norm2"]["gamma"] * 10
     return (f"a small random block: x {x.shape}, {n_heads} heads, d_ff {3 * d_head}, {said}", [x, params, n_heads],

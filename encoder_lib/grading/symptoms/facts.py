@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 
+from ..compare import SUBCLASS
 from ..in_words import index, number, shape_text
 from .evidence import Finding, output_names
 
@@ -166,9 +167,10 @@ def fact_returned(ev):
 
 
 def _returned_array(where, name, got, expected):
-    if not isinstance(got, np.ndarray):
-        said = f"{where} its {name} is a {getattr(got, 'type_name', type(got).__name__)}; the exercise returns a numpy " \
-               f"array (np.ndarray) of floats"
+    if type(got) is not np.ndarray:
+        kind = SUBCLASS.format(type(got).__name__) if isinstance(got, np.ndarray) else \
+            getattr(got, 'type_name', type(got).__name__)
+        said = f"{where} its {name} is a {kind}; the exercise returns a plain numpy array (np.ndarray) of floats"
         return Finding("returned:type", said + (": the numbers in it are the right ones." if _right_numbers(got, expected)
                                                 else "."))
     if got.dtype.kind != "f":

@@ -129,15 +129,22 @@ def _feature_words(feature):
 def fact_where_the_space_fails(checks):
     """Among the checks drawn from the exercise's input space (``(point, passed)`` pairs), a feature of the points
     (the regime, the number of batch axes, one of the sizes), or two together, that parts every passing check from
-    every failing one: the inputs the answer is wrong on, measured, never a guess at why. None where none does."""
+    every failing one: the inputs the answer is wrong on, measured, never a guess at why. None where none does, where
+    a check drawn from no point (the lesson's, whose features are not known) fails, so that the split may not hold on
+    it, or where two features each part the checks (a coincidence of the draw as likely as a cause)."""
+    if not all(ok for point, ok in checks if point is None):
+        return None
     drawn = [(_point_values(point), ok) for point, ok in checks if point is not None]
     if not any(ok for _, ok in drawn) or all(ok for _, ok in drawn):
         return None
-    features = [f for f in ("regime", "lead", *drawn[0][0]) if all(f in v for v, _ in drawn)]
-    for feature in features:
+    features = [f for f in dict.fromkeys(("regime", "lead", *drawn[0][0])) if all(f in v for v, _ in drawn)]
+    parting = [f for f in features if not {v[f] for v, ok in drawn if ok} & {v[f] for v, ok in drawn if not ok}]
+    if len(parting) > 1:
+        return None
+    for feature in parting:
         passing = {v[feature] for v, ok in drawn if ok}
         failing = {v[feature] for v, ok in drawn if not ok}
-        if not passing & failing and _seen_twice(drawn, feature, failing):
+        if _seen_twice(drawn, feature, failing):
             words = _feature_words(feature)
             return Finding(f"space:{feature}", f"Of the checks drawn from all the inputs the exercise allows, every "
                                                f"one with {_listed(passing, words)} passes, and every one with "
