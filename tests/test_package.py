@@ -46,8 +46,3 @@ def test_environment_files_match_the_lock():
     result = subprocess.run([sys.executable, "-m", "tools.sync_envs", "--check"],
                             capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_binder_installs_the_library():
-    post_build = (ROOT / "binder" / "postBuild").read_text()
-    assert "pip install" in post_build and "-e ." in post_build
