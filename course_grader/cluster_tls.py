@@ -2,15 +2,9 @@
 
     python -m course_grader.cluster_tls [--root .]
 
-A Dask scheduler runs whatever a client that reaches it sends, and the course's secret travels to its workers:
-a client that reached it could read the secret from a worker's memory, or patch the workers' grading so that any
-learner's points come back as it likes. So the course's cluster speaks TLS both ways (Dask's own, with
-``distributed.security.Security``): this makes a certificate authority of the course's own and one certificate
-it signed, in ``.dask-tls/`` beside ``gradebook.db`` (``ca.pem``, ``cert.pem``, ``key.pem``, readable by the
-teacher alone; copy the folder to each grading host, as docs/teaching/several-machines.md says). The scheduler and
-the workers started with them refuse any client or worker without them; ``make grade`` uses them for a
-``tls://`` scheduler and refuses a ``tcp://`` one unless the course says, in a setting named for the risk
-(``c.EncoderCourse.grade_on_an_unencrypted_scheduler_anyone_who_reaches_it_can_change_grades = True``).
+A certificate authority of the course's own and one certificate it signed, in ``.dask-tls/`` beside
+``gradebook.db``, readable by the teacher alone (docs/teaching/several-machines.md says why and how); ``make grade``
+refuses a ``tcp://`` scheduler unless the course takes the risk in a setting named for it.
 """
 
 import argparse

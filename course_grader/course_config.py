@@ -35,7 +35,6 @@ def lessons_set(root):
     return list(lessons) or None
 
 
-
 def time_zone(root):
     """The course's time zone, in which due dates are shown: nbgrader's own setting for the times it writes
     (``c.Exchange.timezone`` in nbgrader_config.py), else UTC; ValueError naming it when it is not a zone."""

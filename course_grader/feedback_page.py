@@ -1,11 +1,7 @@
-"""The page each learner gets from ``make grade``: ``feedback/<student_id>/index.html``.
+"""The page each learner gets from ``make grade``: ``feedback/<student_id>/index.html``, and one per lesson beside it.
 
-One self-contained page per learner (no scripts, nothing fetched, which its
-Content-Security-Policy holds as the class report's does; formulas as MathML), with each exercise's points and, where points were lost, why
-and the likely mistake, a link to the lesson's section that shows the idea (``lesson_links``: on the hub, else on
-the course's website) and how to open the exercise's hint ladder; for a lesson handed in late, how late and
-nbgrader's penalty; it reads on a phone (375 px wide) without sideways
-scrolling, and a formula too long for the screen scrolls within its own line.
+Self-contained (no script, nothing fetched, as its Content-Security-Policy holds; formulas as MathML), readable on
+a phone 375 px wide; what it says is docs/teaching/feedback.md's section 4.
 """
 
 import functools

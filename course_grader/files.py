@@ -1,14 +1,9 @@
 """How the grader writes what a teacher reads: plain text only, every file whole and with the grader's umask.
 
-Nothing a learner wrote reaches the teacher's terminal, spreadsheet or
-browser as anything but text: ``plain_text`` removes control characters
-(ANSI escapes, carriage returns, bidirectional overrides) from every
-learner-derived text printed or written, every CSV is written by the ``csv``
-module through ``csv_field`` (which also neutralises what a spreadsheet
-would read as a formula), and the pages escape everything. The files are
-written whole (a temporary file renamed over the old one) with the
-grader's umask: readable by the teacher only unless ``make grade
-GROUP_READABLE=1``.
+Nothing a learner wrote reaches a terminal, a spreadsheet or a browser as anything but text: ``plain_text`` removes
+control characters (ANSI escapes, carriage returns, bidirectional overrides), every CSV goes through ``csv_field``
+(a spreadsheet's formula neutralised), the pages escape everything. A file is written whole (a temporary file
+renamed over it) and only where its content changed.
 """
 
 import csv

@@ -1,20 +1,7 @@
-"""What the course reads back from nbgrader's ``gradebook.db``, read-only with sqlite3.
-
-Importing nbgrader takes seconds, and these need a few of its tables only,
-whose layout nbgrader 0.9 fixes (its ``api.py``; ``make grade`` writes the
-gradebook through nbgrader itself, ``report.GradebookWriter``):
-
-- ``students``: the roster, as ``nbgrader db student import`` left it;
-- ``due_dates``: each lesson's due date (``nbgrader db assignment add
-  --duedate``, or formgrader), naive UTC as nbgrader stores it;
-- ``late``: each hand-in's time and late penalty, as ``make grade`` recorded
-  them;
-- ``manual_marks``: what the teacher gave by hand in formgrader: a score
-  (``manual_score``) or extra credit on an exercise's test cell, a comment
-  on its answer cell.
-
-A course without a gradebook reads as empty; a file that is not one is a
-ValueError that names it.
+"""What the course reads back from nbgrader's ``gradebook.db``, read-only with sqlite3 (importing nbgrader takes
+seconds, and these need a few of its tables, whose layout nbgrader 0.9 fixes): the roster (``students``), due
+dates, each hand-in's time and late penalty, and what the teacher marked by hand in formgrader. A course without a
+gradebook reads as empty; a file that is not one is a ValueError that names it.
 """
 
 import contextlib

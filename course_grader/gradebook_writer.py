@@ -1,10 +1,5 @@
-"""``gradebook.db`` kept in step with the results, through nbgrader's own models, and ``grades.csv`` written from it.
-
-Every handed-in submission is recorded with its scores as ``nbgrader
-autograde`` records them, so that formgrader and ``nbgrader export`` read
-what ``make grade`` graded (``GradebookWriter``); ``grades.csv`` is exactly
-what ``nbgrader export`` writes (``write_grades_csv``). Reading the
-gradebook without nbgrader is ``gradebook``'s.
+"""``gradebook.db`` kept in step with the results through nbgrader's own tables, as ``nbgrader autograde`` records
+them (``GradebookWriter``), and ``grades.csv`` exactly as ``nbgrader export`` writes it (``write_grades_csv``).
 """
 
 import datetime

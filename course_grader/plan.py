@@ -1,12 +1,8 @@
 """A `make grade` decided before anything runs: ``plan_run`` returns a ``Plan``, which ``run.grade_class`` grades.
 
-The plan reads ``submitted/`` (``submissions.scan``) and the gradebook's
-roster, and decides for every learner and lesson counted: missing, not
-readable, unchanged since the last run (its stored results reused), kept as
-stored (``--student``/``--lesson`` chose others), or to be graded now (a
-``learner.Task`` per learner). It checks the teacher's choices first, so
-that a wrong lesson or learner stops the run before anything is touched, and
-changes nothing on disk: the run moves earlier results to ``history/``.
+For every learner and lesson counted: missing, not readable, unchanged (its stored results reused), kept as stored
+(``--student``/``--lesson`` chose others), or graded now (a ``learner.Task`` per learner). The teacher's choices
+and the sections are checked first, so that a wrong one stops the run before anything is touched.
 """
 
 import dataclasses
@@ -26,7 +22,7 @@ from .refused import Refused
 from .roster import match as match_roster
 from .sandbox import Limits
 from .sections import read_sections
-from .stored import cached, stored
+from .stored import stored
 from .version import code_files
 from .submissions import NotebookProblem, read_hand_in
 
@@ -162,7 +158,7 @@ def decide(handed, student, lesson, *, selected, settings):
         return Decision(known=earlier or lesson_rows(
             student, lesson, "error", "not graded yet: this run graded other learners or lessons only; `make grade` "
                                       "grades it"), when=when, count="kept" if earlier else "not_graded")
-    previous = None if force else cached(folder, digest, version, student)
+    previous = None if force else stored(folder, student, digest, version)
     if previous is not None:
         return Decision(known=previous, when=when, handed_in=handed.path, count="reused")
     graded = None if force else handin_store.reused(root, student, lesson, digest, version)
@@ -209,7 +205,10 @@ def _records(root, lessons):
 
 
 def _grace(root):
+    """The grace a learner's stamp gets; the sections read too, now rather than after grading the class (the grade
+    files and the report need them): ``Refused`` where either setting cannot be used."""
     try:
+        read_sections(root)
         return course_config.stamp_grace(root)
     except ValueError as exc:
         raise Refused(str(exc)) from None
@@ -219,10 +218,7 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     """The ``Plan`` of grading the course at ``root`` as ``choices`` ask; ``Refused`` with a sentence when a choice
     names no lesson or learner of the course."""
     root = Path(root).resolve()
-    try:  # read now, not after grading the class: the grade files and the report need them
-        read_sections(root)
-    except ValueError as exc:
-        raise Refused(str(exc)) from None
+    grace = _grace(root)
     lessons = lessons_to_grade(root, choices)
     secret = course_secret(root)
     version = grader_version(secret, limits)
@@ -232,7 +228,6 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     students = tuple(sorted(set(found.students) | set(roster)))
     wanted = _wanted(students, choices)
     collected, notices = _records(root, lessons)
-    grace = _grace(root)
     decisions, tasks = [], []
     for student in students:
         mine = [((student, lesson), decide(found.handed.get((student, lesson)), student, lesson,

@@ -1,13 +1,8 @@
 """Where grading time goes: each stage of grading timed where it happens, summed per learner and per exercise.
 
-Every process of the grader keeps its own ``PROFILE`` (a ``Profile``): the
-seconds and the count of each stage, by exercise where a stage belongs to
-one. A worker returns the profile of each learner it graded with their
-results (``learner.grade_learner``), the sandbox's runner reports its own
-stages in its messages (``box.Sandbox``), and the teacher's process sums
-them all (``run.grade_class``'s summary holds the sum, ``bench_grading``
-prints it). Timing a stage costs two ``perf_counter`` calls: it is always
-on.
+Every process keeps its ``PROFILE``; a worker returns each learner's with their results, the sandbox's runner
+reports its stages in its messages, and the teacher's process sums them (``run.grade_class``'s summary,
+``bench_grading`` prints it). Timing a stage costs two ``perf_counter`` calls: it is always on.
 
     >>> profile = Profile()
     >>> with profile.timed("hidden", "softmax"):

@@ -1,13 +1,9 @@
 """Grading a ``plan.Plan``: every task in parallel workers, each learner recorded as it comes in, then every file.
 
-``grade_class(plan)`` moves the earlier results of changed submissions to
-``history/``, grades the plan's tasks (``learner.grade_learner``, one worker
-per core unless ``jobs`` says; a worker that dies costs only its learner,
-whose lessons are then reported as NOT GRADED, their earlier results moved
-to ``history/``, and graded again on the next run), stores and records each learner's results as they come in
-(``grading.json``, ``gradebook.db``), and writes grades_by_exercise.csv,
-grades_lms.csv and the feedback pages for the whole class. This process is
-the only writer of every file.
+``grade_class(plan)`` moves the earlier results of changed submissions to ``history/``, grades the tasks (a worker
+that dies costs only its learner: NOT GRADED, their earlier results moved to ``history/``, graded on the next run),
+stores and records each learner as they come in, then writes the CSV files and the pages for the whole class. This
+process is the only writer of every file.
 """
 
 import contextlib

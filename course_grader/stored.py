@@ -18,30 +18,21 @@ def _results(rows, student):
     return [dataclasses.replace(Result(**row), student_id=student) for row in rows]
 
 
-def cached(folder, digest, version, student):
-    """The results stored for this exact submission by this exact grader, as ``student``'s, or None."""
-    try:
-        stored = json.loads((folder / "grading.json").read_text())
-        if stored.get("submission_sha256") != digest or stored.get("grader") != version:
-            return None
-        return _results(stored["results"], student)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None
-
-
 def store(folder, digest, version, results):
     payload = {"submission_sha256": digest, "grader": version, "results": [asdict(r) for r in results]}
     write_file(make_folder(folder) / "grading.json", json.dumps(payload, indent=1, sort_keys=True) + "\n")
 
 
-def stored(folder, student):
-    """The results stored in ``folder``'s grading.json by any grader, for any submission, as ``student``'s, or None."""
+def stored(folder, student, digest=None, version=None):
+    """The results stored in ``folder``'s grading.json, as ``student``'s (by any grader, for any submission; with
+    ``digest`` and ``version``, only for this exact submission by this exact grader), or None."""
     try:
-        return _results(json.loads((folder / "grading.json").read_text())["results"], student)
+        found = json.loads((folder / "grading.json").read_text())
+        if digest is not None and (found.get("submission_sha256"), found.get("grader")) != (digest, version):
+            return None
+        return _results(found["results"], student)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-
-
 
 
 def keep_history(folder, digest, lesson):

@@ -1,13 +1,9 @@
 """Learners graded in parallel worker processes, where a worker that dies costs only the learner it held.
 
-``concurrent.futures.ProcessPoolExecutor`` breaks the whole pool when one
-worker dies (the kernel's out-of-memory killer, a crash): every learner in
-flight fails and no later one is graded. Here each worker has its own pipe,
-so a death is seen for what it is: ``WorkerDied`` is the result of the task
-it was on (said as NOT GRADED, and graded on the next run: never tried again
-silently), a new worker takes its place and its tasks not yet started.
-Every worker dies with the process that started it, and ``Workers.close``
-(also on Ctrl+C) ends them all.
+``ProcessPoolExecutor`` breaks the whole pool when one worker dies; here each worker has its own pipe, so a death
+is seen for what it is: ``WorkerDied`` is the result of the task it was on (NOT GRADED, graded on the next run;
+never tried again silently), and a new worker takes its place. Every worker dies with the process that started
+it, and ``Workers.close`` (also on Ctrl+C) ends them all.
 
     >>> with Workers(abs, jobs=2) as pool:
     ...     sorted(value for _, value in pool.results([-1, -2, 3]))

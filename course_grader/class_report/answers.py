@@ -1,12 +1,8 @@
-"""The answers as graded (``autograded/``): read once (kept in ``report/.answers.json`` by each notebook's size,
-time and inode, so that a regrade reads again only what the grader wrote), bounded, for the similarity that finds
-copying (``similarity``) and the example answers the report shows (``examples``).
-
-Every step that reads an answer's source is bounded in size and time: an answer cell over ``MAX_ANSWER_CHARS``
-characters, or whose syntax tree has more than ``MAX_ANSWER_NODES`` nodes or takes more than ``ANSWER_SECONDS``
-to walk, is not normalised: it is ``OVER_BOUND``, the page says so, and it is compared with nothing
-(an 8.6 MB answer cell once cost every ``make grade`` and ``make report`` 36 s and 4.6 GB). The course's longest
-answer is 1,611 characters and 439 nodes.
+"""The answers as graded (``autograded/``), read once (``report/.answers.json``, by each notebook's size, time and
+inode) and bounded, for the similarity (``similarity``) and the examples (``examples``): an answer cell over
+``MAX_ANSWER_CHARS`` characters, or whose syntax tree has more than ``MAX_ANSWER_NODES`` nodes or takes more than
+``ANSWER_SECONDS`` to walk, is ``OVER_BOUND``, compared with nothing, and the page says so (an 8.6 MB answer cell
+once cost every report 36 s and 4.6 GB; the course's longest answer is 1,611 characters and 439 nodes).
 """
 
 import ast
@@ -29,7 +25,6 @@ OVER_BOUND = "over the bound"
 
 class TooLarge(Exception):
     """An answer over the report's bounds (its size, its syntax tree's nodes, the time to walk them)."""
-
 
 
 def answer_cells(data, names):

@@ -14,11 +14,6 @@ SIDE_BY_SIDE = 3
 MAX_SHOWN_CHARS = 3000
 
 
-def code(text):
-    """A learner's code as the page shows it (``files.code_html``)."""
-    return code_html(text)
-
-
 def _slices(source, other):
     """Where ``source`` shares code with ``other`` (copydetect's slices on the answers as handed in), as
     ``[(start, end)]``; empty where copydetect finds nothing."""
@@ -41,8 +36,8 @@ def with_differences_marked(source, shared):
     for start, end in shared + [(len(source), len(source))]:
         start, end = max(start, at), max(end, at)
         differs = source[at:start]
-        parts.append(f"<mark>{code(differs)}</mark>" if differs.strip() else code(differs))
-        parts.append(code(source[start:end]))
+        parts.append(f"<mark>{code_html(differs)}</mark>" if differs.strip() else code_html(differs))
+        parts.append(code_html(source[start:end]))
         at = end
     return "".join(parts)
 

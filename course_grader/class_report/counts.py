@@ -17,7 +17,6 @@ HARDEST = 5
 HELP_SHARE = 0.5
 
 
-
 @dataclass
 class Tally:
     """One exercise's rows counted by status."""

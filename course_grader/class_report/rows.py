@@ -11,10 +11,8 @@ from ..outputs import STATUSES, COLUMNS
 from ..outputs import GRADER_POINTS, LATE, MISTAKE_JOIN, Result
 from ..files import csv_value, plain_text
 
-#: The columns every ``grades_by_exercise.csv`` has, and those an older ``make grade`` did not write.
-REQUIRED = COLUMNS
+#: The columns an older ``make grade`` did not write (every one has ``COLUMNS``).
 OPTIONAL = ("mistake", "diagnosis")
-
 
 
 _unquoted = csv_value  # a field as ``csv_field`` wrote it, without the ``'`` it put before a formula
@@ -54,15 +52,15 @@ def read_rows(path):
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        if header is None or any(c not in header for c in REQUIRED):
+        if header is None or any(c not in header for c in COLUMNS):
             raise ValueError(f"{path} is not a grades_by_exercise.csv: its first line must name the columns "
-                             f"{','.join(REQUIRED)}; it is {plain_text(','.join(header or []))[:120]!r}")
+                             f"{','.join(COLUMNS)}; it is {plain_text(','.join(header or []))[:120]!r}")
         rows, seen = [], {}
         for line, record in enumerate(reader, 2):
             if not record:
                 continue
             fields = {name: _unquoted(value) for name, value in zip(header, record)}
-            if any(name not in fields for name in REQUIRED):
+            if any(name not in fields for name in COLUMNS):
                 raise ValueError(f"{path} line {line} has {len(record)} fields, not the {len(header)} of its header")
             row = _row(fields, path, line)
             key = (row.student_id, row.lesson, row.exercise)

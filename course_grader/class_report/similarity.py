@@ -1,39 +1,15 @@
 """Who may have copied: learners who share answers few others wrote, judged by how unusual what they share is.
 
-In a class of 200, short exercises collide constantly: a 2-line ``post_norm``
-written the same way by 14 learners says nothing, while a renamed, reordered
-and re-commented 12-line answer that two learners alone wrote says a lot, and
-so do five learners who share unusual answers on two exercises. So:
-
-1. each counted answer (handed in and answered, within the report's bounds:
-   ``answers``) is normalised (``answers.canonical``): comments, docstrings
-   and the names it binds go, so that a rename or a new comment changes
-   nothing;
-2. ``copydetect`` (MIT; winnowing fingerprints, the method of MOSS) takes
-   each normalised answer's fingerprints; two answers are near when each
-   shares ``NEAR`` of its code with the other (``compare_files``, both ways).
-   Set aside: answers near the course's own solution or its released cell
-   (public), pairs whose answers both got a catalogued mistake named (its
-   model: learners make those on their own), answers too short to tell apart
-   (``MIN_CHARS``);
-3. for two learners whose answers to an exercise are near, the **writers**
-   of what they share: how many learners of the class wrote an answer at
-   least that close to either one's (``_Exercise.writers``): 2 for an answer
-   the two alone wrote, 40 for a textbook's;
-4. learners are linked when one exercise's shared answer has at most
-   ``FEW`` writers, or when they share answers on two exercises or more;
-   a group of linked learners (of any size) is flagged when one answer they
-   all share has at most ``FEW`` writers, or when the answers they all share
-   are so unusual together that chance would bring a group of that size
-   together less than ``CHANCE`` times: ``C(N, g) * prod (writers / N)^g``
-   over the exercises, N the learners who answered. A ring of 12 sharing
-   three answers only they wrote is flagged; a textbook answer written by 40
-   is not; a group that fails is looked at pair by pair.
-
-A flag is for the teacher to look at, never a penalty: the page shows each
-flag's learners, their answers side by side with what differs marked, the
-grader's verdict on each, and the score (alike x rare x length, summed over
-the exercises).
+Each counted answer is normalised (``answers.canonical``) and fingerprinted by ``copydetect`` (MIT; winnowing, the
+method of MOSS); two answers are near when each shares ``NEAR`` of its code with the other. Set aside: answers near
+the course's own solution (public), pairs that both got a catalogued mistake named, answers shorter than
+``MIN_CHARS``. For two learners whose answers are near, the **writers** of what they share are the learners who
+wrote an answer at least that close to either one's (``_Exercise.writers``). Learners are linked where one shared
+answer has at most ``FEW`` writers, or where they share answers on two exercises or more; a group of linked
+learners, of any size, is flagged when one answer they all share has at most ``FEW`` writers, or when chance would
+bring a group of that size together on answers that unusual less than ``CHANCE`` times (``_chance``: ``C(N, g)
+prod (writers / N)^g``); a group that is not is looked at within (``_within``). docs/teaching/feedback.md says it
+for teachers; a flag is for the teacher to look at, never a penalty.
 """
 
 import hashlib
@@ -168,7 +144,7 @@ class _Exercise:
                 self.of[student] = text
         self.answered = len(self.of)
         prints = {text: fingerprints(text) for text in self.forms if len(text) >= MIN_CHARS}
-        course = [fingerprints(t) for t in map(_safe_canonical, course) if t and len(t) >= MIN_CHARS]
+        course = [fingerprints(t) for t in map(canonical, course) if t and len(t) >= MIN_CHARS]
         self.public = {text for text, fp in prints.items() if any(_near(fp, c) for c in course)}
         texts = [text for text in prints if text not in self.public]
         self.close = {text: {text: 1.0} for text in texts}
@@ -206,13 +182,6 @@ def connected(nodes, pairs):
                 todo += fresh
             found.append(group)
     return found
-
-
-def _safe_canonical(source):
-    try:
-        return canonical(source)
-    except TooLarge:
-        return None
 
 
 def _pairs(exercise, named):
