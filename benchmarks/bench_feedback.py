@@ -23,7 +23,11 @@ judged as the self-check judges an answer, and counted as:
 - ``honest``: no cause, only what was measured;
 - ``misleading``: a cause that is not the mutant's (goal: at most 1%).
 
-Then the natural wrong answers of ``tests/natural_mistakes.py`` (written
+Then the contract mutants of every solution (``mutants.CONTRACT``, issue 49: a cache, random numbers, a dtype
+change, a contiguity assumption, a dropped refusal, precision lost at large offsets, the smallest input mishandled),
+each right in its values on one call of the lesson's inputs: how many fail the self-check, the grader and the
+hand-in service (the sandbox), and how many are told the promise they break, only what was measured, or a cause
+that is not theirs (misleading). Then the natural wrong answers of ``tests/natural_mistakes.py`` (written
 blind) with the causes ``tests/natural_causes.py`` allows, the older wrong
 answers of ``tests/wrong_answers.py``, and the self-check's time on a wrong
 answer, per exercise (goal: under 1 s, all-MiniLM-L6-v2's block under 3 s).
@@ -31,6 +35,7 @@ answer, per exercise (goal: under 1 s, all-MiniLM-L6-v2's block under 3 s).
 
 import argparse
 import ast
+import contextlib
 import copy
 import inspect
 import random
@@ -335,6 +340,72 @@ def reach_table(names):
           ("kind", *columns))
 
 
+#: What feedback on the cause of each contract kind of mutant says: a finding's key or words of its explanation.
+CONTRACT_WORDS = {"cache": ("contract:kept", "contract:other-values", "contract:identity", "contract:again",
+                            "contract:kept-array"),
+                  "random": ("contract:random",), "dtype change": ("contract:dtype",), "contiguity": ("contract:layout",),
+                  "dropped refusal": ("contract:refusal",),
+                  "precision at large offsets": ("contract:precision", "float32", "significant digits"),
+                  "smallest input": ("contract:smallest", "shape")}
+
+
+def contract_table(names, hand_in=True, listed=False):
+    """By kind: the contract mutants of the solutions (``mutants.CONTRACT``), each right in its values on one call of
+    the lesson's inputs and wrong along one promise beyond them; how many fail the self-check, the grader (its hidden
+    checks) and the hand-in service (the sandbox, ``hand_in``), are told the promise they break (on the cause), only
+    what was measured, or a cause that is not theirs (misleading); and the self-check's time on them."""
+    from course_grader import sandbox
+
+    counts, times, solutions = {}, [], m.solutions()
+    with (sandbox.Sandbox() if hand_in else contextlib.nullcontext()) as box:
+        for name in names:
+            for mutant in m.contract_mutants(solutions[name], name):
+                word, seconds = _judge_contract_mutant(name, mutant, box, listed)
+                if word is None:
+                    continue  # right on every input drawn: the promise cannot break for this exercise
+                times.append(seconds)
+                row = counts.setdefault(mutant.kind, Counter())
+                row.update(word)
+    columns = ("mutants", "failed self-check", "failed grader", "failed hand-in", "on the cause", "honest",
+               "misleading", "passed")
+    total = sum(counts.values(), Counter())
+    print(f"contract mutants of the solutions (issue 49): {total['mutants']}; self-check median "
+          f"{np.median(times):.2f} s, slowest {max(times):.2f} s")
+    table([(kind, *(c[k] for k in columns)) for kind, c in counts.items()] + [("all", *(total[k] for k in columns))],
+          ("kind", *columns))
+    return times
+
+
+def _judge_contract_mutant(name, mutant, box, listed=False):
+    """``(Counter of what happened, the self-check's seconds)``, the Counter None for a mutant right everywhere (never
+    with ``listed``, which prints every mutant's line, to compare two runs mutant by mutant)."""
+    from course_grader import sandbox
+    from course_grader.marking import grade_answer
+
+    fn = m.define(mutant.source, name)
+    started = time.perf_counter()
+    mine = verdict_for(fn)
+    seconds = time.perf_counter() - started
+    grader = verdict_for(fn, secret=m.SECRET)
+    if not listed and mine.passed and grader.passed and all(verdict_for(fn, secret=s).passed for s in MORE_SECRETS):
+        return None, seconds
+    handed = grade_answer(box, name, mutant.source, m.SECRET, sandbox.Limits(), previewed=True) if box else None
+    said = " ".join(mine.keys()) + " " + mine.explanation()
+    wrong = [c for c in mine.causes if not any(w in c.sentence for w in CONTRACT_WORDS[mutant.kind])]
+    word = Counter({"mutants": 1, "failed self-check": int(not mine.passed), "failed grader": int(not grader.passed),
+                    "failed hand-in": int(handed is not None and handed.status != "passed"),  # no points there
+                    "passed": int(mine.passed or grader.passed), "misleading": int(bool(wrong))})
+    if not mine.passed and not wrong:
+        word["on the cause" if any(w in said for w in CONTRACT_WORDS[mutant.kind]) else "honest"] += 1
+    if listed:
+        print(f"MUTANT\t{name}\t{mutant.kind}\t{seconds:.2f} s\t" +
+              "\t".join(f"{k}={v}" for k, v in sorted(word.items())))
+    if mine.passed or grader.passed or wrong:
+        print(f"  {'misleading' if wrong else 'passed'}: {name}: {mutant.kind} (self-check {mine.passed}, grader "
+              f"{grader.passed}) {mine.explanation()[:200]}")
+    return word, seconds
+
+
 def fresh_table():
     """Issue 37's forty wrong answers (``tests/fresh_answers.py``), half of them right on the lessons' inputs only:
     on the cause, honest, vague, misleading, passed the self-check, passed the grader; and its right ones."""
@@ -375,10 +446,16 @@ def main(argv=None):
     parser.add_argument("--exercise", action="append", help="only this exercise (may repeat)")
     parser.add_argument("--doubles", type=int, default=30, help="double mutants per exercise (default 30)")
     parser.add_argument("--show", type=int, default=10, help="print this many misleading or passing mutants")
+    parser.add_argument("--contract-only", action="store_true", help="only the contract mutants' table")
+    parser.add_argument("--no-sandbox", action="store_true", help="the contract mutants without the hand-in service")
+    parser.add_argument("--list", action="store_true", help="every contract mutant, each on a line of its own")
     args = parser.parse_args(argv)
     names = args.exercise or list(EXERCISES)
     started = time.perf_counter()
-    times = mutant_table(names, args.doubles, args.show)
+    times = mutant_table(names, args.doubles, args.show) if not args.contract_only else {}
+    contract_table(names, hand_in=not args.no_sandbox, listed=args.list)
+    if args.contract_only:
+        return 0
     reach_table(names)
     fresh_table()
     natural_table()

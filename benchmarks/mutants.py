@@ -31,6 +31,17 @@ same, since the docstrings allow other inputs:
   value (2 heads);
 - ``no shift``: a softmax's maximum not subtracted before ``exp`` (right while the scores are small).
 
+And the kinds right in their values on one call of the lesson's inputs, each breaking one promise beyond the values
+that every exercise keeps (``CONTRACT``, issue 49: ``contract_mutants``), each a wrapper around the whole solution:
+
+- ``cache``: the result of the first call for each shape of the inputs kept, and a copy of it given back;
+- ``random``: dropout of one entry in ten on the result, drawn from ``np.random``;
+- ``dtype change``: the result cast to float64, whatever the inputs' dtype;
+- ``contiguity``: each input array read from its memory as if it were C-ordered (its bytes in the order they lie);
+- ``dropped refusal``: an input the solution refuses (raises for) answered with a result;
+- ``precision at large offsets``: every input of 1000 or more computed in float32;
+- ``smallest input``: every axis of size 1 squeezed out of the result (a 0-d one made 1-d).
+
 ``mutants(source, name)`` yields ``Mutant(kind, description, source)``; the
 harness ``judge_mutant`` runs one through the self-check's judgement
 (``encoder_lib.grading.self_check.verdict_for``) and says whether it computes the same as
@@ -53,6 +64,36 @@ from encoder_lib.grading.exercises import EXERCISES
 FIXTURE_ONLY = ("float32", "clipped", "hard-coded", "no shift")
 #: The kinds made on the whole function, not at one of its nodes (``_whole_function_mutants``).
 WHOLE_FUNCTION = ("twice", "residual", "float32", "clipped", "hard-coded")
+CONTRACT = ("cache", "random", "dtype change", "contiguity", "dropped refusal", "precision at large offsets",
+            "smallest input")
+#: Each contract kind's wrapper: the lines of ``def <name>(*args, **kwargs)`` around ``once``, the solution renamed.
+_CONTRACT_BODIES = {
+    "cache": ("the first result for each shape of the inputs kept and given back", (
+        "    key = repr([getattr(a, 'shape', a) for a in args if not isinstance(a, (dict, list)) and not callable(a)])\n"
+        "    if key not in _KEPT:\n        _KEPT[key] = {once}(*args, **kwargs)\n"
+        "    out = _KEPT[key]\n"
+        "    return tuple(o.copy() for o in out) if isinstance(out, tuple) else out.copy()\n")),
+    "random": ("dropout of one entry in ten on the result", (
+        "    out = {once}(*args, **kwargs)\n    first = out[0] if isinstance(out, tuple) else out\n"
+        "    first = first * (np.random.random(first.shape) >= 0.1).astype(first.dtype) / first.dtype.type(0.9)\n"
+        "    return (first, *out[1:]) if isinstance(out, tuple) else first\n")),
+    "dtype change": ("the result cast to float64", (
+        "    out = {once}(*args, **kwargs)\n"
+        "    return tuple(np.asarray(o, np.float64) for o in out) if isinstance(out, tuple) else "
+        "np.asarray(out, np.float64)\n")),
+    "contiguity": ("each input array read from memory as if C-ordered", (
+        "    args = [np.frombuffer(a.tobytes(order='A'), a.dtype).reshape(a.shape) if isinstance(a, np.ndarray) "
+        "and a.ndim else a for a in args]\n    return {once}(*args, **kwargs)\n")),
+    "dropped refusal": ("a result (zeros) where the solution raises", (
+        "    try:\n        return {once}(*args, **kwargs)\n    except Exception:\n        return np.zeros(1)\n")),
+    "precision at large offsets": ("every input of 1000 or more computed in float32", (
+        "    args = [a.astype(np.float32).astype(a.dtype) if isinstance(a, np.ndarray) and a.dtype.kind == 'f' and "
+        "a.size and np.abs(a).max() >= 1000 else a for a in args]\n    return {once}(*args, **kwargs)\n")),
+    "smallest input": ("every axis of size 1 squeezed out of the result", (
+        "    out = {once}(*args, **kwargs)\n"
+        "    return tuple(np.atleast_1d(np.squeeze(o)) for o in out) if isinstance(out, tuple) else "
+        "np.atleast_1d(np.squeeze(out))\n")),
+}
 KINDS = ("operator", "constant", "axis", "keepdims", "transpose", "dropped term", "dropped argument", "off by one",
          "moved", "order", "residual", "twice") + FIXTURE_ONLY
 _MOVABLE = {"erf", "sqrt", "exp", "tanh", "log"}
@@ -243,6 +284,14 @@ def _whole_function_mutants(tree, function, name):
         yield ("hard-coded", f"{parameter} written as {value}", body.replace(
             ast.unparse(function).split("\n", 1)[0], ast.unparse(function).split("\n", 1)[0] +
             f"\n    {parameter} = {value}", 1))
+
+
+def contract_mutants(source, name):
+    """The mutants of the solution ``source`` of the ``CONTRACT`` kinds, each the solution renamed and wrapped."""
+    body = ast.unparse(ast.parse(_solution_body(source))).replace(f"def {name}(", f"def _{name}_once(", 1)
+    for kind, (description, wrapper) in _CONTRACT_BODIES.items():
+        yield Mutant(kind, description, f"_KEPT = {{}}\n\n\n{body}\n\n\ndef {name}(*args, **kwargs):\n"
+                                        + wrapper.format(once=f"_{name}_once"))
 
 
 def _lesson_cases(name):

@@ -31,7 +31,10 @@ def some_mutants(name, most=PER_EXERCISE):
 #: small to show in any property (an eps halved moves a post-norm's output by about 1e-6) or one no variant of the
 #: model reproduces. A mutant that leaves this list by getting specific feedback is welcome; one that joins it fails.
 VAGUE = {("encoder_block", "0 -> 1 at line 10"), ("post_norm", "1e-05 -> 5e-06 at line 1"),
-         ("pre_norm", "1e-05 -> 5e-06 at line 1")}
+         ("pre_norm", "1e-05 -> 5e-06 at line 1"),
+         # wrong wherever the default base is used, the lesson's checks among them: which of the drawn checks fail is
+         # not said, since the lesson's checks' features are not known (issue 49, item 2)
+         ("rope", "10000.0 -> 5000.0 at line 1")}
 
 
 def test_the_mutator_makes_each_kind_of_mutation():

@@ -97,11 +97,13 @@ def _all_arrays(value):
 
 
 def _layout_score(case):
-    """The case most telling of a memory layout: the most inputs of two axes or more (each of 2 or more), then the
-    fewest numbers (all-MiniLM-L6-v2's weights are 14 MB)."""
-    arrays = _top_arrays(case)
-    return sum(a.ndim >= 2 and min(a.shape[-2:]) >= 2 for a in arrays), max((a.ndim for a in arrays), default=0), \
-        -sum(a.size for a in _all_arrays([case.args, case.kwargs]))
+    """The case most telling of what an answer does with its inputs: the most inputs of two axes or more (each of 2 or
+    more), the most axes, a result of a dozen different numbers or more (a result that does not move with its
+    inputs' values shows nothing), then the fewest numbers in (all-MiniLM-L6-v2's weights are 14 MB)."""
+    arrays, results = _top_arrays(case), case.expected if isinstance(case.expected, tuple) else (case.expected,)
+    distinct = sum(len(np.unique(r)) for r in results if isinstance(r, np.ndarray))
+    return (sum(a.ndim >= 2 and min(a.shape[-2:]) >= 2 for a in arrays), max((a.ndim for a in arrays), default=0),
+            min(distinct, 12), -sum(a.size for a in _all_arrays([case.args, case.kwargs])))
 
 
 def _changes_layout(case, layout):
