@@ -14,7 +14,7 @@ import pytest
 
 from encoder_lib.grading import EXERCISES, hint_area, ladder, opening
 from encoder_lib.grading.contract import hints as contract_hints
-from encoder_lib.grading.self_check import FUNCTIONS, LAST, check as grading_check, hint, verdict_for
+from encoder_lib.grading.self_check import FUNCTIONS, LAST, check as grading_check, defined_now, hint, verdict_for
 from mistakes import MISTAKES
 from test_exercises import ANSWERS, define
 
@@ -198,6 +198,19 @@ def test_a_hint_judges_the_function_defined_now(fresh_hints, monkeypatch):
     fresh = run_hint("softmax")
     assert fresh.startswith("What is wrong, on one check.") and "The idea." not in fresh, fresh
     assert LAST["softmax"].answer == verdict_for(define(WITHOUT_MAX)["softmax"]).answer
+
+
+def test_in_a_notebook_the_function_defined_now_is_the_kernel_s(fresh_hints, monkeypatch):
+    """In a kernel the hint button's press finds the function in the notebook's namespace, which a cell run after
+    the self-check has changed (the button's callback runs between cells)."""
+    class Shell:
+        user_ns = {"softmax": define(WITHOUT_MAX)["softmax"]}
+
+    grading_check(define(OVER_EVERY_ENTRY)["softmax"])
+    monkeypatch.setattr(hint_area, "shell", lambda: Shell())
+    assert defined_now("softmax") is Shell.user_ns["softmax"]
+    run_hint("softmax")
+    assert FUNCTIONS["softmax"] is Shell.user_ns["softmax"]
 
 
 def test_a_hint_waits_for_a_self_check_and_a_right_answer_needs_none(fresh_hints):
