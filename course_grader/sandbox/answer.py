@@ -19,6 +19,7 @@ import types
 import warnings
 
 import numpy as np
+import numpy.random  # noqa: F401 - imported here, once a sandbox: every answer's process watches it (wire.RandomWatch)
 
 import numeric
 import wire

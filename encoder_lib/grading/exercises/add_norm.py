@@ -201,8 +201,8 @@ def post_norm_output_is_normalised(ev):
         return None
     return Finding("post:not-normalised",
                    f"{ev.where()} post-norm's output is a layer norm's output, so without gamma and beta its rows have "
-                   f"mean 0 and variance {span(right_variances)}; yours have means {span(means, target=0)} and "
-                   f"variances {span(variances)}.")
+                   f"mean 0 and variance {span(right_variances, target=float(np.mean(variances)))}; yours have means "
+                   f"{span(means, target=0)} and variances {span(variances, target=float(np.mean(right_variances)))}.")
 
 
 def pre_norm_output_is_not_normalised(ev):
