@@ -136,6 +136,9 @@ def _row(seeded, student, lesson, name, status, note="", mistake="", diagnosis="
 
 def _learner(seeded, root, student, kind, rng, solutions, own):
     handed, wrong = _draw(rng, kind, len(solutions))
+    if kind == "unlisted":  # each in turn, so that a class of any size draws each of them
+        unlisted = UNLISTED[(sum(k == "unlisted" for k in seeded.kinds.values()) - 1) % len(UNLISTED)]
+        wrong = {unlisted.exercise: unlisted}
     for n, (lesson, solution) in enumerate(solutions.items()):
         names = [name for name, e in EXERCISES.items() if e.lesson == lesson]
         if n >= handed:
