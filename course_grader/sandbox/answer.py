@@ -281,10 +281,11 @@ def _top(inputs):
 
 class Calls:
     """What the answer's calls leave for the next: the arrays a contract check kept (``wire.given``'s ``keep``), the
-    results returned (to tell a result that shares memory with an earlier one), the watch on random numbers."""
+    results returned by their shapes (to tell a result that shares memory with an earlier one: a kept array is
+    returned with its shape again), the watch on random numbers."""
 
     def __init__(self, channel):
-        self.kept, self.returned, self.watch = None, [], wire.RandomWatch()
+        self.kept, self.returned, self.watch = None, {}, wire.RandomWatch()
         self.watch.install()
         self.call = lambda name, args: (lambda h, f=stand_in(name, channel): f(h, *args))
 
@@ -301,10 +302,11 @@ def _outcome(function, i, given, calls):
         return {"kind": "raised", "case": i, "error": "MemoryError", "memory": True}
     except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the answer's own doing
         return {"kind": "raised", "case": i, "error": describe_exception(exc), "random": calls.watch.drew}
+    earlier = calls.returned.setdefault(tuple(a.shape for a in wire.arrays_in(value)), [])  # of the same shapes
     shares = [k for k, a in _top(given) if wire.shares_memory(value, a)] or \
-        (["earlier"] if any(wire.shares_memory(value, r) for r in calls.returned) else [])  # an earlier call's result
+        (["earlier"] if any(wire.shares_memory(value, r) for r in earlier) else [])  # an earlier call's result
     if _array_bytes(value) <= MAX_RESULT_BYTES:
-        calls.returned.append(value)
+        earlier.append(value)
     value, large = bounded_result(plain(value))
     return {"kind": "result", "case": i, "value": value, "shares": shares, "random": calls.watch.drew,
             **({"large": large} if large else {})}

@@ -24,7 +24,7 @@ from . import contract, hint_area, ladder, opening, solution_step
 from .compare import Raised, allowed_names, callable_inputs, hidden_rngs, plain, quietly
 from .exercises import EXERCISES
 from .verdict import Outcome, judge
-from .wire import RandomWatch, refill, same_values, shares_memory
+from .wire import RandomWatch, arrays_in, refill, same_values, shares_memory
 
 #: What the self-check says of an answer that still raises NotImplementedError.
 NOT_DONE = "not done yet. Write it in the cell above, run that cell, then run this one."
@@ -129,7 +129,7 @@ def run_cases(fn, cases):
     did besides returning measured (``Outcome``); NotImplementedError goes through."""
     exercise = exercise_of(fn)
     calls, names = allowed_names(exercise, cases), list(inspect.signature(exercise.reference).parameters)
-    outcomes, kept, watch, returned = [], None, RandomWatch(), []  # returned: the results themselves, kept alive
+    outcomes, kept, watch, returned = [], None, RandomWatch(), {}  # the results themselves, kept alive, by shapes
     undo = watch.install()
     try:
         for case in cases:
@@ -147,9 +147,10 @@ def run_cases(fn, cases):
                 outcomes.append(Outcome(raised=Raised.of(exc), changed=_changed_inputs(exercise, case, given),
                                         random=watch.drew))
                 continue
+            earlier = returned.setdefault(tuple(a.shape for a in arrays_in(value)), [])  # what a kept array shares
             outcomes.append(Outcome(value=_snapshot(value), changed=_changed_inputs(exercise, case, given),
-                                    shares=_shares(value, names, given, returned), random=watch.drew))
-            returned.append(value)
+                                    shares=_shares(value, names, given, earlier), random=watch.drew))
+            earlier.append(value)
     finally:
         undo()
     return outcomes
