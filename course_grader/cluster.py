@@ -203,7 +203,7 @@ class HostPool:
     needed and grading one learner at a time; one that dies is started again and its learner graded once more."""
 
     def __init__(self, size):
-        self.idle = queue.LifoQueue()
+        self.idle, self.size = queue.LifoQueue(), max(1, size)
         for _ in range(max(1, size)):
             self.idle.put(None)  # a place for a process, started when first needed
 
@@ -252,7 +252,19 @@ def host_pool():
     return _POOL
 
 
-_PREPARED = []
+_PREPARED, WARM = [], "warm"
+
+
+def warm():
+    """Start a Dask worker's grader processes and let each make what it shares now, not on its first learner
+    (the hand-in service's, at its start: a class's first hand-ins would wait seconds for it)."""
+    pool = host_pool()
+    started = [pool.idle.get() or Worker(grade_on_host, context="forkserver") for _ in range(pool.size)]
+    for process in started:
+        process.connection.send(WARM)
+    for process in started:
+        process.connection.recv()
+        pool.idle.put(process)
 
 
 def grade_on_host(task):
@@ -263,6 +275,8 @@ def grade_on_host(task):
         share_visible(sandbox.open_session())
         multiprocessing.util.Finalize(None, sandbox.close_session, exitpriority=10)
         _PREPARED.append(True)
+    if task == WARM:
+        return None
     try:
         return grade_learner(task)
     finally:

@@ -1,13 +1,9 @@
 """`make collect` takes the hand-in service's hand-ins as it takes the exchange's: ``python -m
-course_grader.handin.collect <lesson>``, run after nbgrader's collect of the same lesson.
+course_grader.handin.collect <lesson>``, after nbgrader's collect of the same lesson.
 
-For each learner, their latest hand-in to the service (by the service's own
-clock) goes to ``submitted/<student_id>/<lesson>/`` where it is later than
-what the exchange's collect put there (an earlier copy moved to
-``.replaced/``, never lost), and make collect's record of the lesson says
-its time and that the service timed it (``exchange.hand_in_time``). `make
-grade` then takes the service's verdict for that very notebook instead of
-grading it again (``store.reused``).
+Each learner's latest hand-in to the service goes to ``submitted/<roster id>/<lesson>/`` where it is later than
+what the exchange's collect put there (an earlier copy moved to ``.replaced/``), and make collect's record says
+the service timed it (``exchange.hand_in_time``); `make grade` then takes its verdict (``store.reused``).
 """
 
 import argparse
@@ -25,18 +21,6 @@ from .store import Store
 SOURCE = exchange.SERVICE
 
 
-def _readable(history, out):
-    """The latest hand-in of ``history`` whose notebook can be read, and its bytes (None, None: none); each
-    later one that could not be read said."""
-    for hand_in in reversed(history):
-        try:
-            return hand_in, hand_in.notebook.read_bytes()
-        except OSError as exc:
-            out(plain_text(f"could not read the hand-in of {hand_in.student} {hand_in.lesson} of "
-                           f"{hand_in.when:%Y-%m-%d %H:%M:%S} UTC ({exc.strerror}): an earlier one is taken"))
-    return None, None
-
-
 def take(root, lesson, out=print, students=None):
     """Collect ``lesson``'s hand-ins from the service into ``submitted/`` (``students``: theirs alone); returns how
     many were copied."""
@@ -46,14 +30,16 @@ def take(root, lesson, out=print, students=None):
     copied = 0
     for _, lesson_folder in sorted(store.learners_lessons()):
         history = store.history_in(lesson_folder) if lesson_folder.name == lesson else []
-        if not history or (students is not None and history[-1].student not in students):
+        hand_in = history[-1] if history else None
+        if hand_in is None or (students is not None and hand_in.student not in students):
             continue
-        if ids.id_problem(history[-1].student):  # a folder in submitted/ is named by the roster's id as it is
-            out(plain_text(f"not collected: {history[-1].student!r} cannot name a folder in submitted/ "
-                           f"({ids.id_problem(history[-1].student)})"))
-            continue
-        hand_in, data = _readable(history, out)
-        if hand_in is not None and _newer(hand_in, data, record):
+        try:  # a folder in submitted/ is named by the roster's id as it is
+            problem, data = ids.id_problem(hand_in.student), hand_in.notebook.read_bytes()
+        except OSError as exc:
+            problem = f"its notebook could not be read: {exc.strerror}"
+        if problem:
+            out(plain_text(f"not collected: {hand_in.student!r} {lesson} ({problem})"))
+        elif _newer(hand_in, data, record):
             _install_copy(hand_in, data, _learner_folder(submitted / hand_in.student) / lesson)
             record["hand_ins"][hand_in.student] = _entry(hand_in, data)
             out(plain_text(f"Collected from the hand-in service: {hand_in.student} {lesson} (handed in "

@@ -45,6 +45,8 @@ class Dispatcher:
         self.pool = cluster.Cluster(where, security=cluster_tls.security(self.root),
                                     unencrypted=cluster_tls.unencrypted_allowed(self.root)) if where else \
             cluster.Cluster.here(self.jobs)
+        self.warming = [self.pool.client.submit(cluster.warm, workers=[address], pure=False, key=f"warm-{address}")
+                        for address in self.pool.client.scheduler_info()["workers"]]  # ready before the first hand-in
         for hand_in in self.store.waiting():
             self.queue.add((hand_in.student, hand_in.lesson), hand_in)
         self.thread = threading.Thread(target=self._run, name="hand-in grader", daemon=True)

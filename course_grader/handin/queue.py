@@ -68,7 +68,3 @@ class FairQueue:
                 if waiting == key:
                     return n
             return None
-
-    def counts(self):
-        with self.lock:
-            return {"waiting": len(self.waiting), "grading": len(self.in_flight)}

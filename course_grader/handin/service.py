@@ -21,6 +21,7 @@ import datetime
 import hashlib
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -48,6 +49,7 @@ MOST_BYTES, MOST_CELLS, PER_MINUTE, MOST_WAITING = 10 * 2**20, 1000, 10, 2000
 TOKEN_PER_MINUTE, AT_ONCE, MOST_CONNECTIONS, HEADER_SECONDS, BODY_SECONDS = 300, 3, 400, 10, 60
 #: How long the course's roster, due dates and settings are taken as read; a notebook's reading at most.
 SETTINGS_SECONDS, CHECK_SECONDS = 30, 30
+UNKNOWN = "The hub does not know this token as a learner's: hand in from your own notebook on the course's hub."
 
 
 class Course:
@@ -153,8 +155,7 @@ class Service:
                                          for table in (self.times, self.hand_ins))
             self.refused, self.swept = {k: v for k, v in self.refused.items() if now - v < 60}, now
         if now - self.refused.get(key, -1e9) < 60:
-            raise Refusal(403, "The hub does not know this token as a learner's: hand in from your own notebook on "
-                               "the course's hub.")
+            raise Refusal(403, UNKNOWN)
         _count(self.times, key, TOKEN_PER_MINUTE, "requests")
         if self.open.get(key, 0) >= AT_ONCE:
             raise Refusal(429, f"You have {AT_ONCE} requests on their way already: wait for them.")
@@ -179,8 +180,7 @@ class Service:
         if not isinstance(model, dict) or model.get("kind", "user") != "user" or not isinstance(model.get("name"), str) \
                 or (handing_in and model.get("session_id")):  # a browser's login to the page hands nothing in
             self.refused[key] = time.monotonic()
-            raise Refusal(403, "The hub does not know this token as a learner's: hand in from your own notebook "
-                               "on the course's hub.")
+            raise Refusal(403, UNKNOWN)
         self.known[key] = time.monotonic()
         return self.course.learner(model["name"])
 
@@ -296,6 +296,8 @@ class _Handler(web.RequestHandler):
             self.student = await self.service.learner_of(token, key, handing_in=self.request.method == "POST")
             await self.admitted()
         except Refusal as refusal:
+            if refusal.status == 429 and self.key:  # a flood's connection waits (and counts) before it is told
+                await asyncio.sleep(1)
             self.answer(refusal.status, {"message": refusal.message})
 
     async def admitted(self):
@@ -323,9 +325,10 @@ class _Handler(web.RequestHandler):
 
     on_connection_close = on_finish
 
-    async def guarded(self, work, *args):
+    async def reply(self, status, pending):
+        """Answer with what ``pending`` (an awaitable) gives, or its refusal."""
         try:
-            status, body = await work(*args)
+            body = await pending
         except Refusal as refusal:
             status, body = refusal.status, {"message": refusal.message}
         self.answer(status, body)
@@ -352,37 +355,23 @@ class HandInsHandler(_Handler):
             self.file.write(chunk)
 
     async def post(self, lesson):
-        if self._finished:  # refused while it came
-            return
-        self.file.close()
-        self.file, upload, self.upload = None, self.upload, None
-
-        async def work():
-            try:
-                return 202, await self.service.take(self.student, lesson, upload)
-            except Refusal:
-                self.upload = upload  # removed on finish
-                raise
-        await self.guarded(work)
+        if not self._finished:  # else refused while it came
+            self.file.close()
+            self.file = None  # the upload stays, to be removed on finish, unless it is stored (moved) now
+            await self.reply(202, self.service.take(self.student, lesson, self.upload))
 
     async def get(self, lesson):
-        async def work():
-            return 200, {"hand_ins": await asyncio.to_thread(self.service.listing, self.student, lesson)}
-        await self.guarded(work)
+        await self.reply(200, asyncio.to_thread(lambda: {"hand_ins": self.service.listing(self.student, lesson)}))
 
 
 class HandInHandler(_Handler):
     async def get(self, lesson, name):
-        async def work():
-            return 200, await asyncio.to_thread(self.service.view, self.student, lesson, name)
-        await self.guarded(work)
+        await self.reply(200, asyncio.to_thread(self.service.view, self.student, lesson, name))
 
 
 class SolutionHandler(_Handler):
     async def get(self, exercise):
-        async def work():
-            return 200, await asyncio.to_thread(self.service.solution, self.student, exercise)
-        await self.guarded(work)
+        await self.reply(200, asyncio.to_thread(self.service.solution, self.student, exercise))
 
 
 def application(service, prefix):
@@ -414,10 +403,6 @@ class _Server(httpserver.HTTPServer):
 # ---------------------------------------------------------------- where it listens, and its supervisor
 
 
-def socket_folder(root):
-    return Path(root) / ".hand-in-service"
-
-
 def unix_socket(path):
     """A Unix socket at ``path``, in a folder that only this account may write (as may none of its parents but
     root): while the service is down, no other account can listen in its place. ValueError naming what is not."""
@@ -437,7 +422,6 @@ def unix_socket(path):
 def supervise(args, argv):
     """Hold the service's sockets and run the service in a process of its own, started again at once whenever it
     ends (after ten seconds where it ended five times in a minute)."""
-    import signal
     from urllib.parse import urlparse
 
     url = urlparse(args.url)
@@ -480,7 +464,7 @@ def main(argv=None):
     parser.add_argument("--unsafe", action="store_true", help="grade without a sandbox (never on a class's hub)")
     parser.add_argument("--listening", default=None, help=argparse.SUPPRESS)  # the supervisor's sockets
     args = parser.parse_args(argv)
-    args.socket = args.socket or str(socket_folder(Path(args.root).resolve()) / "hand-in.sock")
+    args.socket = args.socket or str(Path(args.root).resolve() / ".hand-in-service" / "hand-in.sock")
     os.umask(0o077)
     if args.listening is None:
         try:
@@ -502,6 +486,7 @@ async def serve(root, args):
                      body_timeout=BODY_SECONDS, idle_connection_timeout=HEADER_SECONDS)
     server.add_sockets([socket.socket(fileno=int(fd)) for fd in args.listening.split(",")])
     parent, done = os.getppid(), asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, done.set)
     PeriodicCallback(lambda: os.getppid() != parent and done.set(), 1000).start()  # the supervisor gone: so is it
     print(f"hand-in service of {root} at {args.url.rstrip('/')}/{args.prefix.lstrip('/')} and {args.socket}",
           flush=True)

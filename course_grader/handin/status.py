@@ -14,22 +14,22 @@ from collections import Counter
 from pathlib import Path
 
 from ..files import plain_text
-from .store import Store
+from .store import Store, folder_bytes
 
 #: The most waiting hand-ins listed one by one (the rest counted).
 MOST_LISTED = 50
 
 
 def latest_states(root):
-    """``{lesson: [(learner, latest HandIn, its state)]}``: graded, waiting or failed."""
+    """``{lesson: [(learner, latest HandIn, its state, hand-ins kept, their bytes)]}``: graded, waiting or failed."""
     store, found = Store(root), {}
     for _, lesson_folder in store.learners_lessons():
         history = store.history_in(lesson_folder)
         if history:
-            latest = history[-1]
-            verdict = latest.verdict()
+            latest, verdict = history[-1], history[-1].verdict()
             state = "waiting" if verdict is None else "failed" if verdict.get("failure") else "graded"
-            found.setdefault(latest.lesson, []).append((latest.student, latest, state))
+            found.setdefault(latest.lesson, []).append((latest.student, latest, state, len(history),
+                                                        sum(folder_bytes(h.folder) for h in history)))
     return found
 
 
@@ -37,17 +37,17 @@ def lines(root):
     """The teacher's summary, line by line."""
     store = Store(root)
     freed = sum(store.prune(lesson) for _, lesson in store.learners_lessons())
-    found, held = latest_states(root), store.held()
+    found = latest_states(root)
     if not found:
         return ["the hand-in service holds no hand-in yet (hand-ins/ is empty)"]
     said = [f"pruned what the service keeps no longer: {freed / 2**20:.1f} MB freed",
             f"{'lesson':28s} {'learners':>8s} {'kept':>6s} {'MB':>8s} {'graded':>7s} {'waiting':>8s} {'failed':>7s}"]
     waiting = []
     for lesson, rows in sorted(found.items()):
-        counts, (_, kept, size) = Counter(state for _, _, state in rows), held.get(lesson, (0, 0, 0))
+        counts, kept, size = Counter(row[2] for row in rows), sum(row[3] for row in rows), sum(row[4] for row in rows)
         said.append(f"{lesson:28s} {len(rows):8d} {kept:6d} {size / 2**20:8.1f} {counts['graded']:7d} "
                     f"{counts['waiting']:8d} {counts['failed']:7d}")
-        waiting += [(hand_in.when, student, lesson) for student, hand_in, state in rows if state == "waiting"]
+        waiting += [(hand_in.when, student, lesson) for student, hand_in, state, _, _ in rows if state == "waiting"]
     for when, student, lesson in sorted(waiting)[:MOST_LISTED]:
         said.append(plain_text(f"  waiting: {student} {lesson}, handed in {when:%Y-%m-%d %H:%M:%S} UTC"))
     if len(waiting) > MOST_LISTED:

@@ -249,7 +249,7 @@ class Store:
             names = _names(lesson)
             graded = [n for n in names if (Path(lesson) / n / VERDICT).is_file()]
             for name in names:
-                size = _size(Path(lesson) / name)
+                size = folder_bytes(Path(lesson) / name)
                 held += size
                 if name != names[-1] and name not in graded[-1:]:
                     removable.append((name, Path(lesson) / name, size))
@@ -258,16 +258,6 @@ class Store:
                 break
             held -= size if _remove(folder) else 0
         return held
-
-    def held(self):
-        """``{lesson: (learners, hand-ins, bytes)}`` of everything kept."""
-        found = {}
-        for _, lesson in self.learners_lessons():
-            names = _names(lesson)
-            learners, count, size = found.get(lesson.name, (0, 0, 0))
-            found[lesson.name] = (learners + bool(names), count + len(names),
-                                  size + sum(_size(lesson / n) for n in names))
-        return found
 
     # ---------------------------------------------------------------- the answers marked
 
@@ -296,13 +286,13 @@ def _entries(folder):
         return []
 
 
-def _size(folder):
+def folder_bytes(folder):
     return sum(e.stat(follow_symlinks=False).st_size for e in _entries(folder) if e.is_file(follow_symlinks=False))
 
 
 def _remove(folder):
     """Remove a hand-in's ``folder``; the bytes its files held (0 where it could not be removed)."""
-    size = _size(folder)
+    size = folder_bytes(folder)
     shutil.rmtree(folder, ignore_errors=True)
     return 0 if os.path.lexists(folder) else size
 

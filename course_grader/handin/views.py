@@ -1,18 +1,10 @@
 """What a learner is shown of a hand-in: the course's one setting decides what before the due date.
 
-``c.EncoderCourse.hand_in_feedback`` in ``nbgrader_config.py``:
-
-- ``"checks"`` (the default): per exercise the points, the self-check's own
-  verdict on the visible checks (how many passed, the verified cause or what
-  was measured) and the hint ladder's first rung;
-- ``"counts"``: the same, and how many of the hidden checks passed;
-- ``"off"`` (an exam): "handed in at ..." and nothing of the grading.
-
-Never a hidden check's input or result, never a solution: before the due
-date the words come from ``marking.preview``, judged on the visible cases
-alone. After the learner's due date (their extension, else the lesson's),
-every setting shows the full feedback: each exercise's note as the feedback
-page ``make release-feedback`` releases has it.
+``c.EncoderCourse.hand_in_feedback``: ``"checks"`` (the default: per exercise the points, the visible checks'
+verdict, the verified cause or what was measured, the first hint), ``"counts"`` (also how many hidden checks
+passed) or ``"off"`` (an exam: "handed in at", nothing of the grading). Never a hidden check's input or result,
+never a solution: before the due date the words come from ``marking.preview``, judged on the visible cases alone.
+After the learner's due date (their extension, else the lesson's), the full note of the feedback page.
 """
 
 from ..files import plain_text

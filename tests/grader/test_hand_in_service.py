@@ -155,13 +155,15 @@ def test_a_wrong_answer_s_verdict_names_its_cause_and_holds_no_hidden_input(cour
     assert row["points"] == 0, "the stored verdict is make grade's, hidden checks and all"
 
 
-def test_a_learner_handing_in_a_hundred_times_a_minute_holds_one_grader_and_one_place(course, service):
+def test_a_learner_handing_in_thirty_times_a_minute_holds_one_grader_and_one_place(course, service):
+    """Past the rate, each refusal comes a second late (a flood's connection waits, and counts, before it is
+    told): thirty hand-ins take about twenty seconds, all within the minute."""
     from course_grader.handin.service import PER_MINUTE
 
-    answers = [post(service, LESSON, "t-di", solved(course)) for _ in range(100)]
+    answers = [post(service, LESSON, "t-di", solved(course)) for _ in range(PER_MINUTE + 20)]
     taken = [body for status, body in answers if status == 202]
     refused = [body for status, body in answers if status == 429]
-    assert len(taken) == PER_MINUTE and len(refused) == 100 - PER_MINUTE
+    assert len(taken) == PER_MINUTE and len(refused) == 20
     assert "the next is taken in" in refused[0]["message"]
     status, other = post(service, LESSON, "t-bo", wrong(course))
     assert status == 202
@@ -219,6 +221,7 @@ def _files(root):
 
 def test_make_grade_takes_the_service_s_verdicts_as_its_own_byte_for_byte(course, service, tmp_path):
     from course_grader.handin.collect import take
+    from course_grader.handin.store import Store
 
     for token in ("t-ada", "t-bo"):
         status, body = post(service, LESSON, token, solved(course) if token == "t-ada" else wrong(course))
@@ -227,6 +230,9 @@ def test_make_grade_takes_the_service_s_verdicts_as_its_own_byte_for_byte(course
             status, body = post(service, LESSON, token, solved(course) if token == "t-ada" else wrong(course))
         assert status == 202, body
         assert verdict(service, body["key"], token)[1]["state"] == "graded"
+    deadline = time.monotonic() + 120  # every learner's latest graded, whatever this module's tests left waiting
+    while Store(course).waiting() and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert take(course, LESSON, out=lambda line: None) >= 2
     batch = tmp_path / "batch"
     shutil.copytree(course, batch, symlinks=True, ignore=shutil.ignore_patterns("*.sock"))

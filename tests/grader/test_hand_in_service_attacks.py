@@ -46,22 +46,27 @@ FICKLE = '''def softmax(x, axis=-1):
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def served(tmp_path_factory):
+    """The course after `make student` with its roster, the stand-in for the hub, and the service on them."""
     root = course_after_make_student(tmp_path_factory, "hand-in-attacks")
     write_roster(root, ROSTER)
-    return root
+    with FakeHubApi(TOKENS) as api, ServiceProcess(root, api.url) as running:
+        yield root, api, running
 
 
-@pytest.fixture(scope="module")
-def hub():
-    with FakeHubApi(TOKENS) as api:
-        yield api
+@pytest.fixture
+def course(served):
+    return served[0]
 
 
-@pytest.fixture(scope="module")
-def service(course, hub):
-    with ServiceProcess(course, hub.url) as running:
-        yield running
+@pytest.fixture
+def hub(served):
+    return served[1]
+
+
+@pytest.fixture
+def service(served):
+    return served[2]
 
 
 def solved(course):
