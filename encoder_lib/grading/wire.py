@@ -334,13 +334,10 @@ SUBCLASS = "{}, a subclass of np.ndarray"
 
 
 def laid_out(a, layout=""):
-    """A new array of ``a``'s values in ``layout``: "fortran" (column-major), "transposed" (its last two axes swapped
-    in memory, as the transpose of a C-ordered array is), "strided" (every second entry of a larger array, along the
-    last axis) or "read-only"; else C-ordered and writeable."""
+    """A new array of ``a``'s values in ``layout``: "fortran" (column-major), "strided" (every second entry of a larger
+    array, along the last axis) or "read-only"; else C-ordered and writeable."""
     if layout == "fortran":
         return np.array(a, order="F")
-    if layout == "transposed" and a.ndim >= 2:
-        return np.swapaxes(np.swapaxes(a, -1, -2).copy(), -1, -2)
     if layout == "strided" and a.ndim >= 1:
         return np.repeat(a, 2, axis=-1)[..., ::2]
     out = np.array(a)
@@ -409,32 +406,32 @@ def shares_memory(value, other):
 
 
 class RandomWatch:
-    """Did a call draw random numbers? After ``with watch:``, ``drew`` says whether numpy's or Python's global generator
-    moved, or a generator seeded by the system was made (``np.random.default_rng()``, once ``install`` has run)."""
+    """Did a call draw random numbers? After ``with watch:``, ``drew`` says whether it called one of numpy's or Python's
+    global random functions (``np.random.rand``, ``random.random``) or made a generator seeded by the system
+    (``np.random.default_rng()``): ``install`` wraps each to count its calls, at no cost where none is made."""
 
     def __init__(self):
-        self.seedless, self.drew = 0, False
+        self.draws, self.drew = 0, False
 
-    def install(self):  # returns what puts numpy's own default_rng back
-        original = np.random.default_rng
+    def install(self):  # returns what puts numpy's and Python's own functions back
+        found = [(m, n, getattr(m, n)) for m, shared in ((np.random, np.random.mtrand._rand), (random, random._inst))
+                 for n in m.__all__ if getattr(getattr(m, n), "__self__", None) is shared or n == "default_rng"]
+        for module, name, function in found:
+            setattr(module, name, self._counted(function, name == "default_rng"))
+        return lambda: [setattr(module, name, function) for module, name, function in found]
 
-        def default_rng(seed=None):
-            self.seedless += seed is None
-            return original(seed)
-
-        np.random.default_rng = default_rng
-        return lambda: setattr(np.random, "default_rng", original)
-
-    def _state(self):
-        legacy = np.random.get_state()
-        return legacy[1].tobytes(), legacy[2], random.getstate(), self.seedless
+    def _counted(self, function, seeded_by_the_system):
+        def counted(*args, **kwargs):
+            self.draws += not seeded_by_the_system or (args[0] if args else kwargs.get("seed")) is None
+            return function(*args, **kwargs)
+        return counted
 
     def __enter__(self):
-        self.before = self._state()
+        self.before = self.draws
         return self
 
     def __exit__(self, *_):
-        self.drew = self._state() != self.before
+        self.drew = self.draws != self.before
 
 
 # ---------------------------------------------------------------- framing, with deadlines

@@ -9,8 +9,7 @@ from ..symptoms import Finding
 #: How many of the promises broken a verdict says (the most telling first).
 MOST = 3
 #: The layouts a check gives its inputs in, with the words its finding says of them.
-LAYOUTS = {"fortran": "in Fortran order (column-major)",
-           "transposed": "each the transpose of a C-ordered array (its last two axes swapped in memory)",
+LAYOUTS = {"fortran": "in Fortran order (column-major: for two axes, a C-ordered array's transpose)",
            "strided": "each every second entry of a larger array (a slice with a step)",
            "read-only": "read-only"}
 #: The findings that say an answer's values are not a function of its inputs alone: no cause is sought in them.
