@@ -224,7 +224,8 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scra
         hubs.run_teacher(course, f".venv/bin/nbgrader db student add {user}", teacher_env)
     hub = hubs.LocalHub(scratch, server_env, LEARNERS)
     service_port = hubs.free_port()
-    hub.extra_config = classroom.hand_in_service_config(course, service_port, environment={hubs.MARKER: hub.token})
+    hub.extra_config = classroom.hand_in_service_config(course, service_port, environment={hubs.MARKER: hub.token},
+                                                        socket=scratch / "service" / "hand-in.sock")  # < 100 bytes
     with hub:
         link = hubs.link_for(readme_link_template(), hub.base, remote)
         # in a thread of its own: the session's sync Playwright (conftest's one Chromium) may hold this one's loop

@@ -167,14 +167,15 @@ SERVICE_PORT = 10101
 SERVICE_URL_VARIABLE = "ENCODER_COURSE_HAND_IN_URL"
 
 
-def hand_in_service_config(course, port=SERVICE_PORT, environment=None, user=None):
+def hand_in_service_config(course, port=SERVICE_PORT, environment=None, user=None, socket=None):
     """The lines of ``jupyterhub_config.py`` that make the hub start the course's hand-in service (a managed
     service, run with the teacher's copy of the course at ``course`` and its ``.venv``) and tell every learner's
     server where it is: its Unix socket, in a folder of the course only the service's account may write (no other
     account can listen there in its place); the hub's proxy reaches its page at ``port``. ``user``: the system
-    account it runs as (the teacher's, where the hub runs as root)."""
+    account it runs as (the teacher's, where the hub runs as root); ``socket``: another path for the socket (a Unix
+    socket's path has at most 100 bytes)."""
     course = str(course).rstrip("/")
-    socket = f"{course}/.hand-in-service/hand-in.sock"
+    socket = str(socket or f"{course}/.hand-in-service/hand-in.sock")
     spec = {"name": SERVICE, "url": f"http://127.0.0.1:{port}", "cwd": course, "oauth_no_confirm": True,
             "command": [f"{course}/.venv/bin/python", "-m", "course_grader.handin.service", "--root", course,
                         "--socket", socket],
