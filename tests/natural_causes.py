@@ -140,6 +140,15 @@ CAUSES = {
     "bert_block_no_output_projection": ("attention_without_the_output_projection", "`p['w_o']`", "`p['b_o']`"),
     "bert_block_attention_weights_transposed": ("used transposed",),
     "bert_block_ignores_padding_mask": ("bert_block_without_the_mask", "`padding_mask` is ignored"),
+    # 09
+    "rms_norm_norm_over_sqrt_d_no_eps": ("without adding `eps`",),
+    "rms_norm_one_rms_for_everything": ("over every entry at once",),
+    "rms_norm_variance": ("rms_norm_divides_by_the_standard_deviation",),
+    "rope_interleaved_not_put_back": ("each pair goes back to columns 2i and 2i + 1",),
+    "rope_ignores_layout": ("`layout` is ignored", "rope_other_layout"),
+    "blockwise_no_scaling": ("without dividing by the square root", "without multiplying by a term"),
+    "blockwise_mask_sets_zero": ("the replacement is 0 instead of -inf",),
+    "blockwise_ignores_the_mask": ("nothing is replaced", "`padding_mask` is ignored"),
 }
 
 #: What else a two-slip natural answer's second slip may be told, besides its own cause: the course's

@@ -1783,4 +1783,217 @@ def bert_block(x, params, n_heads, padding_mask=None):
     h = layer_norm(x + attention(x, params["attn"]), params["norm1"])
     return layer_norm(h + feed_forward(h, params["ffn"]), params["norm2"])
 ''', bugs=2),
+    # ------------------------------------------------------------------ 09 rms_norm
+    Natural("rms_norm", "rms_norm_norm_over_sqrt_d_no_eps",
+            "It divides by the vector norm over sqrt(d), the root mean square without eps, so a row of zeros "
+            "gives 0 / 0 and tiny rows are blown up instead of damped.", '''
+def rms_norm(x, gamma=None, eps=1e-5):
+    rms = np.linalg.norm(x, axis=-1, keepdims=True) / np.sqrt(x.shape[-1])
+    y = x / rms
+    return y if gamma is None else y * gamma
+''', bugs=2),
+    Natural("rms_norm", "rms_norm_root_of_the_sum",
+            "It takes the square root of the sum of squares, not of their mean, so every row is d times too "
+            "small in square (sqrt(d) too small).", '''
+def rms_norm(x, gamma=None, eps=1e-5):
+    out = x / np.sqrt(np.sum(x ** 2, axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        out = out * gamma
+    return out
+'''),
+    Natural("rms_norm", "rms_norm_adds_gamma",
+            "It adds gamma instead of multiplying by it.", '''
+def rms_norm(x, gamma=None, eps=1e-5):
+    out = x / np.sqrt(np.mean(np.square(x), axis=-1, keepdims=True) + eps)
+    if gamma is not None:
+        out = out + gamma
+    return out
+'''),
+    Natural("rms_norm", "rms_norm_one_rms_for_everything",
+            "It takes one mean square over the whole array instead of one per row.", '''
+def rms_norm(x, gamma=None, eps=1e-5):
+    out = x / np.sqrt(np.mean(x * x) + eps)
+    return out * gamma if gamma is not None else out
+'''),
+    Natural("rms_norm", "rms_norm_variance",
+            "It divides by the standard deviation (the mean square of the centred row) instead of the root mean "
+            "square of the row itself.", '''
+def rms_norm(x, gamma=None, eps=1e-5):
+    var = np.var(x, axis=-1, keepdims=True)
+    out = x / np.sqrt(var + eps)
+    if gamma is not None:
+        out *= gamma
+    return out
+'''),
+    # ------------------------------------------------------------------ 09 rope
+    Natural("rope", "rope_interleaved_not_put_back",
+            "In the interleaved layout it turns the right pairs but returns the turned halves side by side, as "
+            "the half layout does, instead of putting each pair back into columns 2i and 2i + 1.", '''
+def rope(x, base=10000.0, layout="half"):
+    if layout not in ("half", "interleaved"):
+        raise ValueError(f"layout must be 'half' or 'interleaved', got {layout!r}")
+    n, d = x.shape[-2], x.shape[-1]
+    freqs = base ** (-np.arange(0, d, 2) / d)
+    ang = np.arange(n)[:, None] * freqs[None, :]
+    c, s = np.cos(ang).astype(x.dtype), np.sin(ang).astype(x.dtype)
+    if layout == "half":
+        x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    else:
+        x1, x2 = x[..., ::2], x[..., 1::2]
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1)
+'''),
+    Natural("rope", "rope_ignores_layout",
+            "It always uses the half layout, whatever layout asks for.", '''
+def rope(x, base=10000.0, layout="half"):
+    if layout not in ("half", "interleaved"):
+        raise ValueError(f"layout must be 'half' or 'interleaved', got {layout!r}")
+    n, d = x.shape[-2], x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    ang = np.arange(n)[:, None] * theta
+    c, s = np.cos(ang).astype(x.dtype), np.sin(ang).astype(x.dtype)
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1)
+'''),
+    Natural("rope", "rope_floor_division_in_exponent",
+            "It computes the exponent -2i / d_head with floor division, so every pair but the first turns at the "
+            "speed base^-1 (or all at the same speed) instead of its own.", '''
+def rope(x, base=10000.0, layout="half"):
+    if layout not in ("half", "interleaved"):
+        raise ValueError(f"layout must be 'half' or 'interleaved', got {layout!r}")
+    n, d = x.shape[-2], x.shape[-1]
+    theta = base ** (-(2 * np.arange(d // 2)) // d)
+    ang = np.outer(np.arange(n), theta)
+    c, s = np.cos(ang).astype(x.dtype), np.sin(ang).astype(x.dtype)
+    if layout == "interleaved":
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return np.stack([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1).reshape(x.shape)
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1)
+'''),
+    Natural("rope", "rope_float64_out",
+            "It builds the cosines and sines in float64 and does not cast them, so a float32 input comes back as "
+            "float64.", '''
+def rope(x, base=10000.0, layout="half"):
+    if layout not in ("half", "interleaved"):
+        raise ValueError(f"layout must be 'half' or 'interleaved', got {layout!r}")
+    n, d = x.shape[-2], x.shape[-1]
+    ang = np.arange(n)[:, None] * base ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(ang), np.sin(ang)
+    if layout == "interleaved":
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return np.stack([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1).reshape(x.shape)
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1)
+'''),
+    Natural("rope", "rope_sequence_from_the_first_axis",
+            "It takes the number of positions from x's first axis, which is a batch axis when x has one.", '''
+def rope(x, base=10000.0, layout="half"):
+    if layout not in ("half", "interleaved"):
+        raise ValueError(f"layout must be 'half' or 'interleaved', got {layout!r}")
+    n, d = len(x), x.shape[-1]
+    ang = np.arange(n)[:, None] * base ** (-np.arange(0, d, 2) / d)
+    c, s = np.cos(ang).astype(x.dtype), np.sin(ang).astype(x.dtype)
+    if layout == "interleaved":
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return np.stack([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1).reshape(x.shape)
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return np.concatenate([x1 * c - x2 * s, x1 * s + x2 * c], axis=-1)
+'''),
+    # ------------------------------------------------------------------ 09 blockwise_attention
+    Natural("blockwise_attention", "blockwise_no_scaling",
+            "It never divides the scores by sqrt(d_k).", '''
+def blockwise_attention(q, k, v, padding_mask=None, block=64):
+    m = np.full(q.shape[:-1] + (1,), -np.inf, dtype=q.dtype)
+    l = np.zeros(q.shape[:-1] + (1,), dtype=q.dtype)
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+    for i in range(0, k.shape[-2], block):
+        s = q @ np.swapaxes(k[..., i:i + block, :], -1, -2)
+        if padding_mask is not None:
+            s = np.where(padding_mask[..., None, i:i + block], -np.inf, s)
+        m2 = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_safe = np.where(np.isinf(m2), 0, m2)
+        corr = np.exp(m - m_safe)
+        p = np.exp(s - m_safe)
+        l = l * corr + p.sum(axis=-1, keepdims=True)
+        acc = acc * corr + p @ v[..., i:i + block, :]
+        m = m2
+    return acc / np.where(l == 0, 1, l)
+'''),
+    Natural("blockwise_attention", "blockwise_drops_the_last_short_block",
+            "Its loop stops before a last block shorter than block, so the last keys are never read.", '''
+def blockwise_attention(q, k, v, padding_mask=None, block=64):
+    scale = 1 / math.sqrt(q.shape[-1])
+    n = k.shape[-2]
+    m = np.full(q.shape[:-1] + (1,), -np.inf, dtype=q.dtype)
+    l = np.zeros(q.shape[:-1] + (1,), dtype=q.dtype)
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+    for i in range(0, max(n - block + 1, 1), block):
+        s = scale * (q @ np.swapaxes(k[..., i:i + block, :], -1, -2))
+        if padding_mask is not None:
+            s = np.where(padding_mask[..., None, i:i + block], -np.inf, s)
+        m2 = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_safe = np.where(np.isinf(m2), 0, m2)
+        corr = np.exp(m - m_safe)
+        p = np.exp(s - m_safe)
+        l = l * corr + p.sum(axis=-1, keepdims=True)
+        acc = acc * corr + p @ v[..., i:i + block, :]
+        m = m2
+    return acc / np.where(l == 0, 1, l)
+'''),
+    Natural("blockwise_attention", "blockwise_mask_sets_zero",
+            "It puts the padded keys' scores at 0 instead of -inf, so padded keys still get weight.", '''
+def blockwise_attention(q, k, v, padding_mask=None, block=64):
+    scale = 1 / math.sqrt(q.shape[-1])
+    m = np.full(q.shape[:-1] + (1,), -np.inf, dtype=q.dtype)
+    l = np.zeros(q.shape[:-1] + (1,), dtype=q.dtype)
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+    for i in range(0, k.shape[-2], block):
+        s = scale * (q @ np.swapaxes(k[..., i:i + block, :], -1, -2))
+        if padding_mask is not None:
+            s = np.where(padding_mask[..., None, i:i + block], 0.0, s)
+        m2 = np.maximum(m, s.max(axis=-1, keepdims=True))
+        corr = np.exp(m - m2)
+        p = np.exp(s - m2)
+        l = l * corr + p.sum(axis=-1, keepdims=True)
+        acc = acc * corr + p @ v[..., i:i + block, :]
+        m = m2
+    return acc / l
+'''),
+    Natural("blockwise_attention", "blockwise_ignores_the_mask",
+            "It never applies padding_mask, so padded keys are read like real ones.", '''
+def blockwise_attention(q, k, v, padding_mask=None, block=64):
+    scale = 1 / math.sqrt(q.shape[-1])
+    m = np.full(q.shape[:-1] + (1,), -np.inf, dtype=q.dtype)
+    l = np.zeros(q.shape[:-1] + (1,), dtype=q.dtype)
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+    for i in range(0, k.shape[-2], block):
+        s = scale * (q @ np.swapaxes(k[..., i:i + block, :], -1, -2))
+        m2 = np.maximum(m, s.max(axis=-1, keepdims=True))
+        corr = np.exp(m - m2)
+        p = np.exp(s - m2)
+        l = l * corr + p.sum(axis=-1, keepdims=True)
+        acc = acc * corr + p @ v[..., i:i + block, :]
+        m = m2
+    return acc / l
+'''),
+    Natural("blockwise_attention", "blockwise_correction_inverted",
+            "It multiplies the old sums by exp(new maximum - old maximum), the inverse of the right factor.", '''
+def blockwise_attention(q, k, v, padding_mask=None, block=64):
+    scale = 1 / math.sqrt(q.shape[-1])
+    m = np.full(q.shape[:-1] + (1,), -np.inf, dtype=q.dtype)
+    l = np.zeros(q.shape[:-1] + (1,), dtype=q.dtype)
+    acc = np.zeros(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+    for i in range(0, k.shape[-2], block):
+        s = scale * (q @ np.swapaxes(k[..., i:i + block, :], -1, -2))
+        if padding_mask is not None:
+            s = np.where(padding_mask[..., None, i:i + block], -np.inf, s)
+        m2 = np.maximum(m, s.max(axis=-1, keepdims=True))
+        m_safe = np.where(np.isinf(m2), 0, m2)
+        corr = np.exp(np.where(np.isinf(m), -np.inf, m_safe - m))
+        p = np.exp(s - m_safe)
+        l = l * corr + p.sum(axis=-1, keepdims=True)
+        acc = acc * corr + p @ v[..., i:i + block, :]
+        m = m2
+    return acc / np.where(l == 0, 1, l)
+'''),
 ]

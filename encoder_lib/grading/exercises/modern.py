@@ -194,25 +194,25 @@ def blockwise_cases(rng):
          [np.ones((1, 4)), rising, normal(rng, 10, 2)], {"block": 3}),
         ("a batch (2, 3, 5, 4) of 10 keys, blocks of 4 (the last one short)",
          [normal(rng, 2, 3, 5, 4), normal(rng, 2, 3, 10, 4), normal(rng, 2, 3, 10, 2)], {"block": 4}),
-        ("scores in the hundreds, blocks of 2", [normal(rng, 3, 4) * 20, normal(rng, 5, 4) * 20, normal(rng, 5, 2)],
-         {"block": 2}),
-        ("a padding mask, sequence 1 all padding, blocks of 2",
+        ("scores in the hundreds and values of about 10, blocks of 2",
+         [normal(rng, 3, 4) * 20, normal(rng, 5, 4) * 20, normal(rng, 5, 2) * 10], {"block": 2}),
+        ("a padding mask: sequence 0's first block all padding, sequence 1 all padding, blocks of 2",
          [normal(rng, 2, 3, 4), normal(rng, 2, 5, 4), normal(rng, 2, 5, 2)],
-         {"padding_mask": np.array([[False, False, False, True, True], [True] * 5]), "block": 2}),
+         {"padding_mask": np.array([[True, True, False, False, True], [True] * 5]), "block": 2}),
         ("one block holding every key (block 64)", [normal(rng, 3, 4), normal(rng, 5, 4), normal(rng, 5, 2)], {}),
     )
 
 
 def blockwise_draw(rng, point):
-    """q, k, v of the point's sizes; "large": scores in the thousands; "rising": each key scores more than the one
-    before it, so that every block raises each query's maximum."""
+    """q, k, v of the point's sizes; "large": scores in the hundreds and values of about 30; "rising": each key
+    scores more than the one before it, so that every block raises each query's maximum."""
     lead, s_k = point.lead, point["seq_k"]
     scale = 30.0 if point.regime == "large" else 1.0
     q, k = normal(rng, *lead, point["seq_q"], point["d_k"]) * scale, normal(rng, *lead, s_k, point["d_k"]) * scale
     if point.regime == "rising":
         q = np.abs(q) + 1
         k = np.abs(k) * 0.1 + np.linspace(0, 8, s_k)[:, None]
-    v = normal(rng, *lead, s_k, point["d_v"])
+    v = normal(rng, *lead, s_k, point["d_v"]) * (30.0 if point.regime == "large" else 1.0)
     kwargs = {"block": point["block"]}
     if point["mask"] != "none":
         mask = rng.random((*lead, s_k)) < 0.4 if point["mask"] == "some" else np.ones((*lead, s_k), dtype=bool)
