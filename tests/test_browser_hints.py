@@ -22,7 +22,10 @@ from conftest import require
 
 LESSON = "01_attention"
 WRONG = '''def softmax(x, axis=-1):
-    """Softmax of `x` along `axis`: positive weights that sum to 1 along that axis."""
+    """Softmax of `x` along `axis`: positive weights that sum to 1 along that axis.
+
+    Like el.softmax: a new array in x's dtype, the same on every call, any memory layout.
+    """
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum()
 '''
@@ -85,7 +88,7 @@ def test_the_hint_button_climbs_the_ladder_and_the_count_survives_a_restart(brow
         assert re.search(r"`softmax`: \d+ of \d+ checks passed", report) and \
             "the reduction runs over every entry at once" in report, report
 
-        for rung, words in enumerate(("What is wrong.", "The idea.", "A worked step."), start=1):
+        for rung, words in enumerate(("What is wrong, on one check.", "The idea.", "A worked step."), start=1):
             press_from_the_keyboard(notebook, cell)
             cell.locator(".jp-OutputArea-output", has_text=words).wait_for(timeout=30_000)
             if rung < 3:
@@ -122,6 +125,6 @@ def test_the_hint_button_climbs_the_ladder_and_the_count_survives_a_restart(brow
         cell = self_check_cell(notebook)
         cell.locator(BUTTON, has_text=DONE).wait_for(timeout=60_000)
         shown = " ".join(hint_text(cell))
-        for words in ("What is wrong.", "The idea.", "A worked step.", "The course's solution", "shifted = x"):
+        for words in ("What is wrong, on one check.", "The idea.", "A worked step.", "The course's solution", "shifted = x"):
             assert words in shown, shown
         assert lab.LabNotebook.dialogs(notebook) == []
