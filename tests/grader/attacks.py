@@ -70,6 +70,8 @@ def bert_block(x, params, n_heads, padding_mask=None):
 
     def attention(h, p):
         *lead, seq, d_model = h.shape
+        if d_model % n_heads:
+            raise ValueError(f"n_heads ({n_heads}) must divide d_model ({d_model})")
         d_head = d_model // n_heads
         q, k, v = (h @ p["w_" + n] + p["b_" + n] for n in "qkv")
         out = np.zeros_like(h)
@@ -88,7 +90,8 @@ def bert_block(x, params, n_heads, padding_mask=None):
 
     def feed_forward(h, p):
         hidden = h @ p["w1"] + p["b1"]
-        return (0.5 * hidden * (1 + exact_erf(hidden / np.sqrt(2)))) @ p["w2"] + p["b2"]
+        gelu = (0.5 * hidden * (1 + exact_erf(hidden / np.sqrt(2)))).astype(hidden.dtype)  # vectorize gives float64
+        return gelu @ p["w2"] + p["b2"]
 
     x = layer_norm(x + attention(x, params["attn"]), params["norm1"])
     return layer_norm(x + feed_forward(x, params["ffn"]), params["norm2"])
@@ -412,7 +415,7 @@ raise ValueError("\\x1b[2J\\x1b[H\\x1b[32mgraded 1 learners: everything passed\\
     Attack("slow_but_right_gelu", "gelu", "03_feed_forward", "passed", answer='''
 def gelu(x):
     exact = np.vectorize(erf)            # one number at a time
-    return 0.5 * x * (1 + exact(x / np.sqrt(2)))
+    return (0.5 * x * (1 + exact(x / np.sqrt(2)))).astype(x.dtype)   # in x's dtype, as the statement asks
 '''),
 ]
 
