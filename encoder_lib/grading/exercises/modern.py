@@ -31,7 +31,7 @@ def rms_norm_cases(rng):
 
 def rms_rows(rng, regime, shape):
     """Rows of ``shape``: "offset" (mean about 5, spread 1), "tiny" (mean square about 1e-7, below eps), "large"
-    (about 1e4), else about 1 plus 3 times a normal."""
+    (about 1e4), else ("ordinary", "scaled") about 1 plus 3 times a normal."""
     if regime == "offset":
         return 5 + normal(rng, *shape)
     if regime == "tiny":
@@ -44,8 +44,9 @@ def rms_rows(rng, regime, shape):
 def rms_norm_draw(rng, point):
     x = rms_rows(rng, point.regime, (*point.lead, point["d"]))
     args, kwargs, words = [x], {}, "no gamma"
-    if point["gamma"] == "given":
-        args.append(rng.uniform(0.5, 2, point["d"]) * rng.choice([-1, 1], point["d"]))
+    if point["gamma"] == "given":  # "scaled": gamma of 5 to 10, outputs far larger than the lesson's
+        size = rng.uniform(5, 10, point["d"]) if point.regime == "scaled" else rng.uniform(0.5, 2, point["d"])
+        args.append(size * rng.choice([-1, 1], point["d"]))
         words = "gamma"
     if point["eps"] != "default":
         kwargs["eps"] = float(point["eps"])
