@@ -76,14 +76,17 @@ def built(config):
 
 def placement(config, model, layer, run):
     """"post-norm" where the layer's output rows have mean 0 and variance 1 on random input, else "pre-norm" (and
-    whether the model has one more norm after its last layer)."""
+    whether layer 0 leaves its first norm to the embeddings', and whether one more norm follows the last layer)."""
     x = 3 * torch.randn(1, SEQ, config.hidden_size, generator=torch.Generator().manual_seed(1)) + 2
     with torch.no_grad():
         out = run(x).numpy()[0]
     unit = np.allclose(out.mean(axis=-1), 0, atol=1e-4) and np.allclose(out.var(axis=-1), 1, atol=1e-2)
     final = hasattr(model, "final_norm")
-    return {"value": ("post-norm" if unit else "pre-norm") + (", one more norm after the last layer" if final else ""),
-            "post": bool(unit), "final_norm": final,
+    first = not hasattr(model, "layers") or not isinstance(model.layers[0].attn_norm, torch.nn.Identity)
+    extra = [] if first else ["a norm after the embeddings instead of layer 0's attention norm"]
+    extra += ["one more after the last layer" if extra else "one more norm after the last layer"] if final else []
+    return {"value": ("post-norm" if unit else "pre-norm") + ("; " + ", and ".join(extra) if extra else ""),
+            "post": bool(unit), "final_norm": final, "layer_0_norm": first,
             "read": "a layer of the model built from the configuration, run on random rows of mean 2 and std 3: its "
                     f"output rows' largest |mean| is {np.abs(out.mean(axis=-1)).max():.2g}"}
 
