@@ -16,7 +16,6 @@ records what it did in ``submitted/.collected/<lesson>.json``; keeps
 alone) it says so and collects nothing. docs/teaching/grading.md says why.
 """
 
-import datetime
 import fnmatch
 import hashlib
 import os
@@ -31,21 +30,17 @@ from traitlets import Bool, List, Unicode
 from encoder_lib.grading.exercises import BY_LESSON
 
 from . import exchange
-from .files import plain_text
+from .files import plain_text, write_new
 
 
 @dataclass(frozen=True)
-class HandIn:
+class ExchangeHandIn:
     """One hand-in of the exchange that may be collected: its name, folder, what it holds and its stamp."""
 
     name: exchange.Name
     path: str
     walk: exchange.Walk
     stamp: str = None
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def open_beneath(folder, relative):
@@ -63,10 +58,6 @@ def open_beneath(folder, relative):
         os.close(fd)
 
 
-def _ctime(info):
-    return datetime.datetime.fromtimestamp(info.st_ctime, datetime.timezone.utc).replace(tzinfo=None)
-
-
 def copy_file(folder, relative, target, size):
     """Copy the regular file ``folder/relative`` (never through a link, and only if it is still ``size`` bytes)
     to the new file ``target``; returns ``(its SHA-256, its change time once read)``: a write into the file before
@@ -78,9 +69,8 @@ def copy_file(folder, relative, target, size):
         after = os.fstat(f.fileno())  # after the read: the time of what was read, or later
     if len(data) != size or not stat.S_ISREG(info.st_mode):
         raise OSError(f"{plain_text(relative)[:60]} changed while it was being collected")
-    with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as f:
-        f.write(data)
-    return hashlib.sha256(data).hexdigest(), _ctime(after)
+    write_new(target, data)
+    return hashlib.sha256(data).hexdigest(), exchange.utc_now(after.st_ctime)
 
 
 def copy_hand_in(hand_in, target, ignore=()):
@@ -152,7 +142,7 @@ class CourseCollect(ExchangeCollect):
                              f"sudo chmod +t {self.inbound_path}")
 
     def _consider(self, folder):
-        """Take in one inbound folder: skipped, refused, or a ``HandIn`` of its learner."""
+        """Take in one inbound folder: skipped, refused, or a ``ExchangeHandIn`` of its learner."""
         name, why = exchange.parse_name(folder, self.coursedir.assignment_id)
         if why:
             self.skipped.append((folder, why))
@@ -165,7 +155,7 @@ class CourseCollect(ExchangeCollect):
         if why:
             self.refused.append((folder, why))
             return
-        self.found.setdefault(name.student, []).append(HandIn(name, path, found, exchange.read_stamp(path)))
+        self.found.setdefault(name.student, []).append(ExchangeHandIn(name, path, found, exchange.read_stamp(path)))
 
     def _due_date(self):
         from nbgrader.api import Gradebook, MissingEntry
@@ -205,7 +195,7 @@ class CourseCollect(ExchangeCollect):
         target = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, lesson))
         staging = target.parent / f".collecting-{lesson}-{os.getpid()}"
         try:
-            _learner_folder(target.parent)
+            learner_folder(target.parent)
             digests, when = copy_hand_in(hand_in, staging, self.coursedir.ignore)
         except OSError as exc:
             shutil.rmtree(staging, ignore_errors=True)
@@ -218,7 +208,7 @@ class CourseCollect(ExchangeCollect):
             self.log.info(f"No newer submission to collect: {plain_text(student)} {lesson}" if self.update else
                           f"Submission already exists, use --update to update: {plain_text(student)} {lesson}")
             return 0
-        _install(staging, target)
+        install(staging, target)
         record["hand_ins"][student] = _entry(hand_in, digests, earlier, when)
         self.log.info(f"Collected submission: {plain_text(student)} {lesson} (from {plain_text(hand_in.name.folder)})")
         return 1
@@ -227,17 +217,23 @@ class CourseCollect(ExchangeCollect):
         """What this collection did, ending with everything it refused and skipped, one line each."""
         self.log.info(f"collected {collected} hand-in{'s' * (collected != 1)} of {self.coursedir.assignment_id}")
         for kind, found in (("refused", self.refused), ("skipped", self.skipped)):
-            if found:
-                self.log.warning(f"{kind} {len(found)} folder{'s' * (len(found) != 1)} of the exchange's inbound/ "
-                                 f"(make grade's summary lists them too):")
-            for folder, why in found[:exchange.MOST_RECORDED]:
-                self.log.warning(plain_text(f"  {kind} {folder!r}: {why}"))
-            if len(found) > exchange.MOST_RECORDED:
-                self.log.warning(f"  and {len(found) - exchange.MOST_RECORDED} more {kind}, counted in "
-                                 f"submitted/.collected/{self.coursedir.assignment_id}.json")
+            for line in refusals(self.coursedir.assignment_id, kind, found, "folder", "of the exchange's inbound/"):
+                self.log.warning(line)
 
 
-def _learner_folder(folder):
+def refusals(lesson, kind, found, thing, where):
+    """The lines that list what a collection ``kind`` (refused, skipped): ``found``, ``[(thing's name, why)]``, the
+    first ``exchange.MOST_RECORDED`` one a line, the rest counted (its record keeps as many)."""
+    lines = [f"{kind} {len(found)} {thing}{'s' * (len(found) != 1)} {where} (make grade's summary lists them "
+             f"too):"] if found else []
+    lines += [plain_text(f"  {kind} {name!r}: {why}") for name, why in found[:exchange.MOST_RECORDED]]
+    if len(found) > exchange.MOST_RECORDED:
+        lines.append(f"  and {len(found) - exchange.MOST_RECORDED} more {kind}, counted in "
+                     f"submitted/.collected/{lesson}.json")
+    return lines
+
+
+def learner_folder(folder):
     """``submitted/<student_id>/``, made if it is not there; OSError where it is anything but a folder."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -248,13 +244,25 @@ def _learner_folder(folder):
     return folder
 
 
-def _install(staging, target):
+def install(staging, target):
     """Put the copy ``staging`` at ``target``; an earlier copy there is moved to ``.replaced/`` first, never lost."""
     if os.path.lexists(target):
-        kept = target.parent / ".replaced" / f"{target.name}+{_now():%Y-%m-%dT%H-%M-%S.%fZ}"
+        kept = target.parent / ".replaced" / f"{target.name}+{exchange.utc_now():%Y-%m-%dT%H-%M-%S.%fZ}"
         kept.parent.mkdir(mode=0o700, exist_ok=True)
         os.rename(target, kept)
     os.rename(staging, target)
+
+
+def install_files(submitted, student, lesson, files):
+    """``files`` (``{name: bytes}``) as the hand-in ``submitted/<student>/<lesson>/``, as every collector puts one
+    there: written into a staging folder beside it, then put in place by ``install``."""
+    target = learner_folder(Path(submitted) / student) / lesson
+    staging = target.parent / f".collecting-{lesson}-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.mkdir(staging, 0o700)
+    for name, data in files.items():
+        write_new(staging / name, data)
+    install(staging, target)
 
 
 def _entry(hand_in, digests, earlier, when):
@@ -266,4 +274,4 @@ def _entry(hand_in, digests, earlier, when):
         when = min(when, seen)
     return {"folder_digest": hashlib.sha256(hand_in.name.folder.encode("utf-8", "surrogateescape")).hexdigest(),
             "exchange_time": exchange.utc_text(when), "stamp": hand_in.stamp, "files": digests,
-            "collected_at": exchange.utc_text(_now())}
+            "collected_at": exchange.utc_text(exchange.utc_now())}

@@ -22,7 +22,7 @@ from pathlib import Path
 from encoder_lib.grading.exercises import BY_LESSON
 
 from . import collected, downloads, exchange, gradebook
-from .collect import _install, _learner_folder, _now
+from .collect import install_files, refusals
 from .files import plain_text
 from .ids import id_problem
 
@@ -79,7 +79,8 @@ def _whose(files, learner, roster, platform, full_pages=()):
 
 
 def match(by_key, learners, roster, platform):
-    """``({student_id: (File, ZipInfo, Learner)}, refused)``: each learner's one notebook under their roster id."""
+    """``({student_id: (File, ZipInfo, PlatformLearner)}, refused)``: each learner's one notebook under their roster
+    id."""
     chosen, refused = defaultdict(list), []
     for key, files in sorted(by_key.items()):
         student, why = _whose(files, learners.get(key), roster, platform, getattr(learners, "full_pages", ()))
@@ -96,23 +97,6 @@ def match(by_key, learners, roster, platform):
     return {s: f[0] for s, f in chosen.items()}, refused
 
 
-def _write(path, data):
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as f:
-        f.write(data)
-
-
-def install(root, lesson, student, data, stamp):
-    """``data`` as ``submitted/<student>/<lesson>/<lesson>.ipynb``, with ``stamp`` (or no) ``timestamp.txt``: staged
-    beside it, then put in place, an earlier hand-in moved to ``.replaced/``."""
-    target = _learner_folder(Path(root) / "submitted" / student) / lesson
-    staging = target.parent / f".collecting-{lesson}-{os.getpid()}"
-    os.mkdir(staging, 0o700)
-    _write(staging / f"{lesson}.ipynb", data)
-    if stamp:
-        _write(staging / exchange.STAMP, stamp.encode())
-    _install(staging, target)
-
-
 def collect_one(root, lesson, student, data, learner, *, record, platform, file):
     """Collect one learner's notebook (``data``) and record it; True if it was copied, False if already there."""
     stamp = exchange.utc_text(learner.when) if learner.when is not None else None
@@ -122,9 +106,10 @@ def collect_one(root, lesson, student, data, learner, *, record, platform, file)
     if there and (earlier.get("source"), earlier.get("files"), earlier.get("exchange_time"), earlier.get("entry")) \
             == (platform, files, stamp, file.entry):
         return False
-    install(root, lesson, student, data, stamp)
+    install_files(Path(root) / "submitted", student, lesson,
+                  {f"{lesson}.ipynb": data, **({exchange.STAMP: stamp.encode()} if stamp else {})})
     record["hand_ins"][student] = {"source": platform, "exchange_time": stamp, "stamp": stamp, "files": files,
-                                   "platform_id": learner.key, "collected_at": exchange.utc_text(_now()),
+                                   "platform_id": learner.key, "collected_at": exchange.utc_text(exchange.utc_now()),
                                    "entry": file.entry, "file_id": file.file_id, "sis": learner.sis,
                                    "login": learner.login}
     return True
@@ -181,15 +166,8 @@ def take(root, lesson, download, records, zone=None):
 
 
 def _listing(lesson, download, platform, copied, refused):
-    lines = [f"collected {copied} hand-in{'s' * (copied != 1)} of {lesson} from {Path(download).name} ({platform})"]
-    if refused:
-        lines.append(f"refused {len(refused)} file{'s' * (len(refused) != 1)} of the download (make grade's summary "
-                     f"lists them too):")
-    lines += [plain_text(f"  refused {entry!r}: {why}") for entry, why in refused[:exchange.MOST_RECORDED]]
-    if len(refused) > exchange.MOST_RECORDED:
-        lines.append(f"  and {len(refused) - exchange.MOST_RECORDED} more refused, counted in "
-                     f"submitted/.collected/{lesson}.json")
-    return lines
+    return [f"collected {copied} hand-in{'s' * (copied != 1)} of {lesson} from {Path(download).name} ({platform})",
+            *refusals(lesson, "refused", refused, "file", "of the download")]
 
 
 def main(argv=None):

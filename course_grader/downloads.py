@@ -32,7 +32,7 @@ import re
 import stat
 import unicodedata
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from .deadlines import parse_time
@@ -64,11 +64,12 @@ class DownloadError(Exception):
 
 
 @dataclass
-class Learner:
+class PlatformLearner:
     """The platform's record of one learner: the ids it gives them (SIS, login, ID number, user name), their
     e-mails, when they handed in (naive UTC, or None), why that time could not be read, and how to name them."""
 
     key: str
+    _: KW_ONLY
     ids: set = field(default_factory=set)
     emails: set = field(default_factory=set)
     when: object = None
@@ -80,8 +81,8 @@ class Learner:
 
 
 class Learners(dict):
-    """``{key: Learner}``, with the assignment the record is of (``(id, name)``, Canvas's API) and the records that
-    are one full page of Canvas's API (``full_pages``: there may be more)."""
+    """``{key: PlatformLearner}``, with the assignment the record is of (``(id, name)``, Canvas's API) and the
+    records that are one full page of Canvas's API (``full_pages``: there may be more)."""
 
     assignment = None
     full_pages = ()
@@ -232,7 +233,7 @@ def _canvas_submissions(text, path):
     learners = Learners()
     for item in items:
         user = item.get("user") if isinstance(item.get("user"), dict) else {}
-        learner = Learner(str(item["user_id"]), shown=str(user.get("sortable_name") or user.get("name") or ""),
+        learner = PlatformLearner(str(item["user_id"]), shown=str(user.get("sortable_name") or user.get("name") or ""),
                           sis=str(user.get("sis_user_id") or ""), login=str(user.get("login_id") or ""))
         learner.ids = {str(user[k]) for k in ("sis_user_id", "login_id") if user.get(k)}
         learner.emails = {str(user["email"])} if user.get("email") else set()
@@ -283,7 +284,7 @@ def _csv_record(text, path, zone):
         for row in rows:
             found = re.search(r"(\d+)\s*$", row["Identifier"] or "")
             if found:
-                learner = Learner(found[1], shown=row.get("Full name") or "")
+                learner = PlatformLearner(found[1], shown=row.get("Full name") or "")
                 learner.ids = {row[c].strip() for c in ("ID number", "Username") if (row.get(c) or "").strip()}
                 learner.emails = {row["Email address"].strip()} if (row.get("Email address") or "").strip() else set()
                 learner.when, learner.time_problem = _moodle_time(row["Last modified (submission)"] or "", zone)
@@ -292,7 +293,7 @@ def _csv_record(text, path, zone):
     if {"Student", "ID", "SIS User ID", "SIS Login ID"} <= columns:
         for row in rows:
             if (row["ID"] or "").strip().isdigit():  # not the "Points Possible" row
-                learners[row["ID"].strip()] = Learner(row["ID"].strip(), shown=row["Student"] or "", ids={
+                learners[row["ID"].strip()] = PlatformLearner(row["ID"].strip(), shown=row["Student"] or "", ids={
                     row[c].strip() for c in ("SIS User ID", "SIS Login ID") if (row[c] or "").strip()},
                     sis=(row["SIS User ID"] or "").strip(), login=(row["SIS Login ID"] or "").strip())
         return CANVAS, learners
@@ -313,8 +314,9 @@ def _merge(into, learner):
 
 
 def read_records(paths, zone=None):
-    """``(platform, {key: Learner})`` from the platform's record files ``paths`` (one platform's, merged: Canvas's
-    API pages and its gradebook export); ``DownloadError`` for one that is no platform's, or two platforms'."""
+    """``(platform, {key: PlatformLearner})`` from the platform's record files ``paths`` (one platform's, merged:
+    Canvas's API pages and its gradebook export); ``DownloadError`` for one that is no platform's, or two
+    platforms'."""
     platforms, learners = set(), Learners()
     for path in paths:
         text = _text(path)

@@ -19,6 +19,7 @@ import json
 import os
 import pwd
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,12 @@ RECORDS = ".collected"
 #: The accounts a learner named ``{student_id}`` may have on the hub's machine: their own name (a hub whose
 #: accounts are the learners'), or The Littlest JupyterHub's ``jupyter-<name>``.
 ACCOUNT_NAMES = ("{student_id}", "jupyter-{student_id}")
+
+
+def utc_now(timestamp=None):
+    """Now, or the POSIX ``timestamp``, as the naive UTC ``datetime`` the records and nbgrader hold."""
+    return datetime.datetime.fromtimestamp(time.time() if timestamp is None else timestamp, datetime.timezone.utc) \
+        .replace(tzinfo=None)
 
 
 def utc_text(when):
@@ -140,7 +147,7 @@ def _look(found, path, relative, depth):
     """Take in one entry (``os.lstat``, never followed): True if it is a folder to look into."""
     info = os.lstat(path)
     found.owners.add(info.st_uid)
-    changed = datetime.datetime.fromtimestamp(info.st_ctime, datetime.timezone.utc).replace(tzinfo=None)
+    changed = utc_now(info.st_ctime)
     found.changed = changed if found.changed is None else max(found.changed, changed)
     shown = plain_text(relative)[:80]
     if stat.S_ISREG(info.st_mode):

@@ -116,6 +116,12 @@ def write_file(path, content):
         raise
 
 
+def write_new(path, data):
+    """``data`` as the new file ``path`` (mode 600), never through a link; FileExistsError where it is there."""
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as f:
+        f.write(data)
+
+
 def _holds(path, content, mode):
     """Whether ``path`` is a regular file (not a link) with this mode that holds exactly ``content``."""
     try:

@@ -68,7 +68,7 @@ def _near(a, b):
     return found if found >= NEAR else 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SharedAnswer:
     """One exercise's answer that ``students`` share, and ``writers``: how many learners wrote something that
     close (``students`` among them)."""
@@ -214,8 +214,9 @@ def _shared(group, links, exercises):
     for key, exercise in exercises.items():
         pairs = [links[pair][key] for pair in combinations(group, 2) if key in links.get(pair, {})]
         if {s for pair in combinations(group, 2) if key in links.get(pair, {}) for s in pair} == set(group):
-            found.append(SharedAnswer(*key, group, min(p[1] for p in pairs), exercise.answered,
-                                      min(p[2] for p in pairs), max(len(group), max(p[0] for p in pairs))))
+            found.append(SharedAnswer(lesson=key[0], exercise=key[1], students=group, answered=exercise.answered,
+                                      similarity=min(p[1] for p in pairs), chars=min(p[2] for p in pairs),
+                                      writers=max(len(group), max(p[0] for p in pairs))))
     return found
 
 

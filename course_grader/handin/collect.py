@@ -9,12 +9,11 @@ the service timed it (``exchange.hand_in_time``); `make grade` then takes its ve
 import argparse
 import hashlib
 import os
-import shutil
 import sys
 from pathlib import Path
 
 from .. import exchange, ids
-from ..collect import _install, _learner_folder, _now
+from ..collect import install_files
 from ..files import plain_text
 from .store import Store
 
@@ -40,7 +39,7 @@ def take(root, lesson, out=print, students=None):
         if problem:
             out(plain_text(f"not collected: {hand_in.student!r} {lesson} ({problem})"))
         elif _newer(hand_in, data, record):
-            _install_copy(hand_in, data, _learner_folder(submitted / hand_in.student) / lesson)
+            install_files(submitted, hand_in.student, lesson, {hand_in.notebook.name: data})
             record["hand_ins"][hand_in.student] = _entry(hand_in, data)
             out(plain_text(f"Collected from the hand-in service: {hand_in.student} {lesson} (handed in "
                            f"{hand_in.when:%Y-%m-%d %H:%M:%S} UTC)"))
@@ -59,19 +58,10 @@ def _newer(hand_in, data, record):
     return not same and not exchange_later
 
 
-def _install_copy(hand_in, data, target):
-    """The notebook into a staging folder beside ``target``, then into place (an earlier copy kept)."""
-    staging = target.parent / f".collecting-{hand_in.lesson}-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    os.mkdir(staging, 0o700)
-    (staging / hand_in.notebook.name).write_bytes(data)
-    _install(staging, target)
-
-
 def _entry(hand_in, data):
     return {"source": SOURCE, "exchange_time": exchange.utc_text(hand_in.when), "stamp": None,
             "files": {hand_in.notebook.name: hashlib.sha256(data).hexdigest()},
-            "collected_at": exchange.utc_text(_now())}
+            "collected_at": exchange.utc_text(exchange.utc_now())}
 
 
 def main(argv=None):

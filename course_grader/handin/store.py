@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import ids
+from ..exchange import utc_now
 
 FOLDER = "hand-ins"
 INFO, VERDICT, ANSWERS = "hand_in.json", "verdict.json", ".answers.json"
@@ -34,10 +35,6 @@ FREE_BYTES, MOST_ANSWERS = 2**30, 300
 
 class Full(Exception):
     """A hand-in the learner's share or the disk has no room for: the sentence the learner reads."""
-
-
-def utc_now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _fsync_folder(path):

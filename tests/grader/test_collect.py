@@ -269,7 +269,7 @@ def test_a_folder_swapped_for_a_link_after_the_walk_is_never_followed(tmp_path):
     folder of their hand-in for a link between the walk and the copy gets an error, not the teacher's file."""
     import shutil
 
-    from course_grader.collect import HandIn, copy_hand_in
+    from course_grader.collect import ExchangeHandIn, copy_hand_in
 
     hand_in, secret = tmp_path / "hand-in", tmp_path / "teacher"
     (hand_in / "data").mkdir(parents=True)
@@ -280,7 +280,7 @@ def test_a_folder_swapped_for_a_link_after_the_walk_is_never_followed(tmp_path):
     shutil.rmtree(hand_in / "data")
     (hand_in / "data").symlink_to(secret)
     with pytest.raises(OSError):
-        copy_hand_in(HandIn(None, str(hand_in), walked), tmp_path / "copy")
+        copy_hand_in(ExchangeHandIn(None, str(hand_in), walked), tmp_path / "copy")
     assert not any("teacher" in p.read_text() for p in (tmp_path / "copy").rglob("*") if p.is_file())
 
 
@@ -291,7 +291,7 @@ def test_a_notebook_rewritten_after_the_walk_is_timed_by_the_content_that_was_co
     import os
     import time
 
-    from course_grader.collect import HandIn, copy_hand_in
+    from course_grader.collect import ExchangeHandIn, copy_hand_in
 
     hand_in = tmp_path / "hand-in"
     hand_in.mkdir()
@@ -303,7 +303,7 @@ def test_a_notebook_rewritten_after_the_walk_is_timed_by_the_content_that_was_co
     rewritten = datetime.datetime.fromtimestamp(os.stat(hand_in / f"{LESSON}.ipynb").st_ctime,
                                                 datetime.timezone.utc).replace(tzinfo=None)
     assert rewritten > walked.changed
-    digests, when = copy_hand_in(HandIn(None, str(hand_in), walked), tmp_path / "copy")
+    digests, when = copy_hand_in(ExchangeHandIn(None, str(hand_in), walked), tmp_path / "copy")
     assert (tmp_path / "copy" / f"{LESSON}.ipynb").read_text() == '{"answers": "SOLVE"}'
     assert when == rewritten and when > walked.changed
 

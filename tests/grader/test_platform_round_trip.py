@@ -85,12 +85,12 @@ def test_a_file_is_read_by_the_user_id_the_record_gives_with_it_never_by_a_suffi
 
 
 def test_without_the_files_in_the_record_the_name_canvas_wrote_decides_or_nothing_is_guessed(tmp_path):
-    from course_grader.downloads import Learner, parse_file
+    from course_grader.downloads import PlatformLearner, parse_file
 
-    ada, mallory = Learner("101", shown="Lovelace, Ada"), Learner("303", shown="Mallory_101")
+    ada, mallory = PlatformLearner("101", shown="Lovelace, Ada"), PlatformLearner("303", shown="Mallory_101")
     file, why = parse_file("Canvas", "mallory_101_303_9303_x.ipynb", {"101": ada, "303": mallory})
     assert (file.key, file.file_id, why) == ("303", "9303", None)
-    file, why = parse_file("Canvas", "mallory_101_303_9303_x.ipynb", {"101": ada, "303": Learner("303")})
+    file, why = parse_file("Canvas", "mallory_101_303_9303_x.ipynb", {"101": ada, "303": PlatformLearner("303")})
     assert file is None and "reads as 2 of the record's learners" in why
 
 
