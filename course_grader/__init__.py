@@ -18,7 +18,8 @@ Grading, in the order it happens:
   roster through the platform's record, each hand-in timed by it;
 - ``grade``: ``make grade``, the command: the course's lock, then a plan, then the run, then the report;
 - ``plan``: what a run will do, decided before anything runs (``plan_run`` returns a ``Plan``); ``roster``: each
-  id found set against the course's roster first (one learner, one name: look-alikes held);
+  id found set against the course's roster first (one learner, one name: look-alikes held); ``version``: the
+  course's secret and the grader's version, which the plan and the hand-in service both read;
 - ``run``: grading a plan (``grade_class``): workers, each learner recorded as it comes in, then the files;
 - ``learner``: one learner in a worker (``grade_learner``); ``marking``: one answer run and judged;
   ``cases``: the visible and hidden cases; ``library_calls``: the library functions an answer calls;
@@ -27,8 +28,9 @@ Grading, in the order it happens:
 - ``profile``: where grading time goes, stage by stage, summed per learner and per exercise (``bench_grading``).
 - ``handin/``: the hand-in service on a JupyterHub (``handin.service``): a learner's hand-in taken under the hub's
   name for their token, graded at once through a fair queue, its verdict shown as the course's setting allows;
-  ``make collect`` takes its hand-ins (``handin.collect``) and ``make grade`` its verdicts (``plan``); ``collected``:
-  what ``make collect`` says last (who on the roster has not handed in).
+  ``make collect`` takes its hand-ins (``handin.collect``, put in place by ``collect.install_files``, as
+  ``collect_download``'s are) and ``make grade`` its verdicts (``plan``); ``collected``: what ``make collect`` says
+  last (who on the roster has not handed in).
 
 What it reads and writes:
 

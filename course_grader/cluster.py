@@ -26,6 +26,7 @@ from . import sandbox
 from .cases import build_once, forget_hidden_cases, share_visible
 from .learner import grade_learner
 from .refused import Refused
+from .version import grader_version
 from .workers import Worker, WorkerDied
 
 #: A Dask scheduler's address: its protocol, host and port.
@@ -181,8 +182,6 @@ def _value(future, task):
 
 @functools.lru_cache(maxsize=4)
 def _own_version(secret, limits):
-    from .plan import grader_version
-
     return grader_version(secret, limits)
 
 

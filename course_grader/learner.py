@@ -23,7 +23,7 @@ from .submissions import (NOTEBOOK, NotebookProblem, ReleasedLesson, answer_dige
 MAX_ANSWER_CHARS = 500_000
 
 @dataclass(frozen=True)
-class HandIn:
+class NotebookToGrade:
     """One notebook to grade, as the plan read it: its path, the SHA-256 of its bytes (hashed there, once) and its
     file's status then (``submissions.file_status``); once ``shipped``, its bytes too."""
 
@@ -35,10 +35,10 @@ class HandIn:
 
 @dataclass(frozen=True)
 class Task:
-    """One learner's submissions to grade: ``((lesson, HandIn), ...)`` as the plan found them, and once ``shipped``
-    with their bytes (``Unreadable`` where they could not be read again, or changed), with the lessons' released
-    versions (``released``) and the grader's version the teacher runs (``version``, which a worker elsewhere
-    checks against its own)."""
+    """One learner's submissions to grade: ``((lesson, NotebookToGrade), ...)`` as the plan found them, and once
+    ``shipped`` with their bytes (``Unreadable`` where they could not be read again, or changed), with the lessons'
+    released versions (``released``) and the grader's version the teacher runs (``version``, which a worker
+    elsewhere checks against its own)."""
 
     student_id: str
     lessons: tuple
@@ -49,7 +49,7 @@ class Task:
     unsafe: bool
     released: tuple = ()  # ((lesson, the released notebook's text), ...), once shipped
     version: str = ""
-    previewed: bool = False  # each answer's ``marking.preview`` too (the hand-in service's)
+    previewed: bool = False  # each answer's ``marking.preview`` too (the hand-in service's, before the due date)
     known: tuple = ()  # ((exercise, answer's SHA-256, its Marked as a dict), ...): marked before, not run again
 
 
@@ -86,7 +86,7 @@ class Graded:
     digest: str = None
     failure: str = None
     previews: dict = None  # {exercise: ``marking.preview``}, where the task asked for them
-    marks: dict = None  # {exercise: {answer's SHA-256: its Marked as a dict}}, with the previews
+    marks: dict = None  # {exercise: {answer's SHA-256: its Marked as a dict}}
 
 
 def lesson_rows(student, lesson, status, note):
@@ -168,7 +168,7 @@ class Learner:
                       note=plain_text(note), mistake=mark.mistake, diagnosis=mark.diagnosis)
 
     def lesson(self, lesson, hand_in):
-        """One lesson's ``Graded``, from its shipped ``HandIn`` (or ``Unreadable``)."""
+        """One lesson's ``Graded``, from its shipped ``NotebookToGrade`` (or ``Unreadable``)."""
         student = self.task.student_id
         if isinstance(hand_in, Unreadable):
             return Graded(lesson_rows(student, lesson, hand_in.status, hand_in.note))
@@ -179,9 +179,8 @@ class Learner:
         if reading.tampering.get(NOTEBOOK):
             results.append(Result(student, lesson, NOTEBOOK, 0.0, 0.0, "tampered",
                                   note="; ".join(reading.tampering[NOTEBOOK])))
-        if not self.task.previewed:
-            return Graded(results, hand_in.digest)
-        return Graded(results, hand_in.digest, previews=dict(self.previews), marks=dict(self.marks))
+        return Graded(results, hand_in.digest, previews=dict(self.previews) if self.task.previewed else None,
+                      marks=dict(self.marks))
 
 
 def machine_failure(student, lesson, why):

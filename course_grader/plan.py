@@ -7,48 +7,21 @@ and the sections are checked first, so that a wrong one stops the run before any
 
 import dataclasses
 import hashlib
-import json
-import os
-import secrets
-from dataclasses import KW_ONLY, asdict, dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 from encoder_lib.grading.exercises import BY_LESSON
 
 from . import course_config, exchange, gradebook_writer, ids, submissions
 from .handin import store as handin_store
-from .learner import HandIn, Task, lesson_rows
+from .learner import NotebookToGrade, Task, lesson_rows
 from .refused import Refused
 from .roster import match as match_roster
 from .sandbox import Limits
 from .sections import read_sections
 from .stored import stored
-from .version import code_files
+from .version import course_secret, grader_version
 from .submissions import NotebookProblem, read_hand_in
-
-SECRET_FILE = ".grading-secret"
-
-
-def course_secret(root):
-    """The course's secret seed (an int), created beside gradebook.db on first use."""
-    path = Path(root) / SECRET_FILE
-    if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32) + "\n")
-    return int(path.read_text().strip(), 16)
-
-
-def grader_version(secret, limits):
-    """A digest of everything a result depends on besides the submission: the library's code and the grader's, the
-    secret, the limits."""
-    digest = hashlib.sha256()
-    for name, path in code_files():
-        digest.update(name.encode() + b"\0" + path.read_bytes())
-    digest.update(hashlib.sha256(str(secret).encode()).digest())
-    digest.update(json.dumps(asdict(limits), sort_keys=True).encode())
-    return digest.hexdigest()[:16]
-
 
 @dataclass(frozen=True)
 class Choices:
@@ -121,9 +94,9 @@ def _wanted(students, choices):
 
 @dataclass(frozen=True)
 class Decision:
-    """What planning decides of one learner's lesson: ``todo``, ``(lesson, learner.HandIn)`` where it is graded now;
-    else ``known``, its results without grading. ``when`` is its hand-in time, ``handed_in`` the notebook the
-    gradebook records, ``changed`` ``(student, lesson, digest)`` of a hand-in graded now, ``count`` why one is not
+    """What planning decides of one learner's lesson: ``todo``, ``(lesson, learner.NotebookToGrade)`` where it is
+    graded now; else ``known``, its results without grading. ``when`` is its hand-in time, ``handed_in`` the notebook
+    the gradebook records, ``changed`` ``(student, lesson, digest)`` of a hand-in graded now, ``count`` why one is not
     graded now (``"reused"``, ``"kept"``, ``"not_graded"``, ``"from_service"``: the hand-in service graded it, and
     ``adopted`` says which, to store as graded)."""
 
@@ -165,8 +138,8 @@ def decide(handed, student, lesson, *, selected, settings):
     if graded is not None:  # the hand-in service graded this very notebook with this very grader
         return Decision(known=graded, when=when, handed_in=handed.path, count="from_service",
                         adopted=(student, lesson, digest, handed.path))
-    return Decision(todo=(lesson, HandIn(str(handed.path), digest, status)), when=when, handed_in=handed.path,
-                    changed=(student, lesson, digest))
+    return Decision(todo=(lesson, NotebookToGrade(str(handed.path), digest, status)), when=when,
+                    handed_in=handed.path, changed=(student, lesson, digest))
 
 
 def _gathered(decisions):

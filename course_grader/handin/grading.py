@@ -8,9 +8,11 @@ Dask worker elsewhere does (``cluster.HostPool``: the sandbox and every bound
 of `make grade`). Each is graded with the course's secret and grader version,
 so its results are exactly those `make grade` would store for the same
 notebook (and takes: ``store.reused``), with each answer's
-``marking.preview``. An answer cell this learner handed in before is not run
-again: its marks are taken (``store.marked_answers``), so that no one reads a
-hidden case bit by bit with an answer that behaves differently each run.
+``marking.preview`` where it is graded before the learner's due date
+(``due``), the only time a preview is shown. An answer cell this learner
+handed in before is not run again: its marks are taken
+(``store.marked_answers``), so that no one reads a hidden case bit by bit
+with an answer that behaves differently each run.
 """
 
 import os
@@ -20,20 +22,21 @@ import traceback
 from dataclasses import asdict
 
 from .. import cluster, cluster_tls, sandbox
-from ..learner import HandIn, Task, shipped
-from ..plan import course_secret, grader_version
+from ..exchange import utc_now
+from ..learner import NotebookToGrade, Task, shipped
+from ..version import course_secret, grader_version
 from ..submissions import file_status
 from ..workers import WorkerDied
 from .queue import FairQueue
-from .store import utc_now
 
 
 class Dispatcher:
     """Grades the hand-ins put in ``queue`` on a Dask cluster (here: ``jobs`` threads); ``store.set_verdict`` keeps
     each verdict."""
 
-    def __init__(self, root, store, *, jobs=1, limits=sandbox.Limits(), unsafe=False, most_waiting=2000):
+    def __init__(self, root, store, *, jobs=1, limits=sandbox.Limits(), unsafe=False, most_waiting=2000, due=None):
         self.root, self.store, self.limits, self.unsafe, self.jobs = root, store, limits, unsafe, jobs
+        self.due = due or (lambda student, lesson: None)  # (student, lesson) -> naive UTC due date, or None
         self.secret = course_secret(root)
         self.version = grader_version(self.secret, limits)
         self.queue = FairQueue(most_waiting)
@@ -74,9 +77,11 @@ class Dispatcher:
         marked = self.store.marked_answers(hand_in.student, hand_in.lesson)
         known = tuple((name, digest, marked[name][digest]) for name, digest in hand_in.answers.items()
                       if digest in marked.get(name, {}))
-        task = Task(hand_in.student, ((hand_in.lesson, HandIn(str(hand_in.notebook), hand_in.digest,
+        due = self.due(hand_in.student, hand_in.lesson)
+        task = Task(hand_in.student, ((hand_in.lesson, NotebookToGrade(str(hand_in.notebook), hand_in.digest,
                                                                 file_status(info))),),
-                    str(self.root), self.secret, limits=self.limits, unsafe=self.unsafe, previewed=True, known=known)
+                    str(self.root), self.secret, limits=self.limits, unsafe=self.unsafe,
+                    previewed=due is None or utc_now() < due, known=known)
         return shipped(task, {hand_in.lesson: release.read_text()}, self.version)
 
     def _dispatch(self):

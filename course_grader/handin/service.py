@@ -17,7 +17,6 @@ holds its sockets and starts it again at once when it ends.
 
 import argparse
 import asyncio
-import datetime
 import hashlib
 import json
 import os
@@ -36,6 +35,7 @@ from tornado.ioloop import PeriodicCallback
 from encoder_lib.grading.exercises import BY_LESSON
 
 from .. import course_config, deadlines, gradebook_writer, sandbox
+from ..exchange import utc_now
 from ..files import plain_text
 from . import store as stores
 from .grading import Dispatcher
@@ -138,10 +138,10 @@ def check(path, lesson):
 
 
 class Service:
-    """The hand-ins of the course at ``root``: taken, stored, queued for ``dispatcher``, shown."""
+    """The hand-ins of the ``Course``: taken, stored, queued for ``dispatcher``, shown."""
 
-    def __init__(self, root, dispatcher, auth):
-        self.course, self.dispatcher, self.auth, self.store = Course(root), dispatcher, auth, dispatcher.store
+    def __init__(self, course, dispatcher, auth):
+        self.course, self.dispatcher, self.auth, self.store = course, dispatcher, auth, dispatcher.store
         self.lanes = {True: asyncio.Semaphore(16), False: asyncio.Semaphore(4)}  # tokens seen a learner's; others
         self.known, self.refused, self.open, self.times, self.hand_ins = {}, {}, {}, {}, {}  # by token, learner
         self.checker, self.swept = None, time.monotonic()
@@ -243,9 +243,8 @@ class Service:
         if hand_in is None:
             raise Refusal(404, f"You have no hand-in of {lesson} at {plain_text(name)[:40]!r} (only the latest "
                                f"{stores.KEPT} are kept).")
-        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-        return learner_view(self.summary(hand_in, stores.latest_name(self.store, student, lesson)),
-                            hand_in.verdict(), mode=self.course.mode, due=self.course.due(student, lesson), now=now)
+        return learner_view(self.summary(hand_in, stores.latest_name(self.store, student, lesson)), hand_in.verdict(),
+                            mode=self.course.mode, due=self.course.due(student, lesson), now=utc_now())
 
     def solution(self, student, exercise):
         """The course's solution of ``exercise`` once ``student``'s due date (their extension) has passed."""
@@ -256,8 +255,7 @@ class Service:
         if lesson not in self.course.open_lessons():
             raise Refusal(404, f"{plain_text(exercise)[:60]!r} is no exercise of a lesson this class is set.")
         due = self.course.due(student, lesson)
-        now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-        if due is None or now < due:
+        if due is None or utc_now() < due:
             raise Refusal(403, f"The course's solution of {exercise} opens " + (
                 f"on {due:%d %B %Y at %H:%M} UTC, your due date for {lesson}." if due else
                 f"after {lesson}'s due date, which your teacher has not set yet."))
@@ -478,9 +476,10 @@ def main(argv=None):
 async def serve(root, args):
     from jupyterhub.services.auth import HubOAuth
 
+    course = Course(root)
     dispatcher = Dispatcher(root, stores.Store(root), jobs=args.jobs, limits=args.limits, unsafe=args.unsafe,
-                            most_waiting=MOST_WAITING)
-    service = Service(root, dispatcher, HubOAuth(api_url=args.api_url, cache_max_age=0))
+                            most_waiting=MOST_WAITING, due=course.due)
+    service = Service(course, dispatcher, HubOAuth(api_url=args.api_url, cache_max_age=0))
     dispatcher.start()
     server = _Server(application(service, args.prefix), max_body_size=MOST_BYTES + 2**20, chunk_size=2**16,
                      body_timeout=BODY_SECONDS, idle_connection_timeout=HEADER_SECONDS)

@@ -5,16 +5,19 @@ as its own process, and what a learner's kernel sends. Free of pytest (``benchma
   ...}``), from a table of tokens, on a free loopback port; any other token gets 403.
 - ``ServiceProcess``: ``python -m course_grader.handin.service`` on a course folder (its supervisor, which starts
   the service itself in a process of its own), started and stopped (SIGKILL too, for a crash), its log kept;
-  ``url`` is its port's, ``socket_url`` its Unix socket's (the learners' kernels').
+  ``url`` is its port's, ``socket_url`` its Unix socket's (the learners' kernels'), in a folder of its own under
+  /tmp (``--socket``): a Unix socket's path holds at most 100 bytes, and a test's course folder is deeper.
 - ``post`` / ``request``: a learner's requests, as ``encoder_lib.grading.handing_in`` makes them.
 """
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -78,7 +81,7 @@ class ServiceProcess:
         self.root, self.api_url, self.jobs, self.seconds, self.env = Path(root), api_url, jobs, seconds, env
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}{PREFIX}"
-        self.socket = self.root / ".hand-in-service" / "hand-in.sock"
+        self.socket = Path(tempfile.mkdtemp(dir="/tmp", prefix="hand-in-")) / "hand-in.sock"
         self.socket_url = f"http+unix://{quote(str(self.socket), safe='')}{PREFIX}"
         self.log = Path(log or self.root / "hand-in-service.log")
         self.process = None
@@ -86,7 +89,7 @@ class ServiceProcess:
     def start(self, timeout=180):
         command = [sys.executable, "-m", "course_grader.handin.service", "--root", str(self.root),
                    "--url", f"http://127.0.0.1:{self.port}", "--prefix", PREFIX, "--api-url", self.api_url,
-                   "--jobs", str(self.jobs), "--seconds", str(self.seconds)]
+                   "--socket", str(self.socket), "--jobs", str(self.jobs), "--seconds", str(self.seconds)]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, start_new_session=True,
@@ -130,6 +133,7 @@ class ServiceProcess:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
+        shutil.rmtree(self.socket.parent, ignore_errors=True)
 
     def __enter__(self):
         return self.start()

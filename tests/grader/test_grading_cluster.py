@@ -20,7 +20,7 @@ import pytest
 from conftest import require
 from encoder_lib.grading import EXERCISES
 from course_grader import cluster, workers
-from course_grader.learner import Graded, HandIn, Task
+from course_grader.learner import Graded, NotebookToGrade, Task
 from course_grader.plan import course_secret, plan_run
 from course_grader.refused import Refused
 from course_grader.run import grade_class
@@ -253,7 +253,7 @@ def test_the_scheduler_comes_from_dask_scheduler_else_the_course_s_setting_else_
 
 
 def test_a_worker_whose_grader_is_not_the_teacher_s_grades_nothing():
-    task = Task("ada", (("01_attention", HandIn("/nowhere/01_attention.ipynb", "0" * 64, (), b"{}")),), "/nowhere", 7, limits=Limits(), unsafe=False, version="0" * 16)
+    task = Task("ada", (("01_attention", NotebookToGrade("/nowhere/01_attention.ipynb", "0" * 64, (), b"{}")),), "/nowhere", 7, limits=Limits(), unsafe=False, version="0" * 16)
     died = cluster.grade_remote(task)
     assert isinstance(died, workers.WorkerDied) and "another version" in died.why
 
@@ -275,7 +275,7 @@ class _Done:
                                    ("ada", {"01_attention": Graded([])}), RuntimeError("lost")])
 def test_what_a_worker_sends_back_is_stored_only_when_it_is_this_learner_s_results(value):
     require("distributed", "make grade's Dask cluster needs it (requirements.txt)")
-    task = Task("ada", (("01_attention", HandIn("/nowhere/01_attention.ipynb", "0" * 64, (), b"{}")),), "/nowhere", 7, limits=Limits(), unsafe=False)
+    task = Task("ada", (("01_attention", NotebookToGrade("/nowhere/01_attention.ipynb", "0" * 64, (), b"{}")),), "/nowhere", 7, limits=Limits(), unsafe=False)
     assert isinstance(cluster._value(_Done(value), task), workers.WorkerDied)
     whole = ("ada", {"01_attention": Graded([])}, {})
     assert cluster._value(_Done(whole), task) is whole
