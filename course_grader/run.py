@@ -20,7 +20,7 @@ from .learner import grade_learner, machine_failure, shipped
 from .outputs import by_hand, write_csvs, write_lms_csv
 from .refused import Refused
 from .stored import keep_history, store
-from .submissions import NOTEBOOK, read_notebook
+from .submissions import NOTEBOOK, read_hand_in
 from .workers import WorkerDied, Workers
 
 
@@ -214,7 +214,7 @@ def _adopt(plan):
     for student, lesson, digest, path in plan.adopted:
         folder = make_folder(plan.root / "autograded" / ids.folder(student) / lesson)
         moved += bool(keep_history(folder, digest, lesson))
-        write_file(folder / f"{lesson}.ipynb", read_notebook(path))
+        write_file(folder / f"{lesson}.ipynb", read_hand_in(path)[0])
         store(folder, digest, plan.version, plan.known[student, lesson])
     return moved
 

@@ -5,7 +5,7 @@ problem becomes a note against the learner and lesson it belongs to.
 ``scan`` walks ``submitted/<student_id>/<lesson>/`` without following any
 link (a link, or anything but a folder or a regular file, is ``tampered``; a
 notebook over ``MAX_NOTEBOOK_BYTES`` is not read); a learner's id is their
-folder's name, kept as it is (``ids``). ``read_notebook`` reads a notebook's
+folder's name, kept as it is (``ids``). ``read_hand_in`` reads a notebook's
 bytes the same way. ``read_submission`` reads its JSON against the lesson's
 released version: answer cells are found by their ``grade_id`` (else by the
 last code cell that defines the exercise), and every change to a cell
@@ -21,7 +21,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ids import SAFE_NAME, folder, of_folder, safe_name  # noqa: F401 (SAFE_NAME and safe_name: what the tests name)
+from .ids import folder, of_folder
 
 #: nbgrader's metadata that decides what a cell is and what it is worth.
 MANAGED_KEYS = ("grade", "solution", "locked", "points", "grade_id", "task")
@@ -33,11 +33,6 @@ MAX_NOTEBOOK_ITEMS = 500_000
 
 
 # ---------------------------------------------------------------- submitted/ on disk
-
-
-def quoted_name(raw):
-    """A name as the teacher may read it in a note: quoted, every control or non-ASCII character escaped."""
-    return ascii(raw)
 
 
 @dataclass(frozen=True)
@@ -83,7 +78,7 @@ def _handed(student, lesson, folder, where):
     notebook = _notebook_in(folder, lesson)
     if notebook is None:
         return None
-    kind, name = _kind(notebook), f"{where}/{quoted_name(notebook.name)}"
+    kind, name = _kind(notebook), f"{where}/{ascii(notebook.name)}"
     if kind != "file":
         return Handed(student, lesson, status="tampered", problem=f"{name} is a {_WHAT.get(kind, 'thing')}, not a "
                                                                   f"regular file: not read")
@@ -111,9 +106,9 @@ def _learner_name(raw, taken, notices):
     student = of_folder(raw, taken)
     taken.add(student)
     if student != raw:
-        notices.append(f"submitted/{quoted_name(raw)} is not a name an id can keep: the learner's id is {quoted_name(student)}")
+        notices.append(f"submitted/{ascii(raw)} is not a name an id can keep: the learner's id is {ascii(student)}")
     if folder(student) != student:
-        notices.append(f"submitted/{quoted_name(raw)} is not a safe folder name: the learner's id is kept as it is, and "
+        notices.append(f"submitted/{ascii(raw)} is not a safe folder name: the learner's id is kept as it is, and "
                        f"their folders in autograded/ and feedback/ are named {folder(student)}")
     return student
 
@@ -125,8 +120,8 @@ def _note_strangers(place, lessons, notices):
     except OSError:
         return
     if strangers:
-        notices.append(f"submitted/{quoted_name(place.name)} holds what is no lesson of this course, ignored: "
-                       + ", ".join(quoted_name(name) for name in strangers[:5]) + (" ..." if len(strangers) > 5 else ""))
+        notices.append(f"submitted/{ascii(place.name)} holds what is no lesson of this course, ignored: "
+                       + ", ".join(ascii(name) for name in strangers[:5]) + (" ..." if len(strangers) > 5 else ""))
 
 
 def scan(submitted, lessons):
@@ -142,16 +137,16 @@ def scan(submitted, lessons):
             continue
         kind = _kind(entry.path)
         if kind not in ("folder", "link"):
-            found.notices.append(f"submitted/{quoted_name(entry.name)} is not a folder: ignored")
+            found.notices.append(f"submitted/{ascii(entry.name)} is not a folder: ignored")
             continue
         student = _learner_name(entry.name, taken, found.notices)
         found.students.append(student)
         if kind == "folder":
             _note_strangers(Path(entry.path), lessons, found.notices)
         for lesson in lessons:
-            where = f"submitted/{quoted_name(entry.name)}/{lesson}"
+            where = f"submitted/{ascii(entry.name)}/{lesson}"
             handed = Handed(student, lesson, status="tampered",
-                            problem=f"submitted/{quoted_name(entry.name)} is a symbolic link: not followed") \
+                            problem=f"submitted/{ascii(entry.name)} is a symbolic link: not followed") \
                 if kind == "link" else _handed(student, lesson, Path(entry.path) / lesson, where)
             if handed is not None:
                 found.handed[student, lesson] = handed
@@ -166,12 +161,6 @@ class NotebookProblem(Exception):
         self.status, self.note = status, note
 
 
-def read_notebook(path):
-    """A notebook's bytes, read without following a link, from a regular file of at most ``MAX_NOTEBOOK_BYTES``;
-    ``NotebookProblem`` otherwise (the file may have changed since ``scan`` looked)."""
-    return read_hand_in(path)[0]
-
-
 def file_status(info):
     """What changes whenever a file's content does: its size, inode, modification and change times (no learner can
     set a change time back)."""
@@ -179,8 +168,10 @@ def file_status(info):
 
 
 def read_hand_in(path, expect=None):
-    """``(bytes, file_status)`` of a notebook, read as ``read_notebook`` reads it; with ``expect`` (the status of an
-    earlier read), ``NotebookProblem`` where the file changed since: what is graded is what was planned and timed."""
+    """``(bytes, file_status)`` of a notebook, read without following a link, from a regular file of at most
+    ``MAX_NOTEBOOK_BYTES``; ``NotebookProblem`` otherwise (the file may have changed since ``scan`` looked). With
+    ``expect`` (the status of an earlier read), ``NotebookProblem`` where the file changed since: what is graded is
+    what was planned and timed."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:

@@ -54,13 +54,13 @@ def lesson_exercises(lesson):
 
 def graded_answers(root, student, lesson):
     """``{exercise: source}`` of one learner's lesson as graded (``autograded/``); empty when it is not there.
-    Read without following links and bounded in size (``submissions.read_notebook``), from the learner's folder
+    Read without following links and bounded in size (``submissions.read_hand_in``), from the learner's folder
     (``ids.folder``: never a path made of the id itself); a lesson not of the course is never read."""
     if lesson not in course_lessons():
         return {}
     path = Path(root) / "autograded" / ids.folder(student) / lesson / f"{lesson}.ipynb"
     try:
-        data = submissions.read_notebook(path)
+        data, _ = submissions.read_hand_in(path)
     except submissions.NotebookProblem:
         return {}
     return answer_cells(data, lesson_exercises(lesson))

@@ -19,11 +19,7 @@ hidden), in its own cgroups, under the system-call allow-list; the grader outsid
 they need only the standard library and numpy.
 """
 
-from .box import (GRACE_SECONDS, SANDBOX_EXTRA_BYTES, SANDBOX_TASKS, Limits, Sandbox, SandboxDied, SandboxFailed,
-                  SandboxUnavailable)
-from .session import SANDBOX_ENV, SCRATCH_BYTES, SCRATCH_FILES, Session, bwrap_command, close_session, open_session, sandbox_problem
-
-__all__ = ["GRACE_SECONDS", "Limits", "SANDBOX_ENV", "SANDBOX_EXTRA_BYTES", "SANDBOX_TASKS", "SCRATCH_BYTES",
-           "SCRATCH_FILES", "Sandbox", "SandboxDied",
-           "SandboxFailed", "SandboxUnavailable", "Session", "bwrap_command", "close_session", "open_session",
-           "sandbox_problem"]
+from .box import (GRACE_SECONDS, SANDBOX_EXTRA_BYTES, SANDBOX_TASKS, Limits, Sandbox, SandboxDied,  # noqa: F401
+                  SandboxFailed, SandboxUnavailable)
+from .session import (SANDBOX_ENV, SCRATCH_BYTES, SCRATCH_FILES, Session, bwrap_command, close_session,  # noqa: F401
+                      open_session, sandbox_problem)

@@ -279,7 +279,7 @@ def _top(inputs):
     return list(enumerate(inputs[0])) + list(inputs[1].items())
 
 
-class Calls:
+class CallState:
     """What the answer's calls leave for the next: the arrays a contract check kept (``wire.given``'s ``keep``), the
     results returned by their shapes (to tell a result that shares memory with an earlier one: a kept array is
     returned with its shape again), the watch on random numbers."""
@@ -371,7 +371,7 @@ def answer_process(sock, request):
         warnings.simplefilter("ignore")  # a warning a correct answer prints never costs it anything
         np.seterr(all="ignore")
         channel = Channel(sock, float(request["time_limit"]) + GRADER_SECONDS)
-        calls = Calls(channel)  # its watch on random numbers is on before the cell runs
+        calls = CallState(channel)  # its watch on random numbers is on before the cell runs
         el = library_stand_in(request["may_call"], channel)
         sys.modules["encoder_lib"] = el
         function = run_cell(request, channel, answer_namespace(el, request["uses"]))

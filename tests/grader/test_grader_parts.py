@@ -21,7 +21,7 @@ from scipy.special import erf as scipy_erf
 import encoder_lib
 from conftest import need_bubblewrap
 from encoder_lib.grading import EXERCISES, wire
-from course_grader import sandbox, submissions, workers
+from course_grader import ids, sandbox, submissions, workers
 from course_grader.cases import hidden_cases, visible_cases
 from course_grader.files import csv_field, write_csv, write_file
 from encoder_lib.grading.compare import allowed_names
@@ -248,7 +248,7 @@ def test_a_learner_s_folder_is_read_without_following_links(tmp_path):
     for student in ("bob", "carol", "dave", "erin"):
         assert handed[student].status == "tampered" and handed[student].path is None, student
     assert handed["=1+1"].path is not None, "a learner's id is their folder's name, as it is"
-    folder = submissions.safe_name("=1+1")
+    folder = ids.safe_name("=1+1")
     assert any("'=1+1' is not a safe folder name" in n and f"named {folder}" in n for n in found.notices)
     assert any("notes.txt" in n and "ignored" in n for n in found.notices)
     assert any("'alice' holds what is no lesson" in n and "'01_attention\\n'" in n for n in found.notices)
@@ -262,7 +262,7 @@ def test_a_notebook_over_the_bound_is_not_read(tmp_path, monkeypatch):
     handed = submissions.scan(tmp_path / "submitted", ["01_attention"]).handed["alice", "01_attention"]
     assert handed.status == "error" and "are not read" in handed.problem
     with pytest.raises(submissions.NotebookProblem, match="over"):
-        submissions.read_notebook(folder / "01_attention.ipynb")
+        submissions.read_hand_in(folder / "01_attention.ipynb")
 
 
 def test_a_notebook_that_cannot_be_read_is_a_problem_not_a_crash(tmp_path, monkeypatch):
@@ -274,7 +274,7 @@ def test_a_notebook_that_cannot_be_read_is_a_problem_not_a_crash(tmp_path, monke
 
     monkeypatch.setattr(os, "fdopen", failing_read)
     with pytest.raises(submissions.NotebookProblem) as problem:
-        submissions.read_notebook(path)
+        submissions.read_hand_in(path)
     assert problem.value.status == "error" and "Input/output error" in problem.value.note
 
 
