@@ -64,8 +64,10 @@ def test_the_wheel_is_installed_not_linked(server_env):
     assert not (site_packages / "encoder_lib" / "grading" / "solutions.json").exists()
     code = ("from encoder_lib.grading import solution_step as s; print(s.course_solutions(), "
             "s.step('softmax', None).plain)")
+    # run outside the repository: python -c puts the working directory first on sys.path, and the repository's own
+    # encoder_lib holds the solutions
     said = subprocess.run([str(server_env / "bin" / "python"), "-c", code], capture_output=True, text=True,
-                          check=True).stdout
+                          check=True, cwd=server_env).stdout
     assert said.startswith("{}") and "not in this installation" in said, said
     assert not list(site_packages.glob("__editable__*encoder*")), "encoder_lib is an editable install"
 
