@@ -299,6 +299,45 @@ def bert_block(x, params, n_heads, padding_mask=None):
     z = h @ f["w1"] + f["b1"]
     return ln(h + 0.5 * z * (1 + erf(z / np.sqrt(2))) @ f["w2"] + f["b2"], params["norm2"])
 '''),
+    ("rms_norm", "rms_norm.rms_norm_rows", "rms:squares", '''
+def rms_norm(x, gamma=None, eps=1e-5):
+    y = x / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return y * gamma if gamma is not None else y
+'''),
+    ("rms_norm", "rms_norm.rms_norm_keeps_the_direction", "rms:direction", '''
+def rms_norm(x, gamma=None, eps=1e-5):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    y = centred / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + eps)
+    return y * gamma if gamma is not None else y
+'''),
+    ("rope", "rope.rope_keeps_each_pairs_length", "rope:lengths", '''
+def rope(x, base=10000.0, layout="half"):
+    if layout not in ("half", "interleaved"):
+        raise ValueError(f"layout must be 'half' or 'interleaved', got {layout!r}")
+    seq, d_head = x.shape[-2], x.shape[-1]
+    angle = np.arange(seq)[:, None] * base ** (-np.arange(0, d_head, 2) / d_head)
+    cos, sin = np.cos(angle).astype(x.dtype), np.sin(angle).astype(x.dtype)
+    if layout == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+        return np.stack([a * cos + b * sin, a * sin + b * cos], axis=-1).reshape(x.shape)
+    a, b = x[..., : d_head // 2], x[..., d_head // 2:]
+    return np.concatenate([a * cos + b * sin, a * sin + b * cos], axis=-1)
+'''),
+    ("blockwise_attention", "blockwise_attention.blockwise_within_the_values", "blockwise:outside", '''
+def blockwise_attention(q, k, v, padding_mask=None, block=64):
+    scale = 1 / math.sqrt(q.shape[-1])
+    peak = np.full(q.shape[:-1] + (1,), -np.inf, dtype=q.dtype)
+    out = np.zeros(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)
+    for start in range(0, k.shape[-2], block):
+        scores = q @ np.swapaxes(k[..., start:start + block, :], -1, -2) * scale
+        if padding_mask is not None:
+            scores = np.where(padding_mask[..., None, start:start + block], -np.inf, scores)
+        new_peak = np.maximum(peak, scores.max(axis=-1, keepdims=True))
+        shift = np.where(np.isneginf(new_peak), 0, new_peak)
+        out = out * np.exp(peak - shift) + np.exp(scores - shift) @ v[..., start:start + block, :]
+        peak = new_peak
+    return out
+'''),
 ]
 
 #: Wrong answers written for an earlier diagnosis (its probes of variants of the right answer: an argument
