@@ -40,8 +40,8 @@ math { font-size: 1.25rem; } .why { margin: .2rem 0 0; } .late { color: #b71c1c;
 
 
 #: Where a formula may wrap: after a comma or semicolon followed by a space (``\quad``, ``\qquad``, ``\ ``,
-#: ``\,``), outside any braces.
-_BREAKS = ("\\qquad", "\\quad", "\\ ", "\\,")
+#: ``\,``, ``\;``), outside any braces.
+_BREAKS = ("\\qquad", "\\quad", "\\ ", "\\,", "\\;")
 
 
 def formula_parts(latex):
