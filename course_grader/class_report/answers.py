@@ -16,6 +16,7 @@ from pathlib import Path
 from encoder_lib.grading.exercises import EXERCISES
 
 from .. import ids, submissions
+from ..version import SECRET_FILE
 from .rows import course_lessons
 
 #: The bounds on an answer's source the report reads (see the module's docstring).
@@ -176,9 +177,9 @@ def in_parallel(work, root, pairs, jobs, at_least=200):
 
 
 def _course_key(root):
-    """The course's secret (``.grading-secret``, which make grade wrote), as bytes; empty where there is none."""
+    """The course's secret (``version.SECRET_FILE``, which make grade wrote), as bytes; empty where there is none."""
     try:
-        with open(Path(root) / ".grading-secret", "rb") as f:
+        with open(Path(root) / SECRET_FILE, "rb") as f:
             return f.read(200).strip()
     except OSError:
         return b""
