@@ -56,7 +56,7 @@ BUDGETS = {
     "the math core": (["encoder_lib/*.py"], ["encoder_lib/plots.py"], 4269),
     "widgets and experiments": (["encoder_lib/widgets/*.py", "encoder_lib/experiments/*.py", "encoder_lib/plots.py"],
                                 [], 3389),
-    "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 7858),
+    "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 8000),
     "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 11359),
     "the questions": (["encoder_lib/questions/*.py"], [], 999),
     "the site": (["tools/site/**/*.py", "tools/site/**/*.js", "tools/site/**/*.css"], [], 3327),
