@@ -23,13 +23,10 @@ from .norm import norm_keys
 def init_block_params(d_model, d_ff, rng, dtype=np.float32, *, config=None):
     """Fresh parameters for one block, initialised as PyTorch's ``nn.TransformerEncoderLayer`` except ``w_o``.
 
-    - attention projections: Glorot (Xavier) uniform, ``U(-a, a)`` with
-      ``a = sqrt(6 / (fan_in + fan_out))`` taken over the stacked (3 d_model, d_model)
-      q/k/v matrix as PyTorch does; all attention biases zero, as PyTorch's;
-    - the output projection ``w_o``: Xavier uniform too, over (d_model, d_model),
-      ``U(-sqrt(3 / d_model), sqrt(3 / d_model))``, where PyTorch's ``out_proj``
-      keeps ``nn.Linear``'s default ``U(-1/sqrt(d_model), 1/sqrt(d_model))``
-      (``MultiheadAttention._reset_parameters`` re-draws only ``in_proj_weight``);
+    - attention projections: Glorot (Xavier) uniform, ``U(-a, a)`` with ``a = sqrt(6 / (fan_in + fan_out))``, over
+      the stacked (3 d_model, d_model) q/k/v matrix as PyTorch does, and over (d_model, d_model) for ``w_o``, where
+      PyTorch's ``out_proj`` keeps ``nn.Linear``'s ``U(+-1/sqrt(d_model))`` (``MultiheadAttention._reset_parameters``
+      re-draws only ``in_proj_weight``); all attention biases zero, as PyTorch's;
     - FFN linear layers: PyTorch's ``nn.Linear`` default, weights and biases
       ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``;
     - layer norms: gamma 1, beta 0.

@@ -369,9 +369,8 @@ def train(task, model, steps, *, lr=1e-3, warmup=0, batch_size=64, seed=0, test_
 def gradient_norms(depth, norm, residual=True, *, d_model=32, n_heads=4, seed=0, shape=(2, 10)):
     """How large the gradient is at each block of a freshly initialised stack: a dict of arrays.
 
-    The stack has ``depth`` blocks initialised by ``init_block_params`` (as
-    PyTorch's ``nn.TransformerEncoderLayer``, but for ``w_o``; each its own
-    weights, seeded); its input is standard normal of ``shape + (d_model,)``;
+    The stack has ``depth`` blocks from ``init_block_params`` (PyTorch's initialisation but for ``w_o``; each its
+    own weights, seeded); its input is standard normal of ``shape + (d_model,)``;
     the loss is ``sum(out * g)`` for a fixed standard normal ``g``, where
     ``out`` is the last block's output, passed through a final layer norm in
     pre- and peri-norm (as those models have, and ``init_model`` builds).

@@ -1,8 +1,7 @@
 """Lesson 02's widget: what each head of multi-head attention reads, on the lesson's fixture.
 
-The question it answers: which position does head 1 read most? Each head
-attends with its own ``d_head = d_model / n_heads`` columns of the projected
-queries, keys and values, so the heads of one layer can read different
+The question it answers: which position does head 1 read most? Each head attends with its own ``d_head =
+d_model / n_heads`` columns of the projected queries, keys and values, so the heads of one layer can read different
 positions for the same input.
 """
 

@@ -74,9 +74,9 @@ class NormExplorer(Explorer):
 
     def describe(self, s):
         gap = "less than 1e-6" if s["difference"] < 1e-6 else f"{s['difference']:.2f}"
-        return (f"offset {s['offset']:.1f}: RMSNorm's rows have mean <b>{s['rms_mean']:.2f}</b> and root mean "
-                f"square {s['rms_rms']:.2f}; layer norm's have mean {s['layer_mean']:.2f} and root mean square "
-                f"{s['layer_rms']:.2f}; the two outputs differ by up to <b>{gap}</b>")
+        return (f"{NORM_NAMES[s['norm']]} drawn, offset {s['offset']:.1f}: RMSNorm's rows have mean <b>"
+                f"{s['rms_mean']:.2f}</b> and root mean square {s['rms_rms']:.2f}; layer norm's have mean "
+                f"{s['layer_mean']:.2f} and root mean square {s['layer_rms']:.2f}; the two outputs differ by up to <b>{gap}</b>")
 
 
 class RopeExplorer(Explorer):
