@@ -36,6 +36,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -185,7 +186,7 @@ def scratch(tmp_path):
 
 
 @pytest.mark.timeout(1500)
-def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scratch):
+def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scratch, request):
     timings = {}
     exchange = scratch / "exchange"
     exchange.mkdir()
@@ -224,8 +225,11 @@ def test_a_class_round_trip_on_a_real_jupyterhub(tools_present, server_env, scra
         hubs.run_teacher(course, f".venv/bin/nbgrader db student add {user}", teacher_env)
     hub = hubs.LocalHub(scratch, server_env, LEARNERS)
     service_port = hubs.free_port()
+    # a Unix socket's path holds at most 100 bytes; pytest's folders under xdist (popen-gw2/...) are longer
+    short_folder = Path(tempfile.mkdtemp(prefix="hub-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(short_folder, ignore_errors=True))
     hub.extra_config = classroom.hand_in_service_config(course, service_port, environment={hubs.MARKER: hub.token},
-                                                        socket=scratch / "service" / "hand-in.sock")  # < 100 bytes
+                                                        socket=short_folder / "hand-in.sock")
     with hub:
         link = hubs.link_for(readme_link_template(), hub.base, remote)
         # in a thread of its own: the session's sync Playwright (conftest's one Chromium) may hold this one's loop
@@ -435,7 +439,7 @@ def _nothing_hidden_shown(course, notebook, shown):
     import hashlib
 
     from course_grader.cases import hidden_cases, visible_cases
-    from course_grader.plan import course_secret
+    from course_grader.version import course_secret
 
     name = "scaled_dot_product_attention"
     [source] = ["".join(c["source"]) for c in json.loads(notebook.read_text())["cells"]

@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 import encoder_lib
+import encoder_lib.experiments.add_norm  # noqa: F401  the plants below read these modules' attributes, in
+import encoder_lib.experiments.pretrained  # noqa: F401  whatever order the test runner imported them
+import encoder_lib.fixtures  # noqa: F401
 from encoder_lib import questions
 from encoder_lib.questions import bank, panel, record
 from tools import question_keys
