@@ -55,9 +55,11 @@ SOFTMAX = '''def softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 '''
+# right on the whole contract (issue 49): math.sqrt keeps a float32 q float32, where np.sqrt's float64 scalar would
+# promote it (NumPy 2), and the statement asks for q's dtype
 ATTENTION_RIGHT = '''def scaled_dot_product_attention(q, k, v):
     """softmax(q k^T / sqrt(d_k)) v"""
-    weights = softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), axis=-1)
+    weights = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1]), axis=-1)
     return weights @ v, weights
 '''
 # a typical mistake: the scores are not divided by sqrt(d_k)
@@ -304,7 +306,7 @@ async def _round_trip(hub, course, teacher_env, link, timings):
         t0 = time.perf_counter()
         page = await hubs.answer_exercise(contexts["alice"], hub.base, "alice", lesson_path, {
             cells["softmax_answer"]: SOFTMAX, cells["scaled_dot_product_attention_answer"]: ATTENTION_RIGHT})
-        assert hubs.wait_for_file(notebook, lambda text: "np.sqrt(q.shape[-1])" in text and "x.max(axis" in text), \
+        assert hubs.wait_for_file(notebook, lambda text: "math.sqrt(q.shape[-1])" in text and "x.max(axis" in text), \
             "alice's answers were not saved"
         timings["alice: answer and save"] = time.perf_counter() - t0
         await page.close()
@@ -324,7 +326,7 @@ async def _round_trip(hub, course, teacher_env, link, timings):
         timings["alice: second click to notebook"] = seconds["notebook"]
         await page.close()
         text = notebook.read_text()
-        assert "np.sqrt(q.shape[-1])" in text and "x.max(axis" in text, "the update lost alice's answers"
+        assert "math.sqrt(q.shape[-1])" in text and "x.max(axis" in text, "the update lost alice's answers"
         updated = hub.home("alice") / classroom.TARGET / "02_multi_head_attention" / "02_multi_head_attention.ipynb"
         assert TEACHER_CHANGE in updated.read_text(), "the teacher's update did not arrive"
 
