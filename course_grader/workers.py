@@ -47,11 +47,6 @@ def _receive_all(connection, tasks):
             return
 
 
-def end_with_parent():
-    """In a child process: be killed when the process that started it ends (``PR_SET_PDEATHSIG``)."""
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
 def _serve(connection, function):
     """A worker's life: run ``function`` on each task it is sent, send back the result, until told to stop.
 
@@ -59,7 +54,7 @@ def _serve(connection, function):
     megabytes) is more than a pipe holds, and the main process, sending it, waited until the worker had finished
     its learner before, while the other workers waited for their next task (on a class of 200: 18 s of 128
     CPU-seconds idle, 8 s with the thread)."""
-    end_with_parent()
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the main process's to handle
     signal.signal(signal.SIGTERM, _exit)
     tasks = queue.SimpleQueue()

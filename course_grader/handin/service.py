@@ -34,7 +34,7 @@ from tornado.ioloop import PeriodicCallback
 
 from encoder_lib.grading.exercises import BY_LESSON
 
-from .. import course_config, deadlines, gradebook_writer, sandbox, workers
+from .. import course_config, deadlines, gradebook_writer, sandbox
 from ..exchange import utc_now
 from ..files import plain_text
 from . import store as stores
@@ -419,7 +419,7 @@ def unix_socket(path):
 
 def supervise(args, argv):
     """Hold the service's sockets and run the service in a process of its own, started again at once whenever it
-    ends (after ten seconds where it ended five times in a minute), and ended with it (no orphan holds them)."""
+    ends (after ten seconds where it ended five times in a minute)."""
     from urllib.parse import urlparse
 
     url = urlparse(args.url)
@@ -438,7 +438,7 @@ def supervise(args, argv):
         if len(starts) == starts.maxlen and time.monotonic() - starts[0] < 60:
             time.sleep(10)
         starts.append(time.monotonic())
-        child = subprocess.Popen(command, pass_fds=[s.fileno() for s in sockets], preexec_fn=workers.end_with_parent)
+        child = subprocess.Popen(command, pass_fds=[s.fileno() for s in sockets])
         code = child.wait()
         if not stopping:
             print(f"the hand-in service ended ({code}): started again", file=sys.stderr, flush=True)
