@@ -1,7 +1,7 @@
 """A sandbox's scratch ``/tmp`` bounded in files as well as bytes: a tmpfs of its own, then bubblewrap.
 
-    python -I -S scratch.py FOLDER BYTES FILES -- bwrap ...     # what the grader starts (session.scratch_command)
-    python -I -S scratch.py --probe FOLDER                      # exit status 0 where this works here
+    python -I -S scratch.py FOLDER BYTES FILES PARENT -- bwrap ...   # what the grader starts (session.bwrap_command)
+    python -I -S scratch.py --probe FOLDER                             # exit status 0 where this works here
 
 bubblewrap's ``--tmpfs`` takes a size but no count of files (inodes): an
 empty file costs no bytes, so a sandbox with only ``--size`` could make
@@ -12,6 +12,11 @@ is not root, a user namespace, where the teacher's id is the only one),
 mounts a tmpfs of ``BYTES`` and ``FILES`` on ``FOLDER`` there, and becomes
 bubblewrap, which binds it as the sandbox's ``/tmp``. The mount exists only
 in that namespace: each sandbox gets a fresh one, and it is gone with it.
+
+It ends with the process that started it (``PARENT``, its pid: a grader's
+worker), as bubblewrap's ``--die-with-parent`` does once it runs: a worker
+killed while this process was starting (Ctrl+C in ``make grade``) left it,
+and the sandbox it became, running after the grader had ended.
 
 It needs the standard library only (``-S``: not even site-packages), and
 says why on its standard error where the kernel refuses (a system where
@@ -25,6 +30,7 @@ import sys
 
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+PR_SET_PDEATHSIG, SIGKILL = 1, 9
 
 
 def _fail(what):
@@ -57,11 +63,14 @@ def main(argv):
     if argv[:1] == ["--probe"] and len(argv) == 2:
         mount_scratch(argv[1], 2**20, 16)
         return 0
-    if len(argv) < 5 or argv[3] != "--":
-        print("usage: scratch.py FOLDER BYTES FILES -- COMMAND ...", file=sys.stderr)
+    if len(argv) < 6 or argv[4] != "--" or not argv[3].isdigit():
+        print("usage: scratch.py FOLDER BYTES FILES PARENT -- COMMAND ...", file=sys.stderr)
         return 2
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)  # kept through execv: bubblewrap's own comes later
+    if os.getppid() != int(argv[3]):  # the parent died before that: nobody is left to end this sandbox
+        return 1
     mount_scratch(argv[0], argv[1], argv[2])
-    os.execv(argv[4], argv[4:])
+    os.execv(argv[5], argv[5:])
 
 
 if __name__ == "__main__":

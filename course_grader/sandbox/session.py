@@ -208,7 +208,7 @@ def bwrap_command(python=None, runner=None, scratch=None):
                 "--chdir", "/tmp", python, *runner_arguments("/tmp/grader")]
     if scratch:  # bubblewrap started by scratch.py, in the namespace where it mounted the sandbox's own tmpfs
         command = [sys.executable, "-I", "-S", str(HERE / "scratch.py"), str(scratch), str(SCRATCH_BYTES),
-                   str(SCRATCH_FILES), "--", *command]
+                   str(SCRATCH_FILES), str(os.getpid()), "--", *command]  # started by this process
     return command
 
 

@@ -9,8 +9,12 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import struct
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -618,6 +622,38 @@ def test_the_scratch_tmp_bounds_its_files_as_well_as_its_bytes_and_the_next_sand
     made_before = [name for name in listed if name.startswith("f") and name[1:].isdigit()]
     assert not made_before and sum(name.startswith("answer-") for name in listed) <= 1, \
         f"a new sandbox's /tmp holds none of the last one's files: {listed}"
+
+
+def _gone(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_scratch_py_ends_with_the_process_that_started_it_and_never_starts_without_it(tmp_path):
+    """CI, stop 56: Ctrl+C in `make grade` killed a worker while scratch.py was starting a sandbox, and that
+    sandbox outlived the grader (bubblewrap's --die-with-parent comes only once bubblewrap runs). scratch.py ends
+    with the process that started it, and does nothing when that process is already gone."""
+    script, folder, marker = Path(sandbox.__file__).parent / "scratch.py", tmp_path / "mount", tmp_path / "ran"
+    folder.mkdir()
+    if subprocess.run([sys.executable, "-I", "-S", str(script), "--probe", str(folder)]).returncode != 0:
+        pytest.skip("scratch.py cannot make a mount namespace here")
+    start = [sys.executable, "-I", "-S", str(script), str(folder), "65536", "16"]
+    orphan = subprocess.run([*start, "1", "--", shutil.which("touch"), str(marker)], capture_output=True)
+    assert orphan.returncode == 1 and not marker.exists(), orphan.stderr
+    parent = subprocess.Popen(["/bin/sh", "-c", '"$@" $$ -- /bin/sleep 60 & echo $!; wait', "sh", *start],
+                              stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    deadline = time.monotonic() + 20
+    while not Path(f"/proc/{child}/cmdline").read_bytes().startswith(b"/bin/sleep") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert Path(f"/proc/{child}/cmdline").read_bytes().startswith(b"/bin/sleep"), "scratch.py became its command"
+    parent.kill()
+    parent.wait()
+    while not _gone(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(child), "the sandbox's command ended with the process that started scratch.py"
 
 
 def test_a_closed_sandbox_leaves_no_cgroup_and_a_session_no_folder():
