@@ -44,7 +44,7 @@ def address(root=None, given=None):
     ``c.EncoderCourse.scheduler``; None to grade on this machine. ``Refused`` with a sentence for a value that is
     not a scheduler's address."""
     value = given if given is not None else os.environ.get("DASK_SCHEDULER")
-    if value is None and root is not None and (root / "nbgrader_config.py").is_file():
+    if value is None and root is not None:
         from .course_config import course_config
 
         value = course_config(root).EncoderCourse.get("scheduler")

@@ -44,11 +44,9 @@ def security(root):
 
 def unencrypted_allowed(root):
     """Did the course say that ``make grade`` may use a scheduler without TLS (``UNENCRYPTED``)?"""
-    if root is None or not (Path(root) / "nbgrader_config.py").is_file():
-        return False
     from .course_config import course_config
 
-    return course_config(root).EncoderCourse.get(UNENCRYPTED) is True
+    return root is not None and course_config(root).EncoderCourse.get(UNENCRYPTED) is True
 
 
 def _openssl(*args, cwd):

@@ -11,8 +11,12 @@ NBGRADER_EXCHANGE = "/usr/local/share/nbgrader/exchange"
 
 
 def course_config(root):
+    """The course's ``nbgrader_config.py``, loaded; an empty ``Config`` where the course has none."""
+    from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
+    if not (Path(root) / "nbgrader_config.py").is_file():
+        return Config()
     return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
 
 
@@ -24,8 +28,6 @@ def lessons_set(root):
     """The lessons the class is set, as the course's ``nbgrader_config.py`` says
     (``c.EncoderCourse.lessons = ["01_attention", ...]``), or None (every lesson; also without the file).
     ValueError when it is not a list of names."""
-    if not (Path(root) / "nbgrader_config.py").is_file():
-        return None
     lessons = course_config(root).EncoderCourse.get("lessons")
     if lessons is None:
         return None
@@ -40,8 +42,7 @@ def time_zone(root):
     (``c.Exchange.timezone`` in nbgrader_config.py), else UTC; ValueError naming it when it is not a zone."""
     import zoneinfo
 
-    name = course_config(root).Exchange.get("timezone", "UTC") if (Path(root) / "nbgrader_config.py").is_file() \
-        else "UTC"
+    name = course_config(root).Exchange.get("timezone", "UTC")
     try:
         return zoneinfo.ZoneInfo(str(name))
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -60,8 +61,6 @@ def stamp_grace(root):
     it is not a number of seconds from 0 to ``MOST_GRACE_SECONDS``."""
     import datetime
 
-    if not (Path(root) / "nbgrader_config.py").is_file():
-        return datetime.timedelta(0)
     seconds = course_config(root).EncoderCourse.get("stamp_grace_seconds", 0)
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MOST_GRACE_SECONDS:
         raise ValueError(f"c.EncoderCourse.stamp_grace_seconds in nbgrader_config.py must be a number of seconds "

@@ -20,7 +20,7 @@ from pathlib import Path
 from encoder_lib.grading.exercises import BY_LESSON
 
 from .exchange import utc_time
-from .course_config import time_zone
+from .course_config import course_config, time_zone
 from .files import csv_value, write_csv
 from .gradebook import due_dates
 from .ids import id_problem
@@ -186,12 +186,9 @@ class Penalties:
 
     def __init__(self, root):
         from nbgrader.preprocessors import AssignLatePenalties
-        from traitlets.config.loader import PyFileConfigLoader
 
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config() \
-            if (Path(root) / "nbgrader_config.py").is_file() else None
         with contextlib.redirect_stderr(io.StringIO()):  # the plugin logs each penalty; the summary says them
-            assigner = AssignLatePenalties(config=config) if config is not None else AssignLatePenalties()
+            assigner = AssignLatePenalties(config=course_config(root))
             assigner.init_plugin()
         self.plugin = assigner.plugin_inst
 

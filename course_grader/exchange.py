@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .files import make_folder, plain_text, write_file
+from .files import make_folder, plain_text, read_json, read_regular, write_file
 from .ids import id_problem
 
 STAMP = "timestamp.txt"
@@ -223,15 +223,10 @@ def owner_problem(walk, student, templates=ACCOUNT_NAMES):
 def read_stamp(folder):
     """The text of a hand-in's ``timestamp.txt`` (at most 200 characters, never through a link), or None."""
     try:
-        fd = os.open(os.path.join(folder, STAMP), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular(os.path.join(folder, STAMP), 199)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, 200).decode("utf-8", "replace")
-    finally:
-        os.close(fd)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------- the time that counts
@@ -344,16 +339,11 @@ def read_record(submitted, lesson):
     it is there but cannot be read, or is larger than ``MOST_RECORD_BYTES``, or is not a record."""
     path = record_path(submitted, lesson)
     try:
-        with open(path, "rb") as f:
-            data = f.read(MOST_RECORD_BYTES + 1)
+        record = read_json(path, MOST_RECORD_BYTES)
     except FileNotFoundError:
         return {"hand_ins": {}, "refused": [], "skipped": []}
     except OSError as exc:
         raise RecordUnreadable(f"{path} cannot be read ({exc.strerror})") from None
-    try:
-        record = json.loads(data) if len(data) <= MOST_RECORD_BYTES else None
-    except ValueError:
-        record = None
     if not isinstance(record, dict) or not isinstance(record.get("hand_ins"), dict):
         raise RecordUnreadable(f"{path} is not make collect's record of {lesson} (over "
                                f"{MOST_RECORD_BYTES // 2**20} MiB, or not its JSON)")

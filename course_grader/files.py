@@ -8,6 +8,8 @@ renamed over it) and only where its content changed.
 
 import csv
 import html
+import io
+import json
 import os
 import stat
 import tempfile
@@ -30,6 +32,19 @@ def page_head(title, style):
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{title}</title><style>{style}</style></head><body>")
 
+
+def html_table(columns, rows):
+    """A page's table: ``columns``, its headings (HTML; a number's in a tuple, ``("points",)``, its column
+    right-aligned), and ``rows``, each its cells' HTML."""
+    classes = [" class=\"n\"" if isinstance(column, tuple) else "" for column in columns]
+    head = "".join(f"<th scope=\"col\"{k}>{c[0] if k else c}</th>" for c, k in zip(columns, classes))
+    body = "".join("<tr>" + "".join(f"<td{k}>{cell}</td>" for cell, k in zip(row, classes)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def learner_html(student, names):
+    """A learner's id as a page shows it, with their name in the roster (``names``) where it has one."""
+    return html_text(student) + (f" ({html_text(names[student])})" if names.get(student) else "")
 
 
 def plain_text(text):
@@ -82,19 +97,11 @@ def csv_value(field):
 
 def write_csv(path, columns, rows):
     """Write ``rows`` (sequences of values, in the order of ``columns``) as a CSV file, every field ``csv_field``."""
-    lines = _CsvLines()
+    lines = io.StringIO()
     writer = csv.writer(lines, lineterminator="\n")
     writer.writerow([csv_field(c) for c in columns])
     writer.writerows([csv_field(v) for v in row] for row in rows)
-    write_file(path, "".join(lines.parts))
-
-
-class _CsvLines:
-    def __init__(self):
-        self.parts = []
-
-    def write(self, text):
-        self.parts.append(text)
+    write_file(path, lines.getvalue())
 
 
 def write_file(path, content):
@@ -125,14 +132,30 @@ def write_new(path, data):
 def _holds(path, content, mode):
     """Whether ``path`` is a regular file (not a link) with this mode that holds exactly ``content``."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        return read_regular(path, len(content), mode=mode) == content
     except OSError:
         return False
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != len(content) or stat.S_IMODE(info.st_mode) != mode:
-            return False
-        return f.read(len(content) + 1) == content
+
+
+def read_regular(path, most, mode=None):
+    """The bytes of the regular file at ``path``, never read through a link, and at most ``most`` + 1 of them (one
+    more than ``most``: the caller tells a file that is too large); None where it is not a regular file (or has
+    not the ``mode`` asked); OSError (FileNotFoundError where nothing is there) where it cannot be opened."""
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or mode is not None and stat.S_IMODE(info.st_mode) != mode:
+            return None
+        return f.read(most + 1)
+
+
+def read_json(path, most):
+    """The JSON of the regular file at ``path`` (``read_regular``), or None where it is over ``most`` bytes or is
+    not JSON; OSError where it cannot be opened."""
+    data = read_regular(path, most) or b""
+    try:
+        return json.loads(data) if len(data) <= most else None
+    except ValueError:
+        return None
 
 
 def make_folder(path):

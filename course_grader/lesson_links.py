@@ -94,7 +94,7 @@ def lesson_links(root, environ=None):
     """The ``LessonLinks`` of the course at ``root`` (see the module's docstring); ValueError on a setting that is
     not an address."""
     environ = os.environ if environ is None else environ
-    settings = course_config(root).EncoderCourse if (Path(root) / "nbgrader_config.py").is_file() else {}
+    settings = course_config(root).EncoderCourse
     hub = _address(settings.get("hub_url"), "hub_url")
     if hub is None and re.fullmatch(r"/[A-Za-z0-9/_.~%@+-]*", environ.get("JUPYTERHUB_BASE_URL") or ""):
         hub = _address(environ["JUPYTERHUB_BASE_URL"], "hub_url")  # make grade in a terminal of the hub

@@ -17,7 +17,6 @@ import io
 import json
 import os
 import re
-import stat
 import subprocess
 import sys
 import zipfile
@@ -29,7 +28,7 @@ from .downloads import CANVAS, platform_hand_ins
 from .exchange import read_stamp
 from .feedback_page import lesson_page_path
 from .lesson_links import unlinked_warning
-from .files import make_folder, plain_text, write_csv, write_file
+from .files import make_folder, plain_text, read_json, read_regular, write_csv, write_file
 
 SECRET = "submission_secret.txt"
 #: What ``nbgrader submit`` writes as a hand-in's secret: ``secrets.token_hex(64)``.
@@ -62,11 +61,9 @@ def pages(root):
 def read_secret(folder):
     """The hand-in's ``submission_secret.txt`` (bounded, never through a link), or ``(None, why)``."""
     try:
-        fd = os.open(Path(folder) / SECRET, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        text = (read_regular(Path(folder) / SECRET, 299) or b"").decode("ascii", "replace").strip()
     except OSError:
         return None, "no submission_secret.txt (not handed in through the exchange)"
-    with os.fdopen(fd, "rb") as f:
-        text = f.read(300).decode("ascii", "replace").strip() if stat.S_ISREG(os.fstat(fd).st_mode) else ""
     if not SECRET_FORM.fullmatch(text):
         return None, "its submission_secret.txt is not one nbgrader submit writes"
     return text, ""
@@ -125,17 +122,11 @@ def read_released(root, lesson):
     a record that cannot be read, or is not one, is taken as empty (every page is sent again) and said."""
     path = Path(root) / "feedback" / RECORDS / f"{lesson}.json"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        record = read_json(path, MOST_RECORD_BYTES)
     except FileNotFoundError:
         return {}, ""
     except OSError as exc:
         return {}, f"{path} cannot be read ({exc.strerror}): every page of {lesson} is sent again"
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(MOST_RECORD_BYTES + 1) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
-    try:
-        record = json.loads(data) if len(data) <= MOST_RECORD_BYTES else None
-    except ValueError:
-        record = None
     if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()):
         return {}, f"{path} is not a record of what was released: every page of {lesson} is sent again"
     return record, ""

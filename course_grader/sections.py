@@ -24,8 +24,6 @@ NAME = re.compile(r"[^\x00-\x1f\x7f/\\]{1,60}")
 
 def read_sections(root):
     """``{student_id: section}`` as the course sets it (empty: one section, unset)."""
-    if not (Path(root) / "nbgrader_config.py").is_file():
-        return {}
     setting = course_config(root).EncoderCourse.get("sections")
     if setting is None:
         return {}

@@ -13,11 +13,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from encoder_lib.grading.exercises import EXERCISES
+from encoder_lib.grading.exercises import BY_LESSON
 
 from .. import ids, submissions
+from ..files import read_json, read_regular
 from ..version import SECRET_FILE
-from .rows import course_lessons
 
 #: The bounds on an answer's source the report reads (see the module's docstring).
 MAX_ANSWER_CHARS, MAX_ANSWER_NODES, ANSWER_SECONDS = 20_000, 5_000, 0.5
@@ -39,9 +39,7 @@ def answer_cells(data, names):
     wanted = {f"{name}_answer": name for name in names}
     found = {}
     for cell in cells:
-        meta = cell.get("metadata")
-        meta = meta.get("nbgrader") if isinstance(meta, dict) else None
-        grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+        grade_id = (submissions.managed(cell) or {}).get("grade_id")
         if isinstance(grade_id, str) and grade_id in wanted:
             source = submissions.cell_source(cell)
             if source is not None:
@@ -49,29 +47,25 @@ def answer_cells(data, names):
     return found
 
 
-def lesson_exercises(lesson):
-    return [name for name, exercise in EXERCISES.items() if exercise.lesson == lesson]
-
-
 def graded_answers(root, student, lesson):
     """``{exercise: source}`` of one learner's lesson as graded (``autograded/``); empty when it is not there.
     Read without following links and bounded in size (``submissions.read_hand_in``), from the learner's folder
     (``ids.folder``: never a path made of the id itself); a lesson not of the course is never read."""
-    if lesson not in course_lessons():
+    if lesson not in BY_LESSON:
         return {}
     path = Path(root) / "autograded" / ids.folder(student) / lesson / f"{lesson}.ipynb"
     try:
         data, _ = submissions.read_hand_in(path)
     except submissions.NotebookProblem:
         return {}
-    return answer_cells(data, lesson_exercises(lesson))
+    return answer_cells(data, BY_LESSON[lesson])
 
 
 def _course_answers(root, folder, lesson):
     """The answer cells of the course's own notebook of ``lesson`` in ``folder`` (notebooks/ or release/)."""
     path = Path(root) / folder / lesson / f"{lesson}.ipynb"
     try:
-        return answer_cells(path.read_bytes(), lesson_exercises(lesson))
+        return answer_cells(path.read_bytes(), BY_LESSON[lesson])
     except OSError:
         return {}
 
@@ -179,8 +173,7 @@ def in_parallel(work, root, pairs, jobs, at_least=200):
 def _course_key(root):
     """The course's secret (``version.SECRET_FILE``, which make grade wrote), as bytes; empty where there is none."""
     try:
-        with open(Path(root) / SECRET_FILE, "rb") as f:
-            return f.read(200).strip()
+        return (read_regular(Path(root) / SECRET_FILE, 199) or b"").strip()
     except OSError:
         return b""
 
@@ -200,11 +193,10 @@ def _signature(root, student, lesson):
 
 def _cached(path):
     try:
-        with open(path, "rb") as f:
-            cache = json.loads(f.read(256 * 2**20))
-        return cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
-    except (OSError, ValueError):
+        cache = read_json(path, 256 * 2**20)
+    except OSError:
         return {}
+    return cache if isinstance(cache, dict) and cache.get("version") == CACHE_VERSION else {}
 
 
 CACHE_VERSION = 1

@@ -4,7 +4,7 @@ the lessons counted and the roster's names."""
 import csv
 from pathlib import Path
 
-from encoder_lib.grading.exercises import EXERCISES
+from encoder_lib.grading.exercises import BY_LESSON
 
 from .. import gradebook
 from ..outputs import STATUSES, COLUMNS
@@ -72,15 +72,10 @@ def read_rows(path):
     return rows, all(c in header for c in OPTIONAL)
 
 
-def course_lessons():
-    """The course's lessons that have exercises, in course order."""
-    return list(dict.fromkeys(exercise.lesson for exercise in EXERCISES.values()))
-
-
 def lesson_order(rows, lessons=None):
     """The lessons counted: ``lessons`` (checked against the course's), else every lesson the rows hold, in
     course order (lessons the course no longer has after it)."""
-    known = course_lessons()
+    known = list(BY_LESSON)
     if lessons is not None:
         lessons = list(lessons)
         unknown = [lesson for lesson in lessons if lesson not in known]

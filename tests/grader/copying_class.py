@@ -19,6 +19,7 @@ import random
 from pathlib import Path
 
 from encoder_lib.grading import EXERCISES
+from encoder_lib.grading.exercises import BY_LESSON
 from report_class import UNLISTED, _row, copy_notebooks, lessons, write_graded, write_roster, write_rows, Seeded
 from tests.mistakes import MISTAKES
 
@@ -156,13 +157,13 @@ def common_answer(rng, exercise, solution):
 
 
 def _solutions(root):
-    from course_grader.class_report.answers import answer_cells, lesson_exercises
+    from course_grader.class_report.answers import answer_cells
 
     notebooks = {lesson: lean(json.loads((root / "notebooks" / lesson / f"{lesson}.ipynb").read_text()))
                  for lesson in lessons()}
     sources = {}
     for lesson, notebook in notebooks.items():
-        sources.update(answer_cells(json.dumps(notebook).encode(), lesson_exercises(lesson)))
+        sources.update(answer_cells(json.dumps(notebook).encode(), BY_LESSON[lesson]))
     return notebooks, sources
 
 

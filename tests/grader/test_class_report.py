@@ -28,13 +28,14 @@ import pytest
 from bs4 import BeautifulSoup
 
 from encoder_lib.grading import EXERCISES
+from encoder_lib.grading.exercises import BY_LESSON
 from course_grader.class_report import build as build_report
 from course_grader.class_report.examples import shown
 from course_grader.class_report.similarity import canonical
 from course_grader.class_report.cards import Links, _CardMarkdown, card, heading_anchor, lab_links
 from course_grader.class_report.counts import HARDEST, UNNAMED, Group
 from course_grader.class_report.page import TOP_CARDS
-from course_grader.class_report.rows import _unquoted, course_lessons, lesson_order, read_rows
+from course_grader.class_report.rows import _unquoted, lesson_order, read_rows
 from course_grader.files import FORMULA_STARTS, csv_field, write_csv
 from course_grader.outputs import COLUMNS as OLDER_COLUMNS, GRADER_POINTS, LATE
 from report_class import (COLUMNS, UNLISTED, add_lesson, copy_notebooks, hand_in, open_gradebook, seeded_class,
@@ -456,7 +457,7 @@ def test_in_chromium_every_picture_is_drawn_and_has_a_text_alternative(chromium,
         page = site_pages.open_page(context, root / "report" / "index.html")
         pictures = page.evaluate("[...document.images].map(i => ({alt: i.alt, drawn: i.complete && "
                                  "i.naturalWidth > 0}))")
-    assert len(pictures) == len(course_lessons()) + len(
+    assert len(pictures) == len(BY_LESSON) + len(
         {(r["lesson"], r["exercise"]) for r in read_mistakes(root)})
     assert all(p["drawn"] and len(p["alt"]) > 40 for p in pictures), pictures
 
