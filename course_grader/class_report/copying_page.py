@@ -2,8 +2,9 @@
 side by side with what differs marked, the grader's verdict on each, and the score; the shared answers that are
 common in this class folded below."""
 
-from ..files import code_html, html_text as esc
+from ..files import code_html, html_table, html_text as esc, learner_html
 from ..sections import in_words
+from .answers import ANSWER_SECONDS, MAX_ANSWER_CHARS, MAX_ANSWER_NODES
 from .similarity import CHANCE, FEW, NEAR, SHOWN_NOISE, SHOWN_WINDOW, fingerprints
 
 #: The flags shown in full (the others are listed below them, folded).
@@ -70,8 +71,7 @@ def _side_by_side(made, item):
     for n, (student, source) in enumerate(zip(students, sources)):
         other = sources[(n + 1) % len(sources)]
         row = made.by_key.get((student, item.lesson, item.exercise))
-        name = f" ({esc(made.names[student])})" if made.names.get(student) else ""
-        columns.append(f"<figure><figcaption><span class=\"ids\">{esc(student)}</span>{name}: "
+        columns.append(f"<figure><figcaption><span class=\"ids\">{learner_html(student, made.names)}</span>: "
                        f"{esc(_verdict(row))}</figcaption><pre><code>{with_differences_marked(source, _slices(source, other))}"
                        f"</code></pre></figure>")
     more = len(item.students) - len(students)
@@ -91,7 +91,7 @@ def _item(made, item):
 
 
 def _flag(made, n, flag):
-    who = ", ".join(f"{esc(s)}" + (f" ({esc(made.names[s])})" if made.names.get(s) else "") for s in flag.students)
+    who = ", ".join(learner_html(s, made.names) for s in flag.students)
     shared = "; ".join(f"<code>{esc(item.exercise)}</code> ({esc(_verdicts(made, item))})" for item in flag.shared)
     sections = {made.known.sections[s] for s in flag.students if s in made.known.sections}
     across = f" Across sections {esc(in_words(sections))}." if len(sections) > 1 else ""
@@ -105,11 +105,9 @@ def _common(made):
     common = made.copying.common
     if not common:
         return "<p>No answer is shared by many learners.</p>"
-    body = "".join(f"<tr><td><code>{esc(c.exercise)}</code></td><td class=\"n\">{len(c.students)}</td>"
-                   f"<td>{esc(c.why)}</td></tr>" for c in common)
-    return (f"<details><summary>{len(common)} shared answers not flagged: common in this class</summary>"
-            "<table><thead><tr><th scope=\"col\">exercise</th><th scope=\"col\" class=\"n\">learners</th>"
-            f"<th scope=\"col\">why it is common</th></tr></thead><tbody>{body}</tbody></table></details>")
+    table = html_table(("exercise", ("learners",), "why it is common"),
+                       [(f"<code>{esc(c.exercise)}</code>", len(c.students), esc(c.why)) for c in common])
+    return f"<details><summary>{len(common)} shared answers not flagged: common in this class</summary>{table}</details>"
 
 
 def _more_flags(made, flags):
@@ -118,17 +116,25 @@ def _more_flags(made, flags):
     return f"<details><summary>{len(flags)} more flags, lower scores</summary><ol>{rows}</ol></details>"
 
 
-def copying(made, over_bound_html=""):
+def _over_bound(found):
+    """The answers over the report's bounds, compared with nothing and never an example."""
+    shown = ", ".join(f"{esc(student)} (<code>{esc(exercise)}</code>)" for student, _, exercise in found[:20])
+    return (f"<p>{len(found)} answer{'s' * (len(found) != 1)} over the report's bounds ({MAX_ANSWER_CHARS:,} "
+            f"characters, {MAX_ANSWER_NODES:,} syntax nodes, {ANSWER_SECONDS:g} s each) "
+            f"{'were' if len(found) != 1 else 'was'} compared with nothing: {shown}"
+            + (" ..." if len(found) > 20 else "") + "</p>") if found else ""
+
+
+def copying(made):
     """The section: the flags, highest score first, then the common shared answers, folded."""
     flags = made.copying.flags
-    parts = ["<h2 id=\"copying\">Who may have copied</h2>",
-             f"<p>Learners whose answers are the same ({100 * NEAR:.0f}% or more of the code, once names, comments "
+    parts = [f"<p>Learners whose answers are the same ({100 * NEAR:.0f}% or more of the code, once names, comments "
              f"and order are set aside: copydetect's winnowing fingerprints, as MOSS) and unusual in this class: one "
              f"answer that at most {FEW} learners wrote, or answers on several exercises so unusual together that "
              f"chance would bring a group of that size together less than {CHANCE:g} times (a common answer, a "
              f"textbook's, is folded below). Highest score first; a flag to look at, never a penalty. "
              f"{made.copying.compared} answers compared; marked: what an answer does not share with the one beside "
-             f"it.</p>", over_bound_html]
+             f"it.</p>", _over_bound(made.over_bound)]
     if not flags:
         parts.append("<p>No two learners share an unusual answer.</p>")
     parts += [_flag(made, n, flag) for n, flag in enumerate(flags[:FLAGS_SHOWN], 1)]

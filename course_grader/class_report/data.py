@@ -41,21 +41,19 @@ class FromGradebook:
 
     @classmethod
     def read(cls, root, rows):
-        recorded = gradebook.late(root)
-        late = []
+        recorded, late = gradebook.late(root), []
         if any(r.late is not None for r in rows):  # the CSV says
             flagged = {(r.student_id, r.lesson): r.late for r in rows if r.late and r.status != "missing"}
             for (student, lesson), seconds in flagged.items():
                 hand_in = recorded.get((student, lesson))
                 late.append(LateHandIn(student, lesson, seconds, hand_in.penalty if hand_in else 0.0))
-            return cls(roster(root), gradebook.manual_marks(root), late, read_sections(root))
-        rules = Deadlines.read(root)
-        handed = dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing")
-        for student, lesson in handed:
-            hand_in = recorded.get((student, lesson))
-            seconds = rules.seconds_late(student, lesson, hand_in.handed_in) if hand_in else 0.0
-            if seconds > 0:
-                late.append(LateHandIn(student, lesson, seconds, hand_in.penalty))
+        else:
+            rules = Deadlines.read(root)
+            for student, lesson in dict.fromkeys((r.student_id, r.lesson) for r in rows if r.status != "missing"):
+                hand_in = recorded.get((student, lesson))
+                seconds = rules.seconds_late(student, lesson, hand_in.handed_in) if hand_in else 0.0
+                if seconds > 0:
+                    late.append(LateHandIn(student, lesson, seconds, hand_in.penalty))
         return cls(roster(root), gradebook.manual_marks(root), late, read_sections(root))
 
     def marked(self, rows):

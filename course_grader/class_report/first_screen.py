@@ -2,7 +2,7 @@
 first cards), which section needs what (``sections_page.differences``), who needs help (the five furthest behind)
 and who may have copied (the strongest flags)."""
 
-from ..files import html_text as esc
+from ..files import html_text as esc, learner_html
 from .counts import need_help
 
 #: How many of each the first screen names.
@@ -16,7 +16,7 @@ def _box(title, anchor, items, empty):
 
 
 def _who(students, names, most=IDS):
-    shown = ", ".join(esc(s) + (f" ({esc(names[s])})" if names.get(s) else "") for s in students[:most])
+    shown = ", ".join(learner_html(s, names) for s in students[:most])
     return f"<span class=\"ids\">{shown}</span>" + (f" and {len(students) - most} more" if len(students) > most else "")
 
 

@@ -6,13 +6,11 @@ from pathlib import Path
 
 from .counts import HELP_SHARE, hardest, need_help
 from ..deadlines import late_words
-from .answers import ANSWER_SECONDS, MAX_ANSWER_CHARS, MAX_ANSWER_NODES
-from .copying_page import copying as copying_section
+from .copying_page import copying
 from .data import by_exercise
 from .sections_page import sections_html
 from .first_screen import four_answers
-from ..files import code_html, html_text as esc
-from ..files import page_head
+from ..files import code_html, html_table, html_text as esc, learner_html, page_head
 
 #: The re-teach cards shown in full at the top of the page.
 TOP_CARDS = 3
@@ -33,7 +31,7 @@ def _count(n, of):
 
 
 def _ids(students, names, summary):
-    shown = ", ".join(esc(s) + (f" ({esc(names[s])})" if names.get(s) else "") for s in sorted(students))
+    shown = ", ".join(learner_html(s, names) for s in sorted(students))
     return f"<details><summary>{summary}</summary><p class=\"ids\">{shown}</p></details>"
 
 
@@ -117,10 +115,6 @@ def _contents(made):
     return CONTENTS[:1] + (("sections", "Sections side by side"),) + CONTENTS[1:]
 
 
-def _sections(made):
-    return sections_html(made, made.sections, made.differences)
-
-
 def _intro(made):
     handed = sum(1 for learner in made.learners.values() if learner.missing < learner.exercises)
     items = "".join(f"<li><a href=\"#{anchor}\">{title}</a></li>" for anchor, title in _contents(made))
@@ -132,14 +126,13 @@ def _intro(made):
 
 
 def _about(made):
-    parts = ["<h2 id=\"about\">About this page</h2>",
-             "<p>Written from grades_by_exercise.csv, the gradebook and autograded/; the same counts are in "
-             "<a href=\"mistakes.csv\">mistakes.csv</a>. A mistake's share is of the learners who answered its "
-             "exercise. Points lost are the points the class did not get: failed, not answered and not handed in.</p>"]
-    if not made.has_mistakes:
-        parts.append("<p><strong>This grades_by_exercise.csv names no mistakes</strong> (an older make grade wrote "
-                     "it): run <code>make grade FORCE=1</code> to grade again and name them.</p>")
-    return "\n".join(parts)
+    said = ("<p>Written from grades_by_exercise.csv, the gradebook and autograded/; the same counts are in "
+            "<a href=\"mistakes.csv\">mistakes.csv</a>. A mistake's share is of the learners who answered its "
+            "exercise. Points lost are the points the class did not get: failed, not answered and not handed in.</p>")
+    if made.has_mistakes:
+        return said
+    return said + ("<p><strong>This grades_by_exercise.csv names no mistakes</strong> (an older make grade wrote "
+                   "it): run <code>make grade FORCE=1</code> to grade again and name them.</p>")
 
 
 def _top_mistake(made):
@@ -154,8 +147,7 @@ def _glance_row(t, lost, top):
     s = t.statuses
     failing = s["failed"] + t.errors + s["timeout"] + s["tampered"]
     mistake = f"<a href=\"#{top.anchor}\">{esc(top.title)}</a> ({len(top.students)})" if top else ""
-    return (f"<tr><td><code>{esc(t.exercise)}</code></td><td class=\"n\">{lost:g}</td><td class=\"n\">{failing}</td>"
-            f"<td class=\"n\">{s['not answered']}</td><td class=\"n\">{s['missing']}</td><td>{mistake}</td></tr>")
+    return f"<code>{esc(t.exercise)}</code>", f"{lost:g}", failing, s["not answered"], s["missing"], mistake
 
 
 def _glance(made):
@@ -166,16 +158,11 @@ def _glance(made):
         lost[r.lesson, r.exercise] = lost.get((r.lesson, r.exercise), 0.0) + max(0.0, r.max_points - r.points)
     ordered = sorted(made.tallied.items(), key=lambda item: (-lost.get(item[0], 0.0), item[0]))
     top = _top_mistake(made)
-    head = ("<table><thead><tr><th scope=\"col\">exercise</th><th scope=\"col\" class=\"n\">points lost</th>"
-            "<th scope=\"col\" class=\"n\">failing</th><th scope=\"col\" class=\"n\">blank</th>"
-            "<th scope=\"col\" class=\"n\">missing</th><th scope=\"col\">top mistake</th></tr></thead><tbody>{}"
-            "</tbody></table>")
     rows = [_glance_row(t, lost.get(key, 0.0), top.get(key)) for key, t in ordered]
-    parts = ["<h2 id=\"glance\" class=\"visually-hidden\">Exercise by exercise, at a glance</h2>",
-             head.format("".join(rows[:GLANCE_ROWS]))]
-    if len(rows) > GLANCE_ROWS:
-        parts.append(f"<details><summary>All {len(rows)} exercises</summary>{head.format(''.join(rows))}</details>")
-    return "\n".join(parts)
+    columns = ("exercise", ("points lost",), ("failing",), ("blank",), ("missing",), "top mistake")
+    if len(rows) <= GLANCE_ROWS:
+        return html_table(columns, rows)
+    return html_table(columns, rows[:GLANCE_ROWS]) + _folded(f"All {len(rows)} exercises", html_table(columns, rows))
 
 
 def by_idea(made, found):
@@ -211,9 +198,8 @@ def _reteach(made):
     ideas = by_idea(made, made.found)
     top = ideas[:TOP_CARDS]
     if not top:
-        return "<h2 id=\"reteach\">Re-teach first</h2><p>Nobody lost points to a mistake: nothing to re-teach.</p>"
-    parts = ["<h2 id=\"reteach\">Re-teach first</h2>",
-             f"<p>The {len(top)} ideas whose mistakes cost the most learners points, one card each (two mistakes "
+        return "<p>Nobody lost points to a mistake: nothing to re-teach.</p>"
+    parts = [f"<p>The {len(top)} ideas whose mistakes cost the most learners points, one card each (two mistakes "
              f"one idea explains share it), with the lesson's section that shows it.</p>"]
     parts += [_idea_card_html(made, together) for together in top]
     rest = [group for together in ideas[TOP_CARDS:] for group in together][:7]
@@ -226,73 +212,50 @@ def _reteach(made):
 def _hardest(made):
     rows = hardest(made.tallied)
     if not rows:
-        return "<h2 id=\"hardest\">The hardest exercises</h2><p>Nobody answered an exercise yet.</p>"
-    body = "".join(f"<tr><td><code>{esc(t.exercise)}</code></td><td>{esc(t.lesson)}</td>"
-                   f"<td class=\"n\">{percent(t.pass_rate)}</td><td class=\"n\">{t.statuses['passed']} of "
-                   f"{t.answered}</td></tr>" for t in rows)
-    return ("<h2 id=\"hardest\">The hardest exercises</h2><p>The lowest pass rates among the learners who answered "
-            "(handed in, and not left as released).</p><table><thead><tr><th scope=\"col\">exercise</th>"
-            "<th scope=\"col\">lesson</th><th scope=\"col\" class=\"n\">pass rate</th><th scope=\"col\" "
-            f"class=\"n\">passed</th></tr></thead><tbody>{body}</tbody></table>")
+        return "<p>Nobody answered an exercise yet.</p>"
+    return ("<p>The lowest pass rates among the learners who answered (handed in, and not left as released).</p>"
+            + html_table(("exercise", "lesson", ("pass rate",), ("passed",)), [
+                (f"<code>{esc(t.exercise)}</code>", esc(t.lesson), percent(t.pass_rate),
+                 f"{t.statuses['passed']} of {t.answered}") for t in rows]))
 
 
-def _help_row(learner, names):
-    name = f" ({esc(names[learner.student_id])})" if names.get(learner.student_id) else ""
-    points = percent(learner.points / learner.max_points) if learner.max_points else "–"
-    return (f"<tr><td class=\"ids\">{esc(learner.student_id)}{name}</td><td class=\"n\">{points}</td>"
-            f"<td class=\"n\">{learner.failed}</td>"
-            f"<td class=\"n\">{learner.not_answered}</td><td class=\"n\">{learner.missing}</td>"
-            f"<td class=\"n\">{learner.passed} of {learner.exercises}</td></tr>")
+def _help_table(learners, names):
+    return html_table(("learner", ("points",), ("failed",), ("not answered",), ("not handed in",), ("passed",)), [
+        (f"<span class=\"ids\">{learner_html(learner.student_id, names)}</span>",
+         percent(learner.points / learner.max_points) if learner.max_points else "–", learner.failed,
+         learner.not_answered, learner.missing, f"{learner.passed} of {learner.exercises}") for learner in learners])
 
 
 def _help(made):
     needing = need_help(made.learners)
-    head = "<h2 id=\"help\">Learners who may need help</h2>"
     if not needing:
-        return head + f"<p>No learner failed or left unanswered {percent(HELP_SHARE)} of their exercises.</p>"
-    table = ("<table><thead><tr><th scope=\"col\">learner</th><th scope=\"col\" class=\"n\">points</th>"
-             "<th scope=\"col\" class=\"n\">failed</th>"
-             "<th scope=\"col\" class=\"n\">not answered</th><th scope=\"col\" class=\"n\">not handed in</th>"
-             "<th scope=\"col\" class=\"n\">passed</th></tr></thead><tbody>{}</tbody></table>")
-    parts = [head, f"<p>{len(needing)} learners failed, left unanswered or did not hand in at least "
-                   f"{percent(HELP_SHARE)} of their exercises (failed counts errors and timeouts too). The "
-                   f"{min(HELP_SHOWN, len(needing))} furthest behind, by the share of the points they earned:</p>",
-             table.format("".join(_help_row(learner, made.names) for learner in needing[:HELP_SHOWN]))]
+        return f"<p>No learner failed or left unanswered {percent(HELP_SHARE)} of their exercises.</p>"
+    parts = [f"<p>{len(needing)} learners failed, left unanswered or did not hand in at least "
+             f"{percent(HELP_SHARE)} of their exercises (failed counts errors and timeouts too). The "
+             f"{min(HELP_SHOWN, len(needing))} furthest behind, by the share of the points they earned:</p>",
+             _help_table(needing[:HELP_SHOWN], made.names)]
     if len(needing) > HELP_SHOWN:
-        parts.append(f"<details><summary>The other {len(needing) - HELP_SHOWN}</summary>"
-                     + table.format("".join(_help_row(learner, made.names) for learner in needing[HELP_SHOWN:]))
-                     + "</details>")
+        parts.append(_folded(f"The other {len(needing) - HELP_SHOWN}", _help_table(needing[HELP_SHOWN:], made.names)))
     return "\n".join(parts)
-
-
-_COUNTS_HEAD = ("<table><thead><tr><th scope=\"col\">exercise</th><th scope=\"col\" class=\"n\">handed in</th>"
-                "<th scope=\"col\" class=\"n\">passed</th><th scope=\"col\" class=\"n\">failed</th>"
-                "<th scope=\"col\" class=\"n\">not answered</th><th scope=\"col\" class=\"n\">errors</th>"
-                "<th scope=\"col\" class=\"n\">timeouts</th><th scope=\"col\" class=\"n\">tampered</th>"
-                "</tr></thead><tbody>")
 
 
 def _counts_row(t):
     s, handed = t.statuses, t.handed_in
-    return (f"<tr><td><code>{esc(t.exercise)}</code> ({t.max_points:g} points)</td>"
-            f"<td class=\"n\">{_count(handed, t.learners)}</td><td class=\"n\">{_count(s['passed'], handed)}</td>"
-            f"<td class=\"n\">{_count(s['failed'], handed)}</td><td class=\"n\">{_count(s['not answered'], handed)}"
-            f"</td><td class=\"n\">{_count(t.errors, handed)}</td><td class=\"n\">{_count(s['timeout'], handed)}"
-            f"</td><td class=\"n\">{_count(s['tampered'], handed)}</td></tr>")
+    return (f"<code>{esc(t.exercise)}</code> ({t.max_points:g} points)", _count(handed, t.learners),
+            *(_count(n, handed) for n in (s["passed"], s["failed"], s["not answered"], t.errors, s["timeout"],
+                                          s["tampered"])))
 
 
 def _lesson(made, lesson):
-    parts = [f"<h3 id=\"lesson-{esc(lesson)}\">{esc(lesson)}</h3>"]
-    if lesson in made.pictures:
-        parts.append(img(made, lesson))
-    else:
-        parts.append("<p>Nobody handed this lesson in.</p>")
     rows = [t for (tl, _), t in made.tallied.items() if tl == lesson]
-    parts.append(_COUNTS_HEAD + "".join(_counts_row(t) for t in rows) + "</tbody></table>")
-    parts.append("<p>Handed in is a share of the class; the other columns are shares of those who handed the lesson "
-                 "in. Errors: the answer could not be run at all (its cell raised as it ran, its notebook could not be read) or ran "
-                 "out of memory; an answer that raised on a check failed.</p>")
-    return "\n".join(parts)
+    return "\n".join([
+        f"<h3 id=\"lesson-{esc(lesson)}\">{esc(lesson)}</h3>",
+        img(made, lesson) if lesson in made.pictures else "<p>Nobody handed this lesson in.</p>",
+        html_table(("exercise", ("handed in",), ("passed",), ("failed",), ("not answered",), ("errors",),
+                    ("timeouts",), ("tampered",)), [_counts_row(t) for t in rows]),
+        "<p>Handed in is a share of the class; the other columns are shares of those who handed the lesson in. "
+        "Errors: the answer could not be run at all (its cell raised as it ran, its notebook could not be read) or "
+        "ran out of memory; an answer that raised on a check failed.</p>"])
 
 
 def _folded(summary, body):
@@ -300,8 +263,8 @@ def _folded(summary, body):
 
 
 def _lessons(made):
-    return "<h2 id=\"lessons\">Lesson by lesson</h2>\n" + _folded(
-        f"The {len(made.lessons)} lessons' scores and counts", "\n".join(_lesson(made, lesson) for lesson in made.lessons))
+    return _folded(f"The {len(made.lessons)} lessons' scores and counts",
+                   "\n".join(_lesson(made, lesson) for lesson in made.lessons))
 
 
 def _exercise(made, key, found):
@@ -316,91 +279,58 @@ def _exercise(made, key, found):
 
 
 def _mistakes(made):
-    parts = ["<h2 id=\"mistakes\">Mistakes, exercise by exercise</h2>",
-             "<p>Each exercise's named mistakes and diagnoses, by how many learners lost points to each.</p>"]
     grouped = by_exercise(made.found)
-    if not grouped:
-        parts.append("<p>Nobody lost points to a mistake.</p>")
-        return "\n".join(parts)
-    parts.append(_folded(f"The {len(grouped)} exercises with mistakes",
-                         "\n".join(_exercise(made, key, found) for key, found in grouped.items())))
-    return "\n".join(parts)
+    return "<p>Each exercise's named mistakes and diagnoses, by how many learners lost points to each.</p>\n" + (
+        _folded(f"The {len(grouped)} exercises with mistakes",
+                "\n".join(_exercise(made, key, found) for key, found in grouped.items()))
+        if grouped else "<p>Nobody lost points to a mistake.</p>")
 
 
 def _unnamed(made):
     unnamed = [g for g in made.found if not g.named]
-    parts = ["<h2 id=\"unnamed\">Not yet named</h2>",
-             "<p>Failures that no catalogued mistake explains, grouped by their signature (the same exercise and the "
-             "same measured difference), largest first, each with one example answer: candidates for the "
-             "catalogue (<code>tests/mistakes/</code> and the exercise's <code>Mistake</code>s).</p>"]
-    if not unnamed:
-        parts.append("<p>Every failure was named.</p>")
-        return "\n".join(parts)
-    parts.append(_folded(f"The {len(unnamed)} groups not yet named, each with an example answer",
-                         "\n".join(card_html(made, group) for group in unnamed)))
-    return "\n".join(parts)
-
-
-def _copying(made):
-    return copying_section(made, _over_bound(made.over_bound) if made.over_bound else "")
-
-
-def _over_bound(found):
-    """The answers over the report's bounds, compared with nothing and never an example."""
-    shown = ", ".join(f"{esc(student)} (<code>{esc(exercise)}</code>)" for student, _, exercise in found[:20])
-    return (f"<p>{len(found)} answer{'s' * (len(found) != 1)} over the report's bounds ({MAX_ANSWER_CHARS:,} "
-            f"characters, {MAX_ANSWER_NODES:,} syntax nodes, {ANSWER_SECONDS:g} s each) "
-            f"{'were' if len(found) != 1 else 'was'} compared with nothing: {shown}"
-            + (" ..." if len(found) > 20 else "") + "</p>")
+    return ("<p>Failures that no catalogued mistake explains, grouped by their signature (the same exercise and the "
+            "same measured difference), largest first, each with one example answer: candidates for the catalogue "
+            "(<code>tests/mistakes/</code> and the exercise's <code>Mistake</code>s).</p>\n") + (
+        _folded(f"The {len(unnamed)} groups not yet named, each with an example answer",
+                "\n".join(card_html(made, group) for group in unnamed))
+        if unnamed else "<p>Every failure was named.</p>")
 
 
 def _late(made):
-    parts = ["<h2 id=\"late\">Handed in late</h2>"]
     if not made.known.late:
-        parts.append("<p>No hand-in came after its due date (or the learner's extension). A lesson without a due "
-                     "date in the gradebook, and a notebook copied in by hand, are never late.</p>")
-        return "\n".join(parts)
-
-    body = "".join(f"<tr><td>{esc(late.lesson)}</td><td class=\"ids\">{esc(late.student_id)}</td>"
-                   f"<td>{esc(late_words(late.seconds))}</td><td class=\"n\">{late.penalty:g}</td></tr>"
-                   for late in sorted(made.known.late, key=lambda l: (l.lesson, -l.seconds, l.student_id)))
-    parts.append(f"<p>{len(made.known.late)} hand-ins came after their due date (or the learner's extension), by "
-                 f"the exchange's time; the penalty is nbgrader's late-penalty setting's, in points. The histograms and "
-                 f"counts above are of what the answers earned, before these penalties; grades.csv has the scores "
-                 f"after them.</p>"
-                 "<table><thead><tr><th scope=\"col\">lesson</th><th scope=\"col\">learner</th>"
-                 "<th scope=\"col\">how late</th><th scope=\"col\" class=\"n\">penalty</th></tr></thead>"
-                 f"<tbody>{body}</tbody></table>")
-    return "\n".join(parts)
+        return ("<p>No hand-in came after its due date (or the learner's extension). A lesson without a due date in "
+                "the gradebook, and a notebook copied in by hand, are never late.</p>")
+    rows = [(esc(late.lesson), f"<span class=\"ids\">{esc(late.student_id)}</span>", esc(late_words(late.seconds)),
+             f"{late.penalty:g}") for late in sorted(made.known.late, key=lambda l: (l.lesson, -l.seconds, l.student_id))]
+    return (f"<p>{len(made.known.late)} hand-ins came after their due date (or the learner's extension), by the "
+            f"exchange's time; the penalty is nbgrader's late-penalty setting's, in points. The histograms and counts "
+            f"above are of what the answers earned, before these penalties; grades.csv has the scores after them.</p>"
+            + html_table(("lesson", "learner", "how late", ("penalty",)), rows))
 
 
 def _by_hand(made):
-    marked = sorted(made.known.manual.items())
     counted = {(r.student_id, r.lesson, r.exercise) for r in made.rows}
-    marked = [(key, manual) for key, manual in marked if key in counted]
-    parts = ["<h2 id=\"by-hand\">Marked by hand</h2>"]
+    marked = [(key, manual) for key, manual in sorted(made.known.manual.items()) if key in counted]
     if not marked:
-        parts.append("<p>No score, extra credit or comment was given by hand in formgrader.</p>")
-        return "\n".join(parts)
-    body = "".join(f"<tr><td class=\"ids\">{esc(student)}</td><td><code>{esc(exercise)}</code></td>"
-                   f"<td class=\"n\">{made.graded[student, lesson, exercise]:g}</td>"
-                   f"<td class=\"n\">{'' if manual.points is None else format(manual.points, 'g')}</td>"
-                   f"<td class=\"n\">{format(manual.extra_credit, 'g') if manual.extra_credit else ''}</td>"
-                   f"<td>{esc(manual.comment)}</td></tr>" for (student, lesson, exercise), manual in marked)
-    parts.append(f"<p>{len(marked)} exercises you marked in formgrader. The scores on this page (the histograms) "
-                 "take your points; the counts keep the grader's verdict on the answer.</p><table><thead><tr><th scope=\"col\">learner</th><th scope=\"col\">exercise</th>"
-                 "<th scope=\"col\" class=\"n\">grader</th><th scope=\"col\" class=\"n\">yours</th>"
-                 "<th scope=\"col\" class=\"n\">extra credit</th><th scope=\"col\">your comment</th></tr>"
-                 f"</thead><tbody>{body}</tbody></table>")
-    return "\n".join(parts)
+        return "<p>No score, extra credit or comment was given by hand in formgrader.</p>"
+    rows = [(f"<span class=\"ids\">{esc(student)}</span>", f"<code>{esc(exercise)}</code>",
+             f"{made.graded[student, lesson, exercise]:g}", "" if manual.points is None else f"{manual.points:g}",
+             f"{manual.extra_credit:g}" if manual.extra_credit else "", esc(manual.comment))
+            for (student, lesson, exercise), manual in marked]
+    return (f"<p>{len(marked)} exercises you marked in formgrader. The scores on this page (the histograms) take your "
+            "points; the counts keep the grader's verdict on the answer.</p>" + html_table(
+                ("learner", "exercise", ("grader",), ("yours",), ("extra credit",), "your comment"), rows))
 
 
 def page(made):
-    """The report's HTML."""
-    sections = [_glance, *([_sections] if made.sections else []), _reteach, _hardest, _help, _copying, _lessons,
-                _mistakes, _unnamed, _late, _by_hand, _about]
+    """The report's HTML: each section of the contents under its heading (the first, the table, heard, not seen)."""
+    bodies = {"glance": _glance, "sections": sections_html, "reteach": _reteach, "hardest": _hardest, "help": _help,
+              "copying": copying, "lessons": _lessons, "mistakes": _mistakes, "unnamed": _unnamed, "late": _late,
+              "by-hand": _by_hand, "about": _about}
     parts = [page_head(esc("What the class got wrong"), REPORT_STYLE) + "<main>", _intro(made)]
-    parts += [f"<section>\n{section(made)}\n</section>" for section in sections]
+    for anchor, title in _contents(made):
+        hidden = " class=\"visually-hidden\"" if anchor == "glance" else ""
+        parts.append(f"<section>\n<h2 id=\"{anchor}\"{hidden}>{title}</h2>\n{bodies[anchor](made)}\n</section>")
     parts.append("</main></body></html>\n")
     return "\n".join(parts)
 

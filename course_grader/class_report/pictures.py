@@ -102,8 +102,7 @@ def draw_all(pictures, jobs=None):
     import matplotlib.figure  # noqa: F401 (imported once, before the fork)
 
     unique = list(dict.fromkeys(pictures))
-    drawn = in_parallel(_draw_share, None, unique, jobs or min(2, os.cpu_count() or 1), at_least=8)
-    return drawn
+    return in_parallel(_draw_share, None, unique, jobs or min(2, os.cpu_count() or 1), at_least=8)
 
 
 def _draw_share(_, pictures):

@@ -6,7 +6,7 @@ learner, exercise by exercise."""
 
 from dataclasses import dataclass
 
-from ..files import html_text as esc
+from ..files import html_table, html_text as esc
 from ..sections import in_words
 from ..submissions import NOTEBOOK
 
@@ -98,22 +98,20 @@ def difference_item(difference):
             f"{difference.words()}</li>")
 
 
-def sections_html(made, sections, found):
+def sections_html(made):
     """The section of the page: the differences found (``differences``), then the table of every exercise's losses
     by section."""
-    lost, counts = lost_a_learner(made.rows, sections)
+    found = made.differences
+    lost, counts = lost_a_learner(made.rows, made.sections)
     names = sorted(counts, key=lambda s: (s == NO_SECTION, s))
     said = (f"<p>Where one section has more of a mistake (or of learners who lost an exercise's points) than the "
             f"others, more than chance explains (Fisher's exact test, the false-discovery rate held at {FDR:g} over "
             f"the page's comparisons), each with its card to re-teach from:</p><ul>"
             + "".join(difference_item(d) for d in found[:NAMED]) + "</ul>") if found else \
         "<p>No section has more of any mistake than the others, beyond what chance explains.</p>"
-    head = "".join(f"<th scope=\"col\" class=\"n\">{esc(s)} ({counts[s]})</th>" for s in names)
-    body = "".join(
-        f"<tr id=\"sections-{esc(exercise)}\"><td><code>{esc(exercise)}</code></td>" + "".join(
-            f"<td class=\"n\">{per[s]:.2f}</td>" if s in per else "<td class=\"n\">–</td>" for s in names) + "</tr>"
-        for (_, exercise), per in lost.items())
-    return (f"<h2 id=\"sections\">Sections side by side</h2><p>{len(names)} sections ({in_words(names)}) graded in "
-            f"one run.</p>{said}<p>Each column is the points a learner of that section lost, on average (its "
-            f"learners in brackets).</p><table><thead><tr><th scope=\"col\">exercise</th>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
+    table = html_table(("exercise", *((f"{esc(s)} ({counts[s]})",) for s in names)), [
+        (f"<code id=\"sections-{esc(exercise)}\">{esc(exercise)}</code>", *(f"{per[s]:.2f}" if s in per else "–"
+                                                                           for s in names))
+        for (_, exercise), per in lost.items()])
+    return (f"<p>{len(names)} sections ({in_words(names)}) graded in one run.</p>{said}<p>Each column is the points "
+            f"a learner of that section lost, on average (its learners in brackets).</p>{table}")
