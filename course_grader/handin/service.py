@@ -17,9 +17,12 @@ holds its sockets and starts it again at once when it ends.
 
 import argparse
 import asyncio
+import ctypes
 import hashlib
 import json
 import os
+import secrets
+import shutil
 import signal
 import socket
 import stat
@@ -27,16 +30,19 @@ import subprocess
 import sys
 import time
 from collections import deque
+from concurrent.futures.process import BrokenProcessPool, ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
+from urllib.parse import urlparse
 
 from tornado import httpserver, netutil, web
-from tornado.ioloop import PeriodicCallback
 
 from encoder_lib.grading.exercises import BY_LESSON
 
 from .. import course_config, deadlines, gradebook_writer, sandbox
 from ..exchange import utc_now
 from ..files import plain_text
+from ..workers import PR_SET_PDEATHSIG
 from . import store as stores
 from .grading import Dispatcher
 from .queue import QueueFull
@@ -198,10 +204,6 @@ class Service:
 
     async def take(self, student, lesson, upload):
         """The notebook uploaded into ``upload`` read (in the checker's process), stored and queued: its summary."""
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-        from multiprocessing import get_context
-
         self.checker = self.checker or ProcessPoolExecutor(1, mp_context=get_context("forkserver"))
         try:
             status, found = await asyncio.wait_for(asyncio.wrap_future(
@@ -313,8 +315,6 @@ class _Handler(web.RequestHandler):
 
     def drop(self):
         """A hand-in refused or cut off on its way: nothing of it kept."""
-        import shutil
-
         if self.file is not None:
             self.file.close()
         if self.upload is not None:
@@ -374,8 +374,6 @@ class SolutionHandler(_Handler):
 
 def application(service, prefix):
     """The service's routes: the API a learner's kernel calls, and the page (``page``) for the browser."""
-    import secrets
-
     from .page import routes
 
     prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
@@ -419,10 +417,9 @@ def unix_socket(path):
 
 def supervise(args, argv):
     """Hold the service's sockets and run the service in a process of its own, started again at once whenever it
-    ends (after ten seconds where it ended five times in a minute)."""
-    from urllib.parse import urlparse
-
-    url = urlparse(args.url)
+    ends (after ten seconds where it ended five times in a minute), and killed when the supervisor dies (no orphan
+    keeps the sockets from the supervisor the hub starts next: ``PR_SET_PDEATHSIG``, set before the service runs)."""
+    url, libc, supervisor = urlparse(args.url), ctypes.CDLL(None), os.getpid()
     sockets = [*netutil.bind_sockets(url.port, address=url.hostname), unix_socket(args.socket)]
     command = [sys.executable, "-m", "course_grader.handin.service", *argv,
                "--listening", ",".join(str(s.fileno()) for s in sockets)]
@@ -432,13 +429,17 @@ def supervise(args, argv):
         stopping.append(signum)
         if child is not None:
             child.send_signal(signal.SIGTERM)
+
+    def dies_with_supervisor():  # in the child, before the service runs (its supervisor may have died already)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) or os.getppid() != supervisor:
+            os._exit(1)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
     while not stopping:
         if len(starts) == starts.maxlen and time.monotonic() - starts[0] < 60:
             time.sleep(10)
         starts.append(time.monotonic())
-        child = subprocess.Popen(command, pass_fds=[s.fileno() for s in sockets])
+        child = subprocess.Popen(command, pass_fds=[s.fileno() for s in sockets], preexec_fn=dies_with_supervisor)
         code = child.wait()
         if not stopping:
             print(f"the hand-in service ended ({code}): started again", file=sys.stderr, flush=True)
@@ -484,9 +485,8 @@ async def serve(root, args):
     server = _Server(application(service, args.prefix), max_body_size=MOST_BYTES + 2**20, chunk_size=2**16,
                      body_timeout=BODY_SECONDS, idle_connection_timeout=HEADER_SECONDS)
     server.add_sockets([socket.socket(fileno=int(fd)) for fd in args.listening.split(",")])
-    parent, done = os.getppid(), asyncio.Event()
+    done = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, done.set)
-    PeriodicCallback(lambda: os.getppid() != parent and done.set(), 1000).start()  # the supervisor gone: so is it
     print(f"hand-in service of {root} at {args.url.rstrip('/')}/{args.prefix.lstrip('/')} and {args.socket}",
           flush=True)
     try:

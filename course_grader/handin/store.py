@@ -85,10 +85,7 @@ def _folder(path):
 
 def _names(folder):
     """The hand-ins' folder names in a lesson's ``folder``, the earliest first (their names are their times)."""
-    try:
-        return sorted(e.name for e in os.scandir(folder) if not e.name.startswith("."))
-    except OSError:
-        return []
+    return sorted(e.name for e in _entries(folder) if not e.name.startswith("."))
 
 
 @dataclass(frozen=True)
@@ -209,10 +206,7 @@ class Store:
 
     def learners_lessons(self):
         """``(learner's folder, lesson folder)`` of every lesson someone handed in."""
-        try:
-            learners = [e for e in os.scandir(self.root) if e.is_dir(follow_symlinks=False)]
-        except OSError:
-            return []
+        learners = [e for e in _entries(self.root) if e.is_dir(follow_symlinks=False)]
         return [(Path(learner.path), Path(lesson.path)) for learner in learners
                 for lesson in os.scandir(learner.path) if lesson.is_dir(follow_symlinks=False)]
 
