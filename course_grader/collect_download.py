@@ -162,12 +162,8 @@ def take(root, lesson, download, records, zone=None):
     pages = [f"RECORD {path} holds exactly {downloads.CANVAS_PAGE} submissions, one full page of Canvas's API: it "
              f"may be one page of several (add &page=2 to its address, and so on, and give every page)"
              for path in getattr(learners, "full_pages", ())]
-    return _listing(lesson, download, platform, copied, refused) + pages + untimed
-
-
-def _listing(lesson, download, platform, copied, refused):
     return [f"collected {copied} hand-in{'s' * (copied != 1)} of {lesson} from {Path(download).name} ({platform})",
-            *refusals(lesson, "refused", refused, "file", "of the download")]
+            *refusals(lesson, "refused", refused, "file", "of the download"), *pages, *untimed]
 
 
 def main(argv=None):

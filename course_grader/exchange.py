@@ -298,20 +298,15 @@ def hand_in_time(notebook, record, digest=None, grace=datetime.timedelta(0)):
 
 
 def file_digest(path):
-    """The SHA-256 of a regular file (never through a link), or None."""
+    """The SHA-256 of a regular file (never through a link) of at most ``MAX_HAND_IN_BYTES`` (a larger one was
+    never collected), or None."""
     import hashlib
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data = read_regular(path, MAX_HAND_IN_BYTES)
     except OSError:
         return None
-    digest = hashlib.sha256()
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None
-        for block in iter(lambda: f.read(2**20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return None if data is None or len(data) > MAX_HAND_IN_BYTES else hashlib.sha256(data).hexdigest()
 
 
 # ---------------------------------------------------------------- make collect's record

@@ -148,6 +148,14 @@ def read_regular(path, most, mode=None):
         return f.read(most + 1)
 
 
+def made_from(path):
+    """The digest of what a file was last made from, as ``path`` beside it records it, or None."""
+    try:
+        return Path(path).read_text().strip() or None
+    except OSError:
+        return None
+
+
 def read_json(path, most):
     """The JSON of the regular file at ``path`` (``read_regular``), or None where it is over ``most`` bytes or is
     not JSON; OSError where it cannot be opened."""

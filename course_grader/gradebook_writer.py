@@ -159,12 +159,13 @@ class GradebookWriter:
             self.gradebook.db.commit()
 
     def close(self):
-        """Commit, and write grades.csv, unless nothing was recorded and it holds what it would (``grades_csv_made``:
-        the gradebook, the lessons and the code that write it are as when it was last written)."""
+        """Commit, and write grades.csv, unless nothing was recorded and it holds what it would (``files.made_from``
+        ``GRADES_CSV_MADE_FROM``: the gradebook, the lessons and the code that write it are as when it was last
+        written)."""
         try:
             if self.gradebook is None:
                 made_from = grades_csv_inputs(self.root, self.lessons)
-                if made_from is not None and grades_csv_made(self.root) == made_from:
+                if made_from is not None and files.made_from(self.root / GRADES_CSV_MADE_FROM) == made_from:
                     return
                 self._open()
             self.commit()
@@ -195,14 +196,6 @@ def grades_csv_inputs(root, lessons):
         except OSError:
             digest.update(f"\0{path.name}: none\0".encode())
     return digest.hexdigest()
-
-
-def grades_csv_made(root):
-    """What grades.csv was last made from (``grades_csv_inputs``), or None."""
-    try:
-        return (Path(root) / GRADES_CSV_MADE_FROM).read_text().strip() or None
-    except OSError:
-        return None
 
 
 def write_grades_csv(gradebook, path, lessons=None):

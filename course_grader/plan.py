@@ -7,6 +7,7 @@ and the sections are checked first, so that a wrong one stops the run before any
 
 import dataclasses
 import hashlib
+from collections import Counter
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
@@ -147,10 +148,8 @@ def _gathered(decisions):
     known = {key: d.known for key, d in decisions if d.known is not None}
     when = {key: d.when for key, d in decisions if d.when is not None}
     handed_in = {key: d.handed_in for key, d in decisions if d.handed_in is not None}
-    counts = {"reused": 0, "kept": 0, "not_graded": 0, "from_service": 0}
-    for _, decision in decisions:
-        if decision.count:
-            counts[decision.count] += 1
+    counts = {**dict.fromkeys(("reused", "kept", "not_graded", "from_service"), 0),
+              **Counter(d.count for _, d in decisions if d.count)}
     return known, when, handed_in, tuple(d.changed for _, d in decisions if d.changed), counts, \
         tuple(d.adopted for _, d in decisions if d.adopted)
 

@@ -1,21 +1,20 @@
 """`make grade`'s first step, `make student`, run only when what the student versions are made of changed.
 
 Its inputs (the lessons' folders, ``nbgrader_config.py``, the tools that write the student versions, the command)
-are digested into ``release/.made-from.json``; the command runs again where the digest differs or what it made is
+are digested into ``release/.made-from``; the command runs again where the digest differs or what it made is
 not all there (``release/<lesson>/<lesson>.ipynb``, ``student/``, the lessons in ``gradebook.db``).
 """
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
 from encoder_lib.grading.exercises import BY_LESSON
 
 from . import gradebook
-from .files import write_file
+from .files import made_from, write_file
 
-MADE_FROM_FILE = ".made-from.json"
+MADE_FROM_FILE = ".made-from"
 #: Besides notebooks/: what `make student`'s student versions are made of, where the course folder has them.
 MADE_OF = ("nbgrader_config.py", "tools/student.py", "tools/colab.py", "tools/course.py")
 SKIPPED = (".ipynb_checkpoints", "__pycache__")
@@ -58,15 +57,11 @@ def up_to_date(root, command):
     """Whether ``command`` (make student's) needs not run: nothing it reads changed since it last ran, and all
     it made is there."""
     root = Path(root)
-    try:
-        made_from = json.loads((root / "release" / MADE_FROM_FILE).read_text()).get("inputs")
-    except (OSError, ValueError, AttributeError):
-        return False
-    return made_from == digest_of_inputs(root, command) and _all_there(root)
+    return made_from(root / "release" / MADE_FROM_FILE) == digest_of_inputs(root, command) and _all_there(root)
 
 
 def record_inputs(root, command):
-    """After ``command`` ran: what it was made from, in ``release/.made-from.json``."""
+    """After ``command`` ran: what it was made from, in ``release/.made-from``."""
     root = Path(root)
     if (root / "release").is_dir():
-        write_file(root / "release" / MADE_FROM_FILE, json.dumps({"inputs": digest_of_inputs(root, command)}) + "\n")
+        write_file(root / "release" / MADE_FROM_FILE, digest_of_inputs(root, command) + "\n")

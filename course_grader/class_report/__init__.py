@@ -21,7 +21,7 @@ from .cards import lab_links
 from .data import FromGradebook, gather
 from .page import mistake_rows, page
 from .rows import lesson_order, read_rows
-from ..files import make_folder, write_csv, write_file
+from ..files import made_from, make_folder, write_csv, write_file
 from ..course_config import counted_lessons
 from ..version import code_files
 
@@ -49,14 +49,6 @@ def report_inputs(root, csv_bytes, counted, links):
     return digest.hexdigest()
 
 
-def _unchanged(folder, digest):
-    try:
-        return (folder / INPUTS).read_text().strip() == digest and all(
-            (folder / name).is_file() for name in ("index.html", "mistakes.csv"))
-    except OSError:
-        return False
-
-
 def build(root, lessons=None, lab_url=None, rows=None):
     """Write ``report/index.html`` and ``report/mistakes.csv`` for the course at ``root``; returns the page's path.
     Nothing is written where nothing it is made from changed since it was (``report_inputs``).
@@ -77,7 +69,8 @@ def build(root, lessons=None, lab_url=None, rows=None):
     links = lab_links(root, lab_url)
     folder = make_folder(root / FOLDER)
     digest = report_inputs(root, csv_bytes, counted, links)
-    if _unchanged(folder, digest):
+    written = all((folder / name).is_file() for name in ("index.html", "mistakes.csv"))
+    if written and made_from(folder / INPUTS) == digest:
         return folder / "index.html"
     rows = [row for row in all_rows if row.lesson in counted]
     made = gather(rows, counted, has_mistakes, FromGradebook.read(root, rows), links,

@@ -16,7 +16,7 @@ from pathlib import Path
 from encoder_lib.grading.exercises import BY_LESSON
 
 from .. import ids, submissions
-from ..files import read_json, read_regular
+from ..files import read_json, read_regular, write_file
 from ..version import SECRET_FILE
 
 #: The bounds on an answer's source the report reads (see the module's docstring).
@@ -217,8 +217,6 @@ def read_sources(root, handed, cache_path=None, jobs=2):
         kept[key] = signature
     found.update(in_parallel(_sources_of, Path(root), todo, jobs))
     if cache_path and todo:
-        from ..files import write_file
-
         entries = {key: {"signature": kept[key], "answers": found[s, l]}
                    for (s, l), key in ((pair, f"{ids.folder(pair[0])}/{pair[1]}") for pair in handed)}
         write_file(cache_path, json.dumps({"version": CACHE_VERSION, "entries": entries}))

@@ -82,26 +82,24 @@ def lab_links(root, lab_url=None, lab_root=None, environ=None):
     return Links(lab or DEFAULT_LAB, Path(served), Path(root), site)
 
 
-class _CardMarkdown:
-    """Markdown of a hint rung as HTML: raw HTML escaped, links to a lesson's section (``#anchor``) made links to
-    that section on the course's website or in JupyterLab (``Links.relative``); ``anchors`` collects them."""
+def _card_markdown(links, lesson):
+    """``(render, anchors)``: markdown of a hint rung as HTML, raw HTML escaped, links to a lesson's section
+    (``#anchor``) made links to that section on the course's website or in JupyterLab (``Links.relative``), each
+    collected in ``anchors``."""
+    import mistune
 
-    def __init__(self, links, lesson):
-        import mistune
+    anchors = []
 
-        outer = self
-        self.anchors = []
+    class Renderer(mistune.HTMLRenderer):
+        def link(self, text, url, title=None):
+            if url.startswith("#"):
+                anchors.append((urllib.parse.unquote(url[1:]), text))
+                url = links.relative(lesson, urllib.parse.unquote(url[1:]))
+                if not url:
+                    return text
+            return super().link(text, url, title)
 
-        class Renderer(mistune.HTMLRenderer):
-            def link(self, text, url, title=None):
-                if url.startswith("#"):
-                    outer.anchors.append((urllib.parse.unquote(url[1:]), text))
-                    url = links.relative(lesson, urllib.parse.unquote(url[1:]))
-                    if not url:
-                        return text
-                return super().link(text, url, title)
-
-        self.render = mistune.create_markdown(renderer=Renderer(escape=True))
+    return mistune.create_markdown(renderer=Renderer(escape=True)), anchors
 
 
 @dataclass(frozen=True)
@@ -152,8 +150,7 @@ def card(group, links):
             "the checks measured nothing the grader can say in words; the answer most of them wrote is below"))
     if not rungs:
         return Card(group.title, explanation, "", group.lesson, ())
-    markdown = _CardMarkdown(links, group.lesson)
-    idea = markdown.render(rungs[0])
-    return Card(group.title, explanation, idea, group.lesson, tuple(markdown.anchors))
+    render, anchors = _card_markdown(links, group.lesson)
+    return Card(group.title, explanation, render(rungs[0]), group.lesson, tuple(anchors))
 
 

@@ -172,14 +172,10 @@ def learners(rows):
         learner.exercises += 1
         learner.points += row.points
         learner.max_points += row.max_points
-        if row.status == "passed":
-            learner.passed += 1
-        elif row.status == "not answered":
-            learner.not_answered += 1
-        elif row.status == "missing":
-            learner.missing += 1
-        elif row.status != "tampered":
-            learner.failed += 1
+        learner.passed += row.status == "passed"
+        learner.not_answered += row.status == "not answered"
+        learner.missing += row.status == "missing"
+        learner.failed += row.status not in ("passed", "not answered", "missing", "tampered")
     return found
 
 

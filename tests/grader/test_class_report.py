@@ -32,7 +32,7 @@ from encoder_lib.grading.exercises import BY_LESSON
 from course_grader.class_report import build as build_report
 from course_grader.class_report.examples import shown
 from course_grader.class_report.similarity import canonical
-from course_grader.class_report.cards import Links, _CardMarkdown, card, heading_anchor, lab_links
+from course_grader.class_report.cards import Links, _card_markdown, card, heading_anchor, lab_links
 from course_grader.class_report.counts import HARDEST, UNNAMED, Group
 from course_grader.class_report.page import TOP_CARDS
 from course_grader.class_report.rows import _unquoted, lesson_order, read_rows
@@ -572,8 +572,8 @@ def test_a_card_of_a_mistake_without_hints_or_not_yet_named_gives_its_exercise_s
     bare = next((e.name, m.name) for e in EXERCISES.values() for m in e.mistakes if not m.hints and e.hints)
     idea = card(group(*bare), Links()).idea
     assert idea == card(group(bare[0], "sums", named=False), Links()).idea
-    assert _CardMarkdown(Links(), EXERCISES[bare[0]].lesson).render(
-        EXERCISES[bare[0]].hints[0]) == idea
+    render, _ = _card_markdown(Links(), EXERCISES[bare[0]].lesson)
+    assert render(EXERCISES[bare[0]].hints[0]) == idea
 
 
 def test_a_card_of_a_failure_not_yet_named_says_what_the_grader_measured_in_the_note_s_words():
