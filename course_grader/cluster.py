@@ -149,12 +149,6 @@ class Cluster:
         if inside is not None:
             inside.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *_):
-        self.close()
-
 
 def _value(future, task):
     """What a finished future brought back for ``task``: its results, or ``WorkerDied`` saying why there are none."""

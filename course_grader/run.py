@@ -125,8 +125,8 @@ def _pool(plan, jobs, scheduler, out):
     if not plan.tasks:
         return contextlib.nullcontext()
     if scheduler:
-        return cluster.Cluster(scheduler, out, security=cluster_tls.security(plan.root),
-                               unencrypted=cluster_tls.unencrypted_allowed(plan.root))
+        return contextlib.closing(cluster.Cluster(scheduler, out, security=cluster_tls.security(plan.root),
+                                                  unencrypted=cluster_tls.unencrypted_allowed(plan.root)))
     return Workers(grade_learner, jobs)
 
 

@@ -102,7 +102,3 @@ def main(argv=None):
     print(f"the class report: {written} and {written.parent / 'mistakes.csv'} "
           f"({time.perf_counter() - started:.1f} s)")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

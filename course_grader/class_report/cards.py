@@ -10,12 +10,6 @@ from pathlib import Path
 from encoder_lib.grading.exercises import EXERCISES
 
 
-def heading_anchor(text):
-    """The id JupyterLab gives a markdown heading: its text with spaces as hyphens."""
-    plain = re.sub(r"[`*_]", "", text).strip()
-    return plain.replace(" ", "-")
-
-
 #: What a URL's fragment may hold as it is (RFC 3986's pchar, "/" and "?"): a heading's ":" and "'" stay.
 FRAGMENT_SAFE = "-_.~!$&'()*+,;=:@/?"
 

@@ -12,8 +12,8 @@ from ..submissions import NOTEBOOK
 
 #: The false-discovery rate held across the comparisons: of the differences named, at most this share by chance.
 FDR = 0.05
-#: The differences named on the first screen, and in the section.
-FIRST_SCREEN, NAMED = 3, 12
+#: The differences named in the section.
+NAMED = 12
 NO_SECTION = "(no section)"
 
 

@@ -32,7 +32,7 @@ from encoder_lib.grading.exercises import BY_LESSON
 from course_grader.class_report import build as build_report
 from course_grader.class_report.examples import shown
 from course_grader.class_report.similarity import canonical
-from course_grader.class_report.cards import Links, _card_markdown, card, heading_anchor, lab_links
+from course_grader.class_report.cards import Links, _card_markdown, card, lab_links
 from course_grader.class_report.counts import HARDEST, UNNAMED, Group
 from course_grader.class_report.page import TOP_CARDS
 from course_grader.class_report.rows import _unquoted, lesson_order, read_rows
@@ -616,6 +616,11 @@ def test_on_a_hub_a_lesson_opens_in_the_teacher_s_jupyterlab(tmp_path):
 def test_a_lab_url_that_is_not_an_address_is_refused_and_named(url):
     with pytest.raises(ValueError, match="lab_url must be JupyterLab's address"):
         lab_links(".", url)
+
+
+def heading_anchor(text):
+    """The id JupyterLab gives a markdown heading: its text with spaces as hyphens."""
+    return re.sub(r"[`*_]", "", text).strip().replace(" ", "-")
 
 
 def test_the_heading_anchor_is_jupyterlab_s():

@@ -8,6 +8,7 @@ course through the cluster. Every file the teacher's process writes (grades_by_e
 grading.json, the notebook as graded, the feedback pages) must be the same, byte for byte.
 """
 
+import contextlib
 import dataclasses
 import shutil
 import tempfile
@@ -160,7 +161,8 @@ def test_the_course_s_cluster_admits_only_hosts_with_its_certificates(course, tm
             Client(dask.address, timeout=5, set_as_default=False, security=cluster_tls.security(other))
         with pytest.raises(Refused, match="the course has no certificates"):
             Cluster(dask.address, out=lambda line: None, security=cluster_tls.security(root))
-        with Cluster(dask.address, out=lambda line: None, security=cluster_tls.security(dask.certify(root))) as ours:
+        with contextlib.closing(Cluster(dask.address, out=lambda line: None,
+                                        security=cluster_tls.security(dask.certify(root)))) as ours:
             assert ours.threads() == 1
     with pytest.raises(Refused, match=f"has no TLS: anyone who reaches it.*{cluster_tls.UNENCRYPTED}"):
         Cluster("tcp://127.0.0.1:1", out=lambda line: None)
