@@ -30,12 +30,6 @@ def _png(figure):
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _style(axes):
-    for side in ("top", "right"):
-        axes.spines[side].set_visible(False)
-    axes.tick_params(labelsize=14, colors=TEXT)
-
-
 @dataclass(frozen=True)
 class ReportPicture:
     """What a picture shows, as plain values (drawn in another process): ``kind`` "scores" (``labels`` the
@@ -93,7 +87,9 @@ def draw(picture):
             axes.set_xlabel("learners who lost its points", fontsize=14, color=TEXT)
         axes.bar_label(bars, fontsize=13, color=TEXT, padding=2)
         axes.margins(x=0.08) if picture.kind != "scores" else axes.margins(y=0.15)
-        _style(axes)
+        for side in ("top", "right"):
+            axes.spines[side].set_visible(False)
+        axes.tick_params(labelsize=14, colors=TEXT)
         return _png(figure)
 
 
