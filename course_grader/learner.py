@@ -105,10 +105,6 @@ def not_text(source):
                 f"line {source.count(chr(10), 0, exc.start) + 1}: Python cannot run it; delete it and hand in again")
 
 
-def _tampered(status, note, notes):
-    return "tampered", "; ".join(notes) + f". Graded from the answer cell alone: {status}" + (f" ({note})" if note else "")
-
-
 class Learner:
     """One learner graded in a worker: one sandbox, started when an answer first needs it, restarted if one dies."""
 
@@ -163,7 +159,8 @@ class Learner:
         status, note = mark.status, mark.note
         self.previews[name] = mark.preview or {"status": status, "note": plain_text(note)}
         if reading.tampering.get(name):
-            status, note = _tampered(status, note, reading.tampering[name])
+            status, note = "tampered", "; ".join(reading.tampering[name]) + (
+                f". Graded from the answer cell alone: {status}" + (f" ({note})" if note else ""))
         return Result(self.task.student_id, lesson, name, float(mark.points), float(EXERCISES[name].points), status,
                       note=plain_text(note), mistake=mark.mistake, diagnosis=mark.diagnosis)
 

@@ -68,14 +68,11 @@ class Result:
 def write_csvs(root, results, late=None):
     """grades_by_exercise.csv, with ``late`` (``{(student, lesson): deadlines.Lateness}``) as its last column."""
     late = late or {}
-
-    def seconds(r):
-        lateness = late.get((r.student_id, r.lesson))
-        return int(round(lateness.seconds)) if lateness else ""
-
     write_csv(Path(root) / "grades_by_exercise.csv", COLUMNS + FEEDBACK_COLUMNS + (GRADER_POINTS, LATE),
               [(r.student_id, r.lesson, r.exercise, r.points, r.max_points, r.status, r.note, r.mistake, r.diagnosis,
-                "" if r.grader_points is None else r.grader_points, seconds(r)) for r in results])
+                "" if r.grader_points is None else r.grader_points,
+                int(round(late[r.student_id, r.lesson].seconds)) if late.get((r.student_id, r.lesson)) else "")
+               for r in results])
 
 
 def by_hand(results, root):

@@ -106,10 +106,6 @@ class Recorder:
                 for key in self.plan.exchange if key in self.results}
 
 
-def _worker_died(task, died):
-    return {lesson: machine_failure(task.student_id, lesson, died.why) for lesson, _ in task.lessons}
-
-
 def _shipped(plan, profile):
     """The plan's tasks, each read and shipped (``learner.shipped``) only when a worker has room for it."""
     released = {lesson: (plan.root / "release" / lesson / f"{lesson}.ipynb").read_text() for lesson in plan.lessons}
@@ -141,11 +137,12 @@ def _grade_tasks(plan, recorder, pool, out):
             if (student, lesson) in plan.handed_in:  # unchanged since the last run: the gradebook has it
                 recorder.record(gradebook, student, lesson, rows)
         for done, (task, value) in enumerate(results, 1):
-            if not isinstance(value, WorkerDied):
+            died = isinstance(value, WorkerDied)  # each of its lessons the machine's failure, graded on the next run
+            if not died:
                 recorder.profile.merge(value[2])
             with recorder.profile.timed("record"):
-                recorder.take(gradebook, task, _worker_died(task, value) if isinstance(value, WorkerDied)
-                              else value[1])
+                recorder.take(gradebook, task, {lesson: machine_failure(task.student_id, lesson, value.why)
+                                                for lesson, _ in task.lessons} if died else value[1])
             if done % max(1, len(plan.tasks) // 10) == 0 or done == len(plan.tasks):
                 out(f"  {done} of {len(plan.tasks)} learners graded ({time.perf_counter() - started:.0f} s)")
     finally:

@@ -113,11 +113,6 @@ class ClassReport:
         return self.known.names
 
 
-def _sectioned(sections, learners):
-    """The course's sections, where the learners counted are in two or more; else None."""
-    return sections if len({sections[s] for s in learners if s in sections}) >= 2 else None
-
-
 def gather(rows, lessons, has_mistakes, known, links, answers, *, jobs=None):
     """The ``ClassReport`` of ``rows`` (the lessons counted), with what the gradebook adds (``known``), the
     links of its cards and the answers as graded."""
@@ -131,7 +126,8 @@ def gather(rows, lessons, has_mistakes, known, links, answers, *, jobs=None):
     copying = find_copying(answers, marked)
     answers.too_large |= copying.too_large
     tallied_learners = learners(marked)
-    sections = _sectioned(known.sections, tallied_learners)
+    named = {known.sections[s] for s in tallied_learners if s in known.sections}
+    sections = known.sections if len(named) > 1 else None  # only where the learners counted are in two or more
     return ClassReport(marked, lessons, has_mistakes, known, links,
                        graded={(r.student_id, r.lesson, r.exercise): r.auto_points for r in rows},
                        tallied=tallied, found=found, learners=tallied_learners,

@@ -35,10 +35,10 @@ def _ids(students, names, summary):
     return f"<details><summary>{summary}</summary><p class=\"ids\">{shown}</p></details>"
 
 
-def _card_html(group, built, links, names, level=3, prefix=""):
+def card_html(made, group, level=3, prefix=""):
     """One group's card: its title and count, what the learners did, the idea, the lesson's links, the ids
     (``prefix`` before its id where the page shows it twice)."""
-    tag, sub = f"h{level}", f"h{level + 1}"
+    built, tag, sub = made.cards[id(group)], f"h{level}", f"h{level + 1}"
     parts = [f"<section class=\"card\" id=\"{prefix}{group.anchor}\"><{tag}><code>{esc(group.exercise)}</code>: "
              f"{esc(built.title)}</{tag}>",
              f"<p class=\"count\">{len(group.students)} learner{'s' * (len(group.students) != 1)} lost its points "
@@ -48,8 +48,8 @@ def _card_html(group, built, links, names, level=3, prefix=""):
         parts.append(f"<{sub}>The idea to re-teach</{sub}>{built.idea}")
     else:
         parts.append("<p>No idea rung is written for this exercise (Exercise.hints): its lesson is below.</p>")
-    parts.append(_lesson_links(built, links))
-    parts.append(_ids(group.students, names, f"The {len(group.students)} learners' ids"))
+    parts.append(_lesson_links(built, made.links))
+    parts.append(_ids(group.students, made.names, f"The {len(group.students)} learners' ids"))
     if not group.named:
         parts.append(_example_html(group))
     parts.append("</section>")
@@ -72,31 +72,22 @@ def _lesson_links(built, links):
     return f"<p class=\"links\">{' '.join(items)}</p>"
 
 
-def _cut(text):
-    text = text if len(text) <= MAX_EXAMPLE_CHARS else \
-        text[:MAX_EXAMPLE_CHARS] + "\n# ... (cut here; the whole answer is in autograded/)"
-    return code_html(text)
-
-
 def _example_html(group):
     """The group's example (``examples``): the form most of its answers share, without comments, docstrings and
     the strings no other member wrote."""
     if group.example is None:
         return "<p>No answer of this group could be read from autograded/ within the report's bounds.</p>"
     note = f"<p class=\"note\">What the grader told them: {esc(group.example_note)}</p>" if group.example_note else ""
-    count = len(group.students)
+    count, shown = len(group.students), group.example[:MAX_EXAMPLE_CHARS]
+    shown += "\n# ... (cut here; the whole answer is in autograded/)" if len(group.example) > MAX_EXAMPLE_CHARS else ""
     return (f"<h4>One example answer: the most common form in this group ({group.example_count} of its {count} "
             f"answer{'s' * (count != 1)}), {esc(group.example_student)}'s, without comments, docstrings and the "
-            f"strings no other member wrote</h4><pre><code>{_cut(group.example)}</code></pre>{note}")
+            f"strings no other member wrote</h4><pre><code>{code_html(shown)}</code></pre>{note}")
 
 
 def img(made, key):
     picture = made.pictures[key]
     return f"<img src=\"{made.drawn[picture]}\" alt=\"{esc(picture.alt())}\">"
-
-
-def card_html(made, group, level=3, prefix=""):
-    return _card_html(group, made.cards[id(group)], made.links, made.names, level, prefix)
 
 
 #: The sections, as the contents list names them: (id, title).
@@ -301,7 +292,8 @@ def _late(made):
         return ("<p>No hand-in came after its due date (or the learner's extension). A lesson without a due date in "
                 "the gradebook, and a notebook copied in by hand, are never late.</p>")
     rows = [(esc(late.lesson), f"<span class=\"ids\">{esc(late.student_id)}</span>", esc(late_words(late.seconds)),
-             f"{late.penalty:g}") for late in sorted(made.known.late, key=lambda l: (l.lesson, -l.seconds, l.student_id))]
+             f"{late.penalty:g}")
+            for late in sorted(made.known.late, key=lambda l: (l.lesson, -l.seconds, l.student_id))]
     return (f"<p>{len(made.known.late)} hand-ins came after their due date (or the learner's extension), by the "
             f"exchange's time; the penalty is nbgrader's late-penalty setting's, in points. The histograms and counts "
             f"above are of what the answers earned, before these penalties; grades.csv has the scores after them.</p>"
