@@ -57,7 +57,7 @@ BUDGETS = {
     "widgets and experiments": (["encoder_lib/widgets/*.py", "encoder_lib/experiments/*.py", "encoder_lib/plots.py"],
                                 [], 3389),
     "the learner's grading": (["encoder_lib/grading/**/*.py"], [], 8000),
-    "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 11470),
+    "the grader": (["course_grader/**/*.py", "course_grader/**/*.css"], [], 11449),
     "the questions": (["encoder_lib/questions/*.py"], [], 999),
     "the site": (["tools/site/**/*.py", "tools/site/**/*.js", "tools/site/**/*.css"], [], 3327),
 }
