@@ -196,6 +196,53 @@ def test_a_crash_after_handed_in_loses_nothing_and_it_is_graded_after_the_restar
         assert verdict(second, while_down.key, "t-ada")[1]["state"] == "graded"
 
 
+def test_a_supervisor_killed_takes_its_service_with_it_even_one_still_starting(course, hub):
+    """The hub starts another supervisor when one dies, and it must bind the same port and socket: a service its
+    dead supervisor had just started again (still starting, so it took init for its parent) lived on as an orphan
+    holding the port, and every supervisor the hub started after it failed ("Address already in use")."""
+    import contextlib
+    import os
+
+    first = ServiceProcess(course, hub.url).start()
+    try:
+        old = first.service_pid()
+        os.kill(old, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while (restarted := _child_of(first.process.pid)) in (None, old) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert restarted not in (None, old), "the supervisor did not start the service again"
+        first.process.kill()  # the supervisor alone, as the service it has just started still starts
+        first.process.wait(10)
+        deadline = time.monotonic() + 10
+        while _running(restarted) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(restarted), "the service outlived its supervisor"
+        second = ServiceProcess(course, hub.url)
+        for name in ("port", "url", "socket", "socket_url"):
+            setattr(second, name, getattr(first, name))
+        with second.start():  # the hub's next supervisor: the same port and socket, taken at once
+            assert request(f"{second.socket_url}api/hand-ins/{LESSON}", "t-ada")[0] == 200
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(first.process.pid, signal.SIGKILL)  # an orphan, where there is one, is in its process group
+        first.stop()
+
+
+def _child_of(pid):
+    try:
+        return int(open(f"/proc/{pid}/task/{pid}/children").read().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _running(pid):
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def test_a_hand_in_that_cannot_be_graded_stops_no_one_else_s(course, hub):
     from course_grader.handin.store import Store
 
