@@ -218,9 +218,11 @@ def test_a_supervisor_killed_takes_its_service_with_it_even_one_still_starting(c
             time.sleep(0.05)
         assert not _running(restarted), "the service outlived its supervisor"
         second = ServiceProcess(course, hub.url)
+        shutil.rmtree(second.socket.parent)
         for name in ("port", "url", "socket", "socket_url"):
             setattr(second, name, getattr(first, name))
-        with second.start():  # the hub's next supervisor: the same port and socket, taken at once
+        with second:  # the hub's next supervisor: the same port and socket, taken at once
+            assert second.process.poll() is None, "the next supervisor could not take the port and the socket"
             assert request(f"{second.socket_url}api/hand-ins/{LESSON}", "t-ada")[0] == 200
     finally:
         with contextlib.suppress(ProcessLookupError):
