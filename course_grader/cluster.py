@@ -100,14 +100,21 @@ class Cluster:
 
     @classmethod
     def here(cls, threads):
-        """A cluster inside this process (no port, no dashboard): its worker's ``threads`` hand each learner to this
-        machine's grader processes (``HostPool``), as a Dask worker elsewhere does (the hand-in service's)."""
+        """A cluster inside this process: its worker's ``threads`` hand each learner to this machine's grader
+        processes (``HostPool``), as a Dask worker elsewhere does (the hand-in service's). Its scheduler and worker
+        talk in memory, but distributed 2026.8.0 starts an HTTP server for each all the same (with
+        ``dashboard_address=None``, the scheduler's on 0.0.0.0:8787): both listen on the loopback and serve no
+        page at all, so that no account or machine learns what is graded."""
+        import dask
         from distributed import Client, LocalCluster
 
-        here = cls.__new__(cls)
+        here, loopback = cls.__new__(cls), "127.0.0.1:0"
         here.address = "this process"
-        here.client = Client(LocalCluster(n_workers=1, threads_per_worker=max(1, threads), processes=False,
-                                          dashboard_address=None), set_as_default=False)
+        with dask.config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}):
+            here.client = Client(LocalCluster(n_workers=1, threads_per_worker=max(1, threads), processes=False,
+                                              worker_dashboard_address=loopback, scheduler_kwargs={
+                                                  "dashboard": False, "dashboard_address": loopback}),
+                                 set_as_default=False)
         return here
 
     def threads(self):

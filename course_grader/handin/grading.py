@@ -2,7 +2,7 @@
 
 ``Dispatcher`` hands the fair queue's hand-ins (``queue.FairQueue``: one in
 flight per learner) to a Dask cluster: the one `make grade` would use
-(``cluster.address``), else one inside the service (no port, no dashboard),
+(``cluster.address``), else one inside the service (its HTTP servers on the loopback, with no page),
 whose worker's threads hand each to this machine's grader processes, as a
 Dask worker elsewhere does (``cluster.HostPool``: the sandbox and every bound
 of `make grade`). Each is graded with the course's secret and grader version,

@@ -139,6 +139,30 @@ def test_the_documented_cluster_listens_on_no_other_interface_than_the_one_it_is
     assert listening and {address for address, _ in listening} == {"127.0.0.1"}, listening
 
 
+def test_the_hand_in_service_s_cluster_in_its_own_process_serves_nothing_to_anyone():
+    """The hand-in service's in-process cluster (``Cluster.here``) opened the scheduler's HTTP dashboard on
+    0.0.0.0:8787 and its worker's on another port of every interface, with ``dashboard_address=None`` (helper-11's
+    `ss -tlpn` on the hub): now only the loopback, and no page on either."""
+    import urllib.error
+    import urllib.request
+
+    import psutil
+
+    from course_grader.cluster import Cluster
+
+    here = Cluster.here(2)
+    try:
+        assert here.client.submit(sum, [1, 2]).result(timeout=60) == 3
+        listening = {tuple(c.laddr) for c in psutil.Process().net_connections("inet") if c.status == psutil.CONN_LISTEN}
+        assert listening and {address for address, _ in listening} == {"127.0.0.1"}, listening
+        for _, port in listening:
+            for path in ("/status", "/info/main/workers.html", "/json/identity.json", "/metrics", "/health"):
+                with pytest.raises(urllib.error.HTTPError, match="404"):
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10)
+    finally:
+        here.close()
+
+
 def test_the_course_s_cluster_admits_only_hosts_with_its_certificates(course, tmp_path_factory):
     """Issue 39, item 10: a Dask client that reached the scheduler read the course's secret from a worker's memory
     and could patch the workers' grading. The documented cluster speaks TLS both ways with certificates the course
