@@ -14,7 +14,7 @@ from pathlib import Path
 
 from encoder_lib.grading.exercises import BY_LESSON
 
-from . import gradebook_writer, submissions
+from . import gradebook, submissions
 from .files import plain_text
 from .sections import read_sections
 
@@ -25,7 +25,7 @@ def summary(root, lesson):
     """The lines `make collect` ends with for ``lesson``."""
     found = submissions.scan(Path(root) / "submitted", {lesson: BY_LESSON[lesson]})
     handed = {unicodedata.normalize("NFC", student) for (student, _) in found.handed}
-    roster = gradebook_writer.gradebook_students(root)
+    roster = gradebook.roster(root)
     if not roster:
         return [f"{lesson}: {len(handed)} learner{'s' * (len(handed) != 1)} handed in (no roster in the gradebook "
                 f"to say who has not: docs/teaching/grading.md)"]

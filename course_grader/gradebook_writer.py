@@ -26,12 +26,6 @@ def open_gradebook(root):
     return Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}", course_id(root))
 
 
-def gradebook_students(root):
-    """The learners the gradebook knows (so that one who handed nothing in shows as missing), read with sqlite3
-    as nbgrader's ``Gradebook.students`` orders them (importing nbgrader takes a second)."""
-    return roster(root)
-
-
 #: A new grade's columns as nbgrader's model leaves them: no score, to be graded by hand.
 _NEW_GRADE = {"auto_score": None, "manual_score": None, "extra_credit": None, "needs_manual_grade": True}
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from encoder_lib.grading.exercises import BY_LESSON
 
-from . import course_config, exchange, gradebook_writer, ids, submissions
+from . import course_config, exchange, gradebook, ids, submissions
 from .handin import store as handin_store
 from .learner import NotebookToGrade, Task, lesson_rows
 from .refused import Refused
@@ -195,7 +195,7 @@ def plan_run(root, *, limits=Limits(), unsafe=False, choices=Choices()):
     secret = course_secret(root)
     version = grader_version(secret, limits)
     found = submissions.scan(root / "submitted", lessons)
-    roster = gradebook_writer.gradebook_students(root)
+    roster = gradebook.roster(root)
     found = _on_the_roster(found, roster)
     students = tuple(sorted(set(found.students) | set(roster)))
     wanted = _wanted(students, choices)

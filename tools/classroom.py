@@ -198,10 +198,10 @@ def roster_problems(root=ROOT):
     in through the service."""
     from jupyterhub.auth import Authenticator
 
-    from course_grader.gradebook_writer import gradebook_students
+    from course_grader.gradebook import roster
 
     hub, problems = Authenticator(), []
-    for student in gradebook_students(root):
+    for student in roster(root):
         if not hub.validate_username(student):
             problems.append(f"{student!r}: the hub refuses this name (a /, a space at an end, or only dots)")
         elif hub.normalize_username(student) != student:

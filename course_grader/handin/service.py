@@ -39,7 +39,7 @@ from tornado import httpserver, netutil, web
 
 from encoder_lib.grading.exercises import BY_LESSON
 
-from .. import course_config, deadlines, gradebook_writer, sandbox
+from .. import course_config, deadlines, gradebook, sandbox
 from ..exchange import utc_now
 from ..files import plain_text
 from ..workers import PR_SET_PDEATHSIG
@@ -68,7 +68,7 @@ class Course:
         if time.monotonic() - self.read_at > SETTINGS_SECONDS:
             config = course_config.course_config(self.root).EncoderCourse
             self.settings = {
-                "roster": set(gradebook_writer.gradebook_students(self.root)),
+                "roster": set(gradebook.roster(self.root)),
                 "lessons": course_config.lessons_set(self.root) or list(BY_LESSON),
                 "closed": set(config.get("hand_ins_closed", None) or ()),
                 "mode": feedback_mode(config.get("hand_in_feedback", None)),
