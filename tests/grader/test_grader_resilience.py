@@ -333,7 +333,7 @@ def test_ctrl_c_leaves_no_process_cgroup_or_folder_and_the_next_run_grades_every
         _, stderr = process.communicate(timeout=120)
     finally:
         sampler.stop()
-    assert process.returncode == 130 and "interrupted" in stderr
+    assert process.returncode == 130 and "interrupted" in stderr, (process.returncode, stderr[-3000:])
     graders, left = leftovers_of(sampler)
     assert graders and not left, left
     assert run_grader(root, "--seconds", "2").returncode == 0
